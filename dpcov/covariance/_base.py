@@ -1,0 +1,331 @@
+"""What every private covariance estimator shares: geometry, mean, post-processing.
+
+A private covariance fit runs the same steps whatever the mechanism:
+
+1. validate the data and the parameters (privacy parameters unconditionally);
+2. split the budget: 1/8 for a private radius when ``data_norm`` is None, 1/8
+   for a private mean when ``assume_centered`` is False, the rest for the
+   covariance mechanism;
+3. resolve the row-norm bound (given, or the private radius) and clip to it;
+4. release the private mean and centre about it;
+5. run the mechanism (the subclass's :meth:`_release`) on the processed rows;
+6. post-process the noisy matrix (projection and eigenvalue floor);
+7. record the covariance attributes and the privacy spent.
+"""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from dataclasses import dataclass, field
+from numbers import Real
+
+import numpy as np
+from sklearn.covariance import EmpiricalCovariance
+from sklearn.utils.validation import validate_data
+
+from ..accounting import compose, split_budget
+from ..mechanisms import (
+    calibrate_additive,
+    private_radius,
+    private_radius_min_samples,
+    project_capped_simplex,
+    project_l2_ball,
+    spectral_map,
+)
+from ..utils import check_privacy_params, check_random_state, privacy_spent
+from ..utils._gram import processed_gram, processed_norms, processed_sum
+from ..utils._sklearn_compat import (
+    Interval,
+    Options,
+    StrOptions,
+    _fit_context,
+    validate_parameter_constraints,
+)
+
+#: Share of the whole budget spent on the private radius when data_norm is None.
+RADIUS_SHARE = 0.125
+#: Share of the whole budget spent on the private mean when assume_centered is False.
+MEAN_SHARE = 0.125
+
+
+@dataclass
+class Release:
+    """What a covariance mechanism returns to the estimator.
+
+    Parameters
+    ----------
+    raw : ndarray of shape (d, d)
+        The noisy symmetric second-moment matrix (a private release).
+    radius : float
+        Norm bound of the rows the mechanism saw (after its own clipping).
+    noise_std : float
+        Standard deviation of the noise on each eigenvalue or entry (public);
+        the "auto" eigenvalue floor.
+    split : dict of str to PureDP or ZCDP
+        The mechanism's own budget split; composes to its budget.
+    attributes : dict
+        Extra fitted attributes (names ending in ``_``), all private outputs.
+    """
+
+    raw: np.ndarray
+    radius: float
+    noise_std: float
+    split: dict
+    attributes: dict = field(default_factory=dict)
+
+
+def second_moment_sensitivities(radius, n_samples, n_features):
+    """L2 and L1 sensitivities of the upper triangle of ``Y.T @ Y / n``.
+
+    Parameters
+    ----------
+    radius : float
+        Row-norm bound ``R``.
+    n_samples : int
+        Number of rows ``n`` (public under replace-one neighbours).
+    n_features : int
+        Dimension ``d``.
+
+    Returns
+    -------
+    l2 : float
+        ``sqrt(2) R**2 / n``.
+    l1 : float
+        ``min(d + 1, sqrt(2) d) R**2 / n``.
+    """
+    scale = radius**2 / n_samples
+    # L2 (Frobenius = upper triangle's L2 up to the mirrored entries): replacing
+    # y by y' changes the matrix by (yy^T - y'y'^T)/n, whose Frobenius norm is
+    # sqrt(|y|^4 + |y'|^4 - 2 (y.y')^2)/n <= sqrt(2) R^2/n, tight for y orthogonal
+    # to y' (BDKU20, seed 000 Sec. 3.1). The upper triangle's L2 norm is at most
+    # that.
+    l2 = np.sqrt(2.0) * scale
+    # L1 of the upper triangle: sum_{i<=j} |y_i y_j| = (|y|_1^2 + |y|_2^2)/2
+    # <= (d + 1) R^2 / 2 per row, so (d + 1) R^2 / n for a replacement; seed 000
+    # Lemma 11 gives sqrt(2) d R^2 / n. Both are valid: take the smaller.
+    l1 = min(n_features + 1.0, np.sqrt(2.0) * n_features) * scale
+    return l2, l1
+
+
+def eigenvalue_sensitivities(radius, n_samples):
+    """L2 and L1 sensitivities of the sorted eigenvalues of ``Y.T @ Y / n``.
+
+    Parameters
+    ----------
+    radius : float
+        Row-norm bound ``R``.
+    n_samples : int
+        Number of rows ``n``.
+
+    Returns
+    -------
+    l2 : float
+        ``sqrt(2) R**2 / n`` (seed 000, Lemma 8: Weyl interlacing).
+    l1 : float
+        ``2 R**2 / n`` (seed 000, Lemma 12, from [ADK19]): removing a row lowers
+        every eigenvalue, by ``|y|**2 / n`` in total; adding one raises them by
+        ``|y'|**2 / n`` in total.
+    """
+    scale = radius**2 / n_samples
+    return np.sqrt(2.0) * scale, 2.0 * scale
+
+
+class BasePrivateCovariance(EmpiricalCovariance):
+    """Base class of dpcov's private covariance estimators (not for direct use).
+
+    Subclasses set ``_mechanism`` (a function of the exact second moment, like
+    :func:`~dpcov.covariance._gauss.gauss_release`) or override
+    :meth:`_release`.
+    """
+
+    _parameter_constraints: dict = {
+        **EmpiricalCovariance._parameter_constraints,
+        # epsilon = inf (no noise) is allowed for testing against sklearn.
+        "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {np.inf})],
+        "delta": [Interval(Real, 0, 1, closed="left")],
+        "rho": [Interval(Real, 0, None, closed="neither"), Options(Real, {np.inf}), None],
+        "data_norm": [Interval(Real, 0, None, closed="neither"), None],
+        "projection": [StrOptions({"clamp", "feasible", "psd"})],
+        "eigenvalue_floor": [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")],
+        "store_raw": ["boolean"],
+        "random_state": ["random_state", np.random.Generator],
+    }
+
+    def __init__(
+        self,
+        *,
+        epsilon=1.0,
+        delta=1e-6,
+        rho=None,
+        data_norm=None,
+        assume_centered=False,
+        projection="clamp",
+        eigenvalue_floor="auto",
+        store_precision=True,
+        store_raw=False,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.rho = rho
+        self.data_norm = data_norm
+        self.assume_centered = assume_centered
+        self.projection = projection
+        self.eigenvalue_floor = eigenvalue_floor
+        self.store_precision = store_precision
+        self.store_raw = store_raw
+        self.random_state = random_state
+
+    def _release(self, X, *, clip_norm, center, radius, budget, rng):
+        """Run the covariance mechanism on the processed rows of ``X``.
+
+        The rows the mechanism must use are ``clip(x, clip_norm) - center``
+        (no centring when ``center`` is None); they have norm at most
+        ``radius``.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            Validated input rows.
+        clip_norm : float
+            Row-norm bound applied before centring.
+        center : ndarray of shape (n_features,) or None
+            Private mean to subtract.
+        radius : float
+            Norm bound of the processed rows.
+        budget : PureDP or ZCDP
+            The mechanism's budget.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        release : Release
+            The noisy matrix and what the estimator records about it.
+        """
+        # One chunked pass: clip, centre, accumulate the Gram matrix.
+        gram = processed_gram(X, clip_norm=clip_norm, center=center)
+        n_samples = X.shape[0]
+        return type(self)._mechanism(
+            gram / n_samples, n_samples=n_samples, radius=radius, budget=budget, rng=rng
+        )
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Fit the private covariance estimate to X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data. Rows are clipped to ``data_norm`` (or the private
+            radius); ``X`` itself is not modified.
+        y : Ignored
+            Not used, present for API consistency by convention.
+
+        Returns
+        -------
+        self : object
+            Returns the instance itself.
+        """
+        X = validate_data(self, X, dtype=[np.float64, np.float32])
+        # Declarative validation is skipped under skip_parameter_validation=True;
+        # a private estimator validates its parameters regardless.
+        validate_parameter_constraints(
+            self._parameter_constraints,
+            self.get_params(deep=False),
+            caller_name=type(self).__name__,
+        )
+        budget = check_privacy_params(self.epsilon, self.delta, self.rho)
+        rng = check_random_state(self.random_state)
+        n_samples, n_features = X.shape
+
+        # Budget split between steps. The radius and the mean are cheap to get
+        # right (one count, one d-vector), the covariance is not: they take 1/8
+        # each and only when needed; zCDP and pure DP both compose additively.
+        shares = {}
+        if self.data_norm is None:
+            shares["radius"] = RADIUS_SHARE
+        if not self.assume_centered:
+            shares["mean"] = MEAN_SHARE
+        shares["covariance"] = 1.0 - sum(shares.values())
+        split = split_budget(budget, shares)
+
+        if self.data_norm is None:
+            # Sparse vector over radius counts is pure DP; under zCDP it runs at
+            # the largest epsilon whose epsilon^2/2 fits the share.
+            epsilon_radius = split["radius"].pure_epsilon()
+            n_min = private_radius_min_samples(epsilon_radius)
+            if n_samples < n_min:
+                raise ValueError(
+                    f"data_norm=None finds a row-norm bound privately, which needs "
+                    f"at least {n_min} samples at this privacy budget; got "
+                    f"{n_samples}. Pass data_norm (a public bound on the row "
+                    "norms) or a larger budget."
+                )
+            data_norm = private_radius(
+                processed_norms(X), epsilon=epsilon_radius, rng=rng
+            )
+        else:
+            data_norm = float(self.data_norm)
+
+        if self.assume_centered:
+            location = np.zeros(n_features)
+            center, radius = None, data_norm
+        else:
+            total = processed_sum(X, clip_norm=data_norm)
+            # Mean of rows of norm <= r, replace-one neighbours: L2 sensitivity
+            # 2r/n, L1 sensitivity 2r sqrt(d)/n (|v|_1 <= sqrt(d) |v|_2).
+            noise = calibrate_additive(
+                split["mean"],
+                l2_sensitivity=2.0 * data_norm / n_samples,
+                l1_sensitivity=2.0 * data_norm * np.sqrt(n_features) / n_samples,
+            )
+            # The exact mean lies in the r-ball: projecting onto it is free and
+            # never increases the error.
+            location = project_l2_ball(noise.add(total / n_samples, rng), data_norm)
+            center = location
+            # |clip(x) - location| <= r + |location|: the centred rows' bound.
+            radius = data_norm + float(np.linalg.norm(location))
+
+        release = self._release(
+            X,
+            clip_norm=data_norm,
+            center=center,
+            radius=radius,
+            budget=split["covariance"],
+            rng=rng,
+        )
+
+        covariance = self._postprocess(
+            release.raw, bound=min(release.radius, data_norm) ** 2, noise_std=release.noise_std
+        )
+
+        self.location_ = location
+        self._set_covariance(covariance)
+        if self.store_raw:
+            self.raw_covariance_ = release.raw
+        self.data_norm_ = data_norm
+        steps = {name: share for name, share in split.items() if name != "covariance"}
+        self.budget_split_ = {**steps, **release.split}
+        self.guarantee_ = compose(self.budget_split_.values())
+        self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = privacy_spent(
+            self.guarantee_, self.delta
+        )
+        for name, value in release.attributes.items():
+            setattr(self, name, value)
+        return self
+
+    def _postprocess(self, raw, *, bound, noise_std):
+        """Project the noisy matrix's eigenvalues and apply the floor."""
+        if self.eigenvalue_floor == "auto":
+            floor = noise_std
+        else:
+            floor = float(self.eigenvalue_floor)
+        floor = min(floor, bound)
+        projections = {
+            "clamp": lambda w: np.clip(w, 0.0, bound),
+            "feasible": lambda w: project_capped_simplex(w, bound),
+            "psd": lambda w: np.maximum(w, 0.0),
+        }
+        project = projections[self.projection]
+        return spectral_map(raw, lambda w: np.maximum(project(w), floor))

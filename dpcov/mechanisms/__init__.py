@@ -1,0 +1,46 @@
+"""Differentially private mechanisms: noise, calibration, selection, projection.
+
+This layer knows nothing of scikit-learn. Each mechanism separates calibration
+(a noise scale from a sensitivity and a budget) from sampling (a draw from a
+``numpy.random.Generator``), and every draw goes through one module
+(``dpcov.mechanisms._noise``) so that a hardened sampler can replace it.
+"""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from ._additive import AdditiveNoise, calibrate_additive
+from ._calibration import gaussian_scale, laplace_scale
+from ._projection import (
+    project_capped_simplex,
+    project_feasible,
+    project_l2_ball,
+    project_psd,
+    project_psd_bounded,
+    spectral_map,
+)
+from ._radius import DEFAULT_RADIUS_GRID, private_radius, private_radius_min_samples
+from ._sparse_vector import (
+    above_threshold,
+    above_threshold_accuracy,
+    above_threshold_scales,
+)
+
+__all__ = [
+    "AdditiveNoise",
+    "calibrate_additive",
+    "gaussian_scale",
+    "laplace_scale",
+    "above_threshold",
+    "above_threshold_accuracy",
+    "above_threshold_scales",
+    "DEFAULT_RADIUS_GRID",
+    "private_radius",
+    "private_radius_min_samples",
+    "project_capped_simplex",
+    "project_feasible",
+    "project_l2_ball",
+    "project_psd",
+    "project_psd_bounded",
+    "spectral_map",
+]

@@ -1,0 +1,107 @@
+"""Additive noise calibrated to a budget: Gaussian under zCDP, Laplace under pure DP.
+
+Estimators that have a zCDP form and a pure-DP form (seed 000's GaussCov and
+LapCov, SeparateCov and SeparateLapCov, ...) state both sensitivities of each
+statistic and let the budget's type pick the mechanism.
+"""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import math
+from dataclasses import dataclass
+
+from ..accounting import ZCDP, PureDP
+from . import _noise
+from ._calibration import gaussian_scale, laplace_scale
+
+
+@dataclass(frozen=True)
+class AdditiveNoise:
+    """Calibrated additive noise: a law and its scale.
+
+    Parameters
+    ----------
+    law : {"gaussian", "laplace"}
+        Law of each coordinate of the noise.
+    scale : float
+        Standard deviation (Gaussian) or Laplace scale ``b``.
+    """
+
+    law: str
+    scale: float
+
+    @property
+    def std(self):
+        """Standard deviation of one coordinate of the noise."""
+        return self.scale if self.law == "gaussian" else math.sqrt(2.0) * self.scale
+
+    def add(self, value, rng):
+        """Return ``value`` plus iid noise of this law and scale.
+
+        Parameters
+        ----------
+        value : ndarray or float
+            The exact statistic.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        noisy : ndarray or float
+            The noisy statistic.
+        """
+        draw = _noise.gaussian if self.law == "gaussian" else _noise.laplace
+        shape = getattr(value, "shape", None) or None
+        return value + draw(rng, self.scale, shape)
+
+    def add_symmetric(self, matrix, rng):
+        """Return a symmetric matrix plus a symmetric (Wigner) noise matrix.
+
+        Parameters
+        ----------
+        matrix : ndarray of shape (d, d)
+            The exact symmetric statistic.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        noisy : ndarray of shape (d, d)
+            The noisy symmetric matrix.
+        """
+        return matrix + _noise.symmetric_matrix(rng, matrix.shape[0], self.scale, self.law)
+
+
+def calibrate_additive(budget, *, l2_sensitivity, l1_sensitivity):
+    """Calibrate additive noise for a statistic to a zCDP or pure-DP budget.
+
+    Parameters
+    ----------
+    budget : ZCDP or PureDP
+        The budget of this release.
+    l2_sensitivity : float
+        L2 sensitivity of the statistic (used under zCDP).
+    l1_sensitivity : float
+        L1 sensitivity of the statistic (used under pure DP).
+
+    Returns
+    -------
+    noise : AdditiveNoise
+        Gaussian noise with ``sigma = l2 / sqrt(2 rho)`` under zCDP, Laplace
+        noise with ``b = l1 / epsilon`` under pure DP.
+
+    Examples
+    --------
+    >>> from dpcov.accounting import PureDP, ZCDP
+    >>> from dpcov.mechanisms import calibrate_additive
+    >>> calibrate_additive(ZCDP(0.5), l2_sensitivity=1.0, l1_sensitivity=3.0)
+    AdditiveNoise(law='gaussian', scale=1.0)
+    >>> calibrate_additive(PureDP(0.5), l2_sensitivity=1.0, l1_sensitivity=3.0)
+    AdditiveNoise(law='laplace', scale=6.0)
+    """
+    if isinstance(budget, ZCDP):
+        return AdditiveNoise("gaussian", gaussian_scale(l2_sensitivity, budget.rho))
+    if isinstance(budget, PureDP):
+        return AdditiveNoise("laplace", laplace_scale(l1_sensitivity, budget.epsilon))
+    raise TypeError(f"budget must be ZCDP or PureDP, got {type(budget).__name__}.")

@@ -1,0 +1,90 @@
+"""Every random draw that dpcov's mechanisms make, in one place.
+
+Mechanisms never call a random generator themselves: they ask this module for
+noise of a given law and scale. Keeping the draws here means a hardened,
+floating-point-safe sampler (exact discrete Gaussian/Laplace, snapping) can
+replace these numpy draws behind one switch without touching any mechanism.
+
+The draws are numpy's: they are fast and statistically exact, but like every
+floating-point sampler they are not protected against the attacks on the
+low-order bits of floating-point noise described by Mironov (CCS 2012).
+"""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import numpy as np
+
+
+def gaussian(rng, scale, size=None):
+    """Draw centred Gaussian noise with standard deviation ``scale``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of randomness.
+    scale : float
+        Standard deviation, non-negative.
+    size : int or tuple of int, default=None
+        Output shape; ``None`` draws a single float.
+
+    Returns
+    -------
+    noise : float or ndarray
+        The draw(s).
+    """
+    return scale * rng.standard_normal(size)
+
+
+def laplace(rng, scale, size=None):
+    """Draw centred Laplace noise with scale ``scale`` (variance ``2 scale**2``).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of randomness.
+    scale : float
+        Laplace scale ``b``, non-negative.
+    size : int or tuple of int, default=None
+        Output shape; ``None`` draws a single float.
+
+    Returns
+    -------
+    noise : float or ndarray
+        The draw(s).
+    """
+    return scale * rng.laplace(0.0, 1.0, size)
+
+
+def symmetric_matrix(rng, n_features, scale, law="gaussian"):
+    """Draw a symmetric "Wigner" noise matrix.
+
+    The entries on and above the diagonal are iid with the given law and scale
+    and are mirrored below the diagonal, so the diagonal has the same law as the
+    off-diagonal entries (this is *not* ``(G + G.T) / sqrt(2)``, whose diagonal
+    has twice the variance).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of randomness.
+    n_features : int
+        Matrix size ``d``.
+    scale : float
+        Standard deviation (``law="gaussian"``) or Laplace scale
+        (``law="laplace"``) of each upper-triangular entry.
+    law : {"gaussian", "laplace"}, default="gaussian"
+        Law of the entries.
+
+    Returns
+    -------
+    noise : ndarray of shape (n_features, n_features)
+        Symmetric noise matrix.
+    """
+    draw = {"gaussian": gaussian, "laplace": laplace}[law]
+    rows, cols = np.triu_indices(n_features)
+    upper = draw(rng, scale, rows.shape[0])
+    noise = np.empty((n_features, n_features))
+    noise[rows, cols] = upper
+    noise[cols, rows] = upper
+    return noise

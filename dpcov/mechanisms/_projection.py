@@ -1,0 +1,169 @@
+"""Projections used to post-process noisy matrices and vectors.
+
+Post-processing a private release never costs privacy. A Frobenius projection
+onto a closed convex set that contains the exact statistic never increases the
+Frobenius error (projections onto convex sets are non-expansive), so these
+projections can only help:
+
+* :func:`project_psd`: the PSD cone;
+* :func:`project_psd_bounded`: ``{0 <= S <= upper I}`` (eigenvalues clamped,
+  what every experiment of seed 000 does);
+* :func:`project_feasible`: ``{S >= 0, tr S <= t}``, the set of covariances of
+  rows of norm at most ``sqrt(t)``: the projection mechanism of seed 000,
+  Appendix C;
+* :func:`project_l2_ball` for vectors.
+
+All matrix projections act on the eigenvalues only (von Neumann's trace
+inequality, Lemma 19 of seed 000), through :func:`spectral_map`.
+"""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import numpy as np
+from scipy import linalg
+
+
+def project_capped_simplex(values, cap):
+    """Euclidean projection onto ``{z : z >= 0, sum(z) <= cap}``.
+
+    Parameters
+    ----------
+    values : array-like of shape (k,)
+        Point to project.
+    cap : float
+        Upper bound on the sum, non-negative.
+
+    Returns
+    -------
+    projected : ndarray of shape (k,)
+        ``max(values - theta, 0)`` with the smallest ``theta >= 0`` that meets
+        the cap.
+
+    Examples
+    --------
+    >>> from dpcov.mechanisms import project_capped_simplex
+    >>> project_capped_simplex([3.0, 1.0, -1.0], 2.0)
+    array([2., 0., 0.])
+    """
+    values = np.asarray(values, dtype=float)
+    positive = np.maximum(values, 0.0)
+    if cap <= 0:
+        return np.zeros_like(values)
+    if positive.sum() <= cap:
+        return positive
+    # Sort descending; the active set is the largest k* values with
+    # v_(k) - (S_k - cap) / k > 0, and theta = (S_k* - cap) / k*.
+    desc = np.sort(values)[::-1]
+    ks = np.arange(1, desc.shape[0] + 1)
+    thetas = (np.cumsum(desc) - cap) / ks
+    k_star = np.flatnonzero(desc - thetas > 0)[-1]
+    return np.maximum(values - thetas[k_star], 0.0)
+
+
+def spectral_map(matrix, func):
+    """Apply ``func`` to the eigenvalues of the symmetric part of ``matrix``.
+
+    Parameters
+    ----------
+    matrix : ndarray of shape (d, d)
+        Square matrix; only its symmetric part ``(M + M.T) / 2`` is used.
+    func : callable
+        Maps the ascending eigenvalues (ndarray of shape (d,)) to new ones.
+
+    Returns
+    -------
+    mapped : ndarray of shape (d, d)
+        ``V diag(func(w)) V.T`` for the eigendecomposition ``V diag(w) V.T``,
+        exactly symmetric.
+    """
+    symmetric = (matrix + matrix.T) / 2.0
+    eigenvalues, eigenvectors = linalg.eigh(symmetric, check_finite=False)
+    mapped = (eigenvectors * func(eigenvalues)) @ eigenvectors.T
+    return (mapped + mapped.T) / 2.0
+
+
+def project_psd(matrix):
+    """Frobenius projection of a symmetric matrix onto the PSD cone.
+
+    Parameters
+    ----------
+    matrix : ndarray of shape (d, d)
+        Symmetric matrix.
+
+    Returns
+    -------
+    projected : ndarray of shape (d, d)
+        Negative eigenvalues set to zero.
+    """
+    return spectral_map(matrix, lambda w: np.maximum(w, 0.0))
+
+
+def project_psd_bounded(matrix, upper):
+    """Frobenius projection onto ``{S : 0 <= S <= upper I}``.
+
+    Parameters
+    ----------
+    matrix : ndarray of shape (d, d)
+        Symmetric matrix.
+    upper : float
+        Largest eigenvalue allowed.
+
+    Returns
+    -------
+    projected : ndarray of shape (d, d)
+        Eigenvalues clamped to ``[0, upper]``.
+    """
+    return spectral_map(matrix, lambda w: np.clip(w, 0.0, upper))
+
+
+def project_feasible(matrix, max_trace):
+    """Frobenius projection onto ``{S : S >= 0, tr S <= max_trace}``.
+
+    For rows of norm at most ``r``, the second-moment matrices are exactly the
+    PSD matrices of trace at most ``r**2`` (when ``n >= d``; a subset
+    otherwise), so this is the projection mechanism of seed 000, Appendix C,
+    with ``max_trace = r**2``: eigendecompose, project the eigenvalues onto the
+    capped simplex, reassemble (Lemma 19 of seed 000).
+
+    Parameters
+    ----------
+    matrix : ndarray of shape (d, d)
+        Symmetric matrix.
+    max_trace : float
+        Largest trace allowed.
+
+    Returns
+    -------
+    projected : ndarray of shape (d, d)
+        The projection.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcov.mechanisms import project_feasible
+    >>> project_feasible(np.diag([2.0, 0.5, -1.0]), 1.0)
+    array([[1., 0., 0.],
+           [0., 0., 0.],
+           [0., 0., 0.]])
+    """
+    return spectral_map(matrix, lambda w: project_capped_simplex(w, max_trace))
+
+
+def project_l2_ball(vector, radius):
+    """Euclidean projection of a vector onto the L2 ball of a given radius.
+
+    Parameters
+    ----------
+    vector : ndarray of shape (d,)
+        Point to project.
+    radius : float
+        Radius of the ball.
+
+    Returns
+    -------
+    projected : ndarray of shape (d,)
+        ``vector`` rescaled to norm ``radius`` if it was longer.
+    """
+    norm = np.linalg.norm(vector)
+    return vector * (radius / norm) if norm > radius else vector

@@ -1,0 +1,133 @@
+"""Shared parameter and attribute descriptions for estimator docstrings.
+
+A docstring names a shared entry as ``{name}`` on a line of its own (indented
+like a parameter line); :func:`fill_doc` substitutes it. Only the names below
+are replaced, so other braces in a docstring are left alone.
+"""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import textwrap
+
+_ENTRIES = {
+    "epsilon": """
+epsilon : float, default=1.0
+    Privacy-loss parameter, positive. With ``delta > 0`` the estimator runs
+    its zCDP mechanism at the largest rho that implies
+    (``epsilon``, ``delta``)-DP (Canonne-Kamath-Steinke conversion); with
+    ``delta=0`` it runs its pure ``epsilon``-DP variant. Ignored when ``rho``
+    is set. ``inf`` releases the non-private estimate (for testing only).""",
+    "delta": """
+delta : float, default=1e-6
+    Failure probability of the (``epsilon``, ``delta``) guarantee, in [0, 1);
+    choose it well below ``1 / n_samples``. ``delta=0`` selects the pure-DP
+    variant (Laplace noise, L1 sensitivities).""",
+    "rho": """
+rho : float, default=None
+    zCDP budget, for users who account in zCDP. When set, the estimator is
+    ``rho``-zCDP, ``epsilon`` is ignored and ``delta`` is only used to report
+    the implied ``epsilon_spent_``.""",
+    "data_norm": """
+data_norm : float, default=None
+    Public bound on the L2 norm of each row; longer rows are scaled down to it
+    (clipped), and all noise is calibrated to it. It must not be computed from
+    the data. With ``None`` a bound is found privately (a sparse-vector search
+    over powers of two from 2**-32 to 2**32) with 1/8 of the budget; this
+    needs a few hundred to a few thousand rows, depending on the budget, and
+    ``fit`` raises a ValueError that says how many when there are fewer.""",
+    "assume_centered": """
+assume_centered : bool, default=False
+    If True, estimate the second-moment matrix ``X.T @ X / n`` about the
+    origin, as the papers do, and set ``location_`` to zero. If False, first
+    release a private mean (1/8 of the budget, projected onto the
+    ``data_norm_`` ball), and estimate the second moment of the rows about it;
+    the centred rows have norm at most ``data_norm_ + ||location_||``, which is
+    the radius the covariance noise is calibrated to.""",
+    "projection": """
+projection : {"clamp", "feasible", "psd"}, default="clamp"
+    Post-processing of the noisy symmetric matrix (free of privacy cost),
+    applied to its eigenvalues: "clamp" clips them to ``[0, data_norm_**2]``
+    (the eigenvalue clamp of every experiment in seed 000); "feasible" projects
+    onto the PSD matrices of trace at most ``data_norm_**2`` (the projection
+    mechanism of seed 000, Appendix C); "psd" only sets negative eigenvalues to
+    zero. The first two are projections onto convex sets that contain the true
+    covariance, so they never increase the Frobenius error.""",
+    "eigenvalue_floor": """
+eigenvalue_floor : "auto" or float, default="auto"
+    After the projection, eigenvalues are raised to at least this value so
+    that ``precision_`` exists and ``score`` is finite. "auto" uses the
+    standard deviation of the noise added to each eigenvalue or entry, a
+    public quantity: below it the release cannot tell an eigenvalue from zero.
+    Use 0.0 to reproduce the papers' Frobenius errors exactly (``score`` may
+    then be ``-inf`` on rank-deficient estimates, as with scikit-learn's
+    ``EmpiricalCovariance``).""",
+    "store_precision": """
+store_precision : bool, default=True
+    Whether to store ``precision_``.""",
+    "store_raw": """
+store_raw : bool, default=False
+    If True, also keep the noisy symmetric matrix before projection and floor
+    in ``raw_covariance_`` (for research; it is a private release too).""",
+    "random_state": """
+random_state : int, numpy.random.Generator, RandomState or None, default=None
+    Source of the noise. ``None`` (use this for real releases) seeds from
+    operating-system entropy. A seed makes fits reproducible for tests and
+    research, but a release made with a known seed is **not private** against
+    whoever knows the seed.""",
+    "covariance_attributes": """
+location_ : ndarray of shape (n_features,)
+    Private mean (zero when ``assume_centered=True``).
+covariance_ : ndarray of shape (n_features, n_features)
+    Private covariance estimate: symmetric, PSD, post-processed as set by
+    ``projection`` and ``eigenvalue_floor``.
+precision_ : ndarray of shape (n_features, n_features)
+    Pseudo-inverse of ``covariance_`` (stored only if ``store_precision``).
+raw_covariance_ : ndarray of shape (n_features, n_features)
+    The noisy matrix before post-processing (only if ``store_raw=True``).
+data_norm_ : float
+    Row-norm bound used: ``data_norm``, or the private radius.
+guarantee_ : dpcov.accounting.PureDP or dpcov.accounting.ZCDP
+    The guarantee of the whole fit (composition of its steps).
+epsilon_spent_ : float
+    Epsilon of the guarantee (pure, or of the implied (epsilon, delta)-DP;
+    ``inf`` for zCDP with ``delta=0``).
+delta_spent_ : float
+    Delta of the guarantee (0 for pure DP).
+rho_spent_ : float
+    zCDP parameter of the guarantee (``epsilon**2 / 2`` for pure DP).
+budget_split_ : dict of str to PureDP or ZCDP
+    Budget of each step, in the order the steps ran; they compose to
+    ``guarantee_``.
+n_features_in_ : int
+    Number of features seen during :term:`fit`.
+feature_names_in_ : ndarray of shape (`n_features_in_`,)
+    Names of features seen during :term:`fit`. Defined only when `X`
+    has feature names that are all strings.""",
+}
+
+
+def fill_doc(obj):
+    """Substitute the shared entries named in ``obj.__doc__``.
+
+    Parameters
+    ----------
+    obj : class or function
+        Object whose docstring contains ``{name}`` lines.
+
+    Returns
+    -------
+    obj : class or function
+        The same object, docstring filled in.
+    """
+    doc = obj.__doc__
+    for name, text in _ENTRIES.items():
+        placeholder = "{" + name + "}"
+        while placeholder in doc:
+            start = doc.index(placeholder)
+            line_start = doc.rfind("\n", 0, start) + 1
+            indent = doc[line_start:start]
+            body = textwrap.indent(text.strip("\n"), indent)[len(indent) :]
+            doc = doc[:start] + body + doc[start + len(placeholder) :]
+    obj.__doc__ = doc
+    return obj

@@ -1,0 +1,103 @@
+"""Validation of privacy parameters, independent of scikit-learn.
+
+Estimators validate their privacy parameters here at the start of every
+``fit``, whether or not scikit-learn's declarative validation ran (it is
+switched off by ``sklearn.set_config(skip_parameter_validation=True)``).
+"""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import math
+from numbers import Real
+
+from ..accounting import ZCDP, PureDP, zcdp_epsilon, zcdp_rho
+
+
+def _is_real(value):
+    return isinstance(value, Real) and not isinstance(value, bool) and not math.isnan(value)
+
+
+def check_privacy_params(epsilon, delta, rho=None):
+    """Validate ``epsilon``, ``delta`` and ``rho`` and return the budget to run at.
+
+    ========================  ==============================================
+    parameters                budget (and guarantee)
+    ========================  ==============================================
+    ``rho`` set               ``ZCDP(rho)``; ``epsilon`` is ignored
+    ``rho=None, delta=0``     ``PureDP(epsilon)``: the pure-DP variant
+    ``rho=None, delta>0``     ``ZCDP(rho*)`` with the largest ``rho*`` whose
+                              conversion gives (epsilon, delta)-DP
+    ========================  ==============================================
+
+    Parameters
+    ----------
+    epsilon : float
+        Positive; ``inf`` means no privacy (for testing only).
+    delta : float
+        In [0, 1).
+    rho : float or None, default=None
+        Positive zCDP budget, or None.
+
+    Returns
+    -------
+    budget : PureDP or ZCDP
+        The budget the mechanism runs at.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of range.
+
+    Examples
+    --------
+    >>> from dpcov.utils import check_privacy_params
+    >>> check_privacy_params(1.0, 0.0)
+    PureDP(epsilon=1.0)
+    >>> check_privacy_params(1.0, 1e-6, rho=0.5)
+    ZCDP(rho=0.5)
+    """
+    if not _is_real(epsilon) or not epsilon > 0:
+        raise ValueError(f"epsilon must be a positive number, got {epsilon!r}.")
+    if not _is_real(delta) or not 0 <= delta < 1:
+        raise ValueError(f"delta must be a number in [0, 1), got {delta!r}.")
+    if rho is not None:
+        if not _is_real(rho) or not rho > 0:
+            raise ValueError(f"rho must be a positive number or None, got {rho!r}.")
+        return ZCDP(float(rho))
+    if delta == 0:
+        return PureDP(float(epsilon))
+    return ZCDP(zcdp_rho(float(epsilon), float(delta)))
+
+
+def privacy_spent(budget, delta):
+    """The (epsilon, delta, rho) an estimator reports for the budget it spent.
+
+    Parameters
+    ----------
+    budget : PureDP or ZCDP
+        The budget the estimator ran at (the composition of all its steps).
+    delta : float
+        The estimator's ``delta`` parameter, used to express a zCDP guarantee
+        as (epsilon, delta)-DP.
+
+    Returns
+    -------
+    epsilon : float
+        Pure epsilon, or the epsilon of the (epsilon, delta) guarantee implied
+        by zCDP (``inf`` for zCDP with ``delta=0``).
+    delta : float
+        0 for pure DP, else ``delta``.
+    rho : float
+        The zCDP parameter (``epsilon**2 / 2`` for pure DP).
+
+    Examples
+    --------
+    >>> from dpcov.accounting import PureDP
+    >>> from dpcov.utils import privacy_spent
+    >>> privacy_spent(PureDP(1.0), 1e-6)
+    (1.0, 0.0, 0.5)
+    """
+    if isinstance(budget, PureDP):
+        return budget.epsilon, 0.0, budget.to_zcdp().rho
+    return zcdp_epsilon(budget.rho, delta), float(delta), budget.rho

@@ -1,0 +1,267 @@
+"""Behaviour shared by every private covariance estimator."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn import config_context
+from sklearn.covariance import EmpiricalCovariance
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+from dpcov.accounting import ZCDP, PureDP, compose, zcdp_epsilon, zcdp_rho
+from dpcov.covariance import AdaptiveCovariance, GaussianCovariance, SeparateCovariance
+from dpcov.mechanisms import DEFAULT_RADIUS_GRID
+
+ESTIMATORS = [GaussianCovariance, SeparateCovariance, AdaptiveCovariance]
+
+
+def _data(n=3000, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * np.linspace(1.0, 0.2, d) + 0.3
+    return X / np.linalg.norm(X, axis=1).max()
+
+
+@pytest.fixture(params=ESTIMATORS, ids=lambda c: c.__name__)
+def Estimator(request):
+    return request.param
+
+
+@pytest.mark.parametrize("assume_centered", [False, True])
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+def test_infinite_epsilon_matches_sklearn(Estimator, assume_centered, delta):
+    # With no noise the private pipeline (clip at a bound >= every norm, exact
+    # mean, exact Gram) is sklearn's estimator exactly.
+    X = _data()
+    ours = Estimator(
+        epsilon=math.inf, delta=delta, data_norm=1.0, assume_centered=assume_centered
+    ).fit(X)
+    ref = EmpiricalCovariance(assume_centered=assume_centered).fit(X)
+    np.testing.assert_allclose(ours.covariance_, ref.covariance_, rtol=1e-9, atol=1e-14)
+    np.testing.assert_allclose(ours.location_, ref.location_, atol=1e-14)
+    np.testing.assert_allclose(ours.precision_, ref.precision_, rtol=1e-6)
+    assert ours.score(X) == pytest.approx(ref.score(X), rel=1e-9)
+
+
+def test_large_epsilon_converges_to_sklearn(Estimator):
+    # At rho = 1e6 the covariance noise has per-entry s.d. at most
+    # sqrt(2) R^2 / (n sqrt(rho/2)) ~ 1e-6 for R <= 2, n = 3000, and the
+    # Frobenius error is at most a few d times that: 1e-4 is a wide margin.
+    X = _data()
+    ours = Estimator(rho=1e6, data_norm=1.0, random_state=0).fit(X)
+    ref = EmpiricalCovariance().fit(X)
+    assert np.linalg.norm(ours.covariance_ - ref.covariance_) < 1e-4
+    np.testing.assert_allclose(ours.location_, ref.location_, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "params, budget",
+    [
+        (dict(epsilon=1.0, delta=1e-6), ZCDP(zcdp_rho(1.0, 1e-6))),
+        (dict(epsilon=0.5, delta=0.0), PureDP(0.5)),
+        (dict(rho=0.2, delta=1e-5), ZCDP(0.2)),
+        (dict(rho=0.2, delta=0.0), ZCDP(0.2)),
+    ],
+)
+@pytest.mark.parametrize("data_norm", [1.0, None])
+@pytest.mark.parametrize("assume_centered", [False, True])
+def test_privacy_spent(Estimator, params, budget, data_norm, assume_centered):
+    X = _data(n=20_000)
+    est = Estimator(
+        data_norm=data_norm, assume_centered=assume_centered, random_state=0, **params
+    ).fit(X)
+    # The steps compose exactly to the configured budget.
+    assert type(est.guarantee_) is type(budget)
+    composed = compose(est.budget_split_.values())
+    if isinstance(budget, PureDP):
+        assert composed.epsilon == pytest.approx(budget.epsilon, rel=1e-12)
+        assert (est.epsilon_spent_, est.delta_spent_) == (pytest.approx(0.5), 0.0)
+        assert est.rho_spent_ == pytest.approx(0.125)
+    else:
+        assert composed.rho == pytest.approx(budget.rho, rel=1e-12)
+        assert est.rho_spent_ == pytest.approx(budget.rho, rel=1e-12)
+        assert est.delta_spent_ == params["delta"]
+        if "epsilon" in params:
+            assert est.epsilon_spent_ <= params["epsilon"] * (1 + 1e-12)
+            assert est.epsilon_spent_ == pytest.approx(params["epsilon"], rel=1e-8)
+        elif params["delta"] > 0:
+            assert est.epsilon_spent_ == pytest.approx(zcdp_epsilon(0.2, params["delta"]))
+        else:
+            assert est.epsilon_spent_ == math.inf
+    assert ("radius" in est.budget_split_) == (data_norm is None)
+    assert ("mean" in est.budget_split_) == (not assume_centered)
+    shares = {"radius": 1 / 8, "mean": 1 / 8}
+    for step, share in shares.items():
+        if step in est.budget_split_:
+            got = est.budget_split_[step]
+            total = budget.epsilon if isinstance(budget, PureDP) else budget.rho
+            value = got.epsilon if isinstance(got, PureDP) else got.rho
+            assert value == pytest.approx(share * total)
+
+
+def test_private_radius_path(Estimator):
+    X = _data(n=20_000) * 3.0
+    est = Estimator(epsilon=1.0, random_state=0).fit(X)
+    assert est.data_norm is None  # the parameter is never written
+    assert est.data_norm_ in DEFAULT_RADIUS_GRID
+    assert est.data_norm_ <= 2 * np.linalg.norm(X, axis=1).max()
+
+
+def test_private_radius_needs_enough_rows(Estimator):
+    X = _data(n=500)
+    with pytest.raises(ValueError, match=r"data_norm=None .* at least \d+ samples .* got 500"):
+        Estimator(epsilon=1.0).fit(X)
+
+
+def test_seeded_fits_are_reproducible(Estimator):
+    X = _data()
+    a = Estimator(data_norm=1.0, random_state=7).fit(X).covariance_
+    b = Estimator(data_norm=1.0, random_state=7).fit(X).covariance_
+    c = Estimator(data_norm=1.0).fit(X).covariance_
+    d = Estimator(data_norm=1.0).fit(X).covariance_
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(c, d)
+    gen = np.random.default_rng(0)
+    est = Estimator(data_norm=1.0, random_state=gen)
+    assert not np.allclose(est.fit(X).covariance_, est.fit(X).covariance_)
+
+
+@pytest.mark.parametrize("projection", ["clamp", "feasible", "psd"])
+def test_projection_and_floor(Estimator, projection):
+    X = _data(n=300, d=8)
+    est = Estimator(
+        epsilon=0.5, data_norm=1.0, projection=projection, eigenvalue_floor=0.0,
+        store_raw=True, random_state=0,
+    ).fit(X)
+    w = np.linalg.eigvalsh(est.covariance_)
+    assert np.array_equal(est.covariance_, est.covariance_.T)
+    assert w.min() >= -1e-12
+    if projection == "clamp":
+        assert w.max() <= 1.0 + 1e-12
+    if projection == "feasible":
+        assert w.sum() <= 1.0 + 1e-12
+    # The raw release is noisier than every projection that contains the truth.
+    raw_w = np.linalg.eigvalsh(est.raw_covariance_)
+    assert raw_w.min() < 0  # at eps=0.5, n=300 the noise makes it indefinite
+    floored = Estimator(
+        epsilon=0.5, data_norm=1.0, projection=projection, random_state=0
+    ).fit(X)
+    assert np.linalg.eigvalsh(floored.covariance_).min() > 0
+    assert np.isfinite(floored.score(X))
+    assert not hasattr(floored, "raw_covariance_")
+
+
+def test_fixed_floor(Estimator):
+    X = _data(n=300, d=8)
+    est = Estimator(epsilon=0.5, data_norm=1.0, eigenvalue_floor=0.01, random_state=0).fit(X)
+    assert np.linalg.eigvalsh(est.covariance_).min() >= 0.01 - 1e-12
+
+
+def test_sklearn_covariance_surface(Estimator):
+    X = _data()
+    est = Estimator(data_norm=1.0, random_state=0).fit(X)
+    ref = EmpiricalCovariance().fit(X)
+    assert est.mahalanobis(X[:10]).shape == (10,)
+    assert est.error_norm(ref.covariance_) >= 0
+    np.testing.assert_allclose(est.get_precision(), est.precision_)
+    no_prec = Estimator(data_norm=1.0, store_precision=False, random_state=0).fit(X)
+    assert no_prec.precision_ is None
+    np.testing.assert_allclose(no_prec.get_precision(), est.precision_)
+
+
+def test_float32_input(Estimator):
+    X = _data()
+    a = Estimator(data_norm=1.0, random_state=0).fit(X.astype(np.float32))
+    b = Estimator(data_norm=1.0, random_state=0).fit(X)
+    assert a.covariance_.dtype == np.float64
+    np.testing.assert_allclose(a.covariance_, b.covariance_, atol=1e-6)
+
+
+def test_input_not_modified(Estimator):
+    X = _data() * 2  # every row is clipped
+    before = X.copy()
+    Estimator(data_norm=1.0, random_state=0).fit(X)
+    np.testing.assert_array_equal(X, before)
+
+
+@pytest.mark.parametrize(
+    "X, error, match",
+    [
+        (np.array([[1.0, np.nan], [0.0, 1.0]]), ValueError, "NaN"),
+        (np.array([[1.0, np.inf], [0.0, 1.0]]), ValueError, "infinity"),
+        (np.array([1.0, 2.0, 3.0]), ValueError, "2D array"),
+        (np.empty((0, 3)), ValueError, "0 sample"),
+        (np.array([["a", "b"], ["c", "d"]], dtype=object), ValueError, "convert"),
+        (sp.csr_matrix(np.eye(3)), TypeError, "Sparse"),
+    ],
+)
+def test_bad_input(Estimator, X, error, match):
+    with pytest.raises(error, match=match):
+        Estimator(data_norm=1.0).fit(X)
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        (dict(epsilon=0.0), "epsilon"),
+        (dict(epsilon=-1.0), "epsilon"),
+        (dict(delta=1.0), "delta"),
+        (dict(delta=-0.1), "delta"),
+        (dict(rho=0.0), "rho"),
+        (dict(data_norm=0.0), "data_norm"),
+        (dict(data_norm=-1.0), "data_norm"),
+        (dict(projection="nearest"), "projection"),
+        (dict(eigenvalue_floor=-1.0), "eigenvalue_floor"),
+    ],
+)
+@pytest.mark.parametrize("skip_validation", [False, True])
+def test_bad_parameters(Estimator, params, match, skip_validation):
+    # Rejected even when scikit-learn's declarative validation is switched off.
+    X = _data(n=50)
+    with config_context(skip_parameter_validation=skip_validation):
+        with pytest.raises(ValueError, match=match):
+            Estimator(**{"data_norm": 1.0, **params}).fit(X)
+
+
+FITTED_ATTRIBUTES = {
+    "location_", "covariance_", "precision_", "data_norm_", "guarantee_",
+    "epsilon_spent_", "delta_spent_", "rho_spent_", "budget_split_", "n_features_in_",
+}
+EXTRA_ATTRIBUTES = {AdaptiveCovariance: {"clip_threshold_", "mechanism_", "trace_bound_"}}
+
+
+def test_nothing_data_dependent_escapes(Estimator):
+    # Heavy clipping (norms up to 50 against data_norm=1) must not show up in
+    # any warning, and the fitted attributes are exactly the documented
+    # private outputs (no count of clipped rows, no true norm or eigenvalue).
+    X = _data(n=5000) * 50
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = Estimator(data_norm=1.0, random_state=0).fit(X)
+        est.score(X)
+        Estimator(epsilon=1.0, random_state=0).fit(np.repeat(X, 4, axis=0))
+    assert caught == []
+    fitted = {k for k in vars(est) if k.endswith("_") and not k.startswith("_")}
+    assert fitted == FITTED_ATTRIBUTES | EXTRA_ATTRIBUTES.get(Estimator, set())
+
+
+def test_pipeline_grid_search_over_epsilon(Estimator):
+    # Rows scaled by a public constant (not by the data) to norm <= 1, then a
+    # private covariance; GridSearchCV ranks candidates by the Gaussian
+    # log-likelihood of held-out rows, which rises with epsilon.
+    rng = np.random.default_rng(0)
+    cov = np.array([[1.0, 0.6, 0.0], [0.6, 1.0, 0.3], [0.0, 0.3, 0.5]])
+    X = rng.multivariate_normal(np.zeros(3), cov, size=6000)
+    pipe = make_pipeline(
+        FunctionTransformer(lambda Z: Z / 6.0),
+        Estimator(data_norm=1.0, random_state=0),
+    )
+    name = pipe.steps[-1][0]
+    search = GridSearchCV(pipe, {f"{name}__epsilon": [0.01, 1.0, 100.0]}, cv=3).fit(X)
+    scores = search.cv_results_["mean_test_score"]
+    assert np.all(np.isfinite(scores))
+    assert list(search.cv_results_["rank_test_score"]) == [3, 2, 1]
+    assert search.best_params_[f"{name}__epsilon"] == 100.0

@@ -1,0 +1,75 @@
+import numpy as np
+import pytest
+from scipy import optimize
+
+from dpcov.mechanisms import (
+    project_capped_simplex,
+    project_feasible,
+    project_l2_ball,
+    project_psd,
+    project_psd_bounded,
+    spectral_map,
+)
+
+
+def _random_symmetric(rng, d):
+    a = rng.normal(size=(d, d))
+    return (a + a.T) / 2
+
+
+@pytest.mark.parametrize("cap", [0.0, 0.5, 2.0, 100.0])
+def test_capped_simplex_matches_generic_solver(cap, global_random_seed):
+    rng = np.random.default_rng(global_random_seed)
+    for _ in range(10):
+        v = rng.normal(size=5) * 2
+        ours = project_capped_simplex(v, cap)
+        res = optimize.minimize(
+            lambda z: np.sum((z - v) ** 2),
+            np.zeros(5),
+            jac=lambda z: 2 * (z - v),
+            bounds=[(0, None)] * 5,
+            constraints=[{"type": "ineq", "fun": lambda z: cap - z.sum()}],
+            method="SLSQP",
+            options={"ftol": 1e-14, "maxiter": 500},
+        )
+        np.testing.assert_allclose(ours, res.x, atol=1e-6)
+        assert np.all(ours >= 0) and ours.sum() <= cap + 1e-12
+
+
+def test_feasible_projection_properties(global_random_seed):
+    rng = np.random.default_rng(global_random_seed)
+    d, t = 6, 1.5
+    for _ in range(20):
+        y = _random_symmetric(rng, d)
+        p = project_feasible(y, t)
+        w = np.linalg.eigvalsh(p)
+        assert w.min() >= -1e-12 and np.trace(p) <= t + 1e-12
+        np.testing.assert_allclose(project_feasible(p, t), p, atol=1e-12)  # idempotent
+        # Variational inequality <y - P(y), Z - P(y)> <= 0 for feasible Z
+        # certifies P(y) is the projection onto the convex set.
+        for _ in range(20):
+            b = rng.normal(size=(d, d))
+            z = b @ b.T
+            z *= rng.uniform(0, t) / np.trace(z)
+            assert np.sum((y - p) * (z - p)) <= 1e-10
+        # Non-expansive.
+        y2 = _random_symmetric(rng, d)
+        assert np.linalg.norm(project_feasible(y2, t) - p) <= np.linalg.norm(y2 - y) + 1e-12
+
+
+def test_psd_projections(global_random_seed):
+    rng = np.random.default_rng(global_random_seed)
+    y = _random_symmetric(rng, 5)
+    w, v = np.linalg.eigh(y)
+    np.testing.assert_allclose(project_psd(y), (v * np.maximum(w, 0)) @ v.T, atol=1e-12)
+    np.testing.assert_allclose(project_psd_bounded(y, 0.5), (v * np.clip(w, 0, 0.5)) @ v.T, atol=1e-12)
+    # Only the symmetric part counts; the output is exactly symmetric.
+    a = rng.normal(size=(5, 5))
+    m = spectral_map(a, lambda w: w)
+    assert np.array_equal(m, m.T)
+    np.testing.assert_allclose(m, (a + a.T) / 2, atol=1e-12)
+
+
+def test_project_l2_ball():
+    np.testing.assert_allclose(project_l2_ball(np.array([3.0, 4.0]), 1.0), [0.6, 0.8])
+    np.testing.assert_array_equal(project_l2_ball(np.array([0.3, 0.4]), 1.0), [0.3, 0.4])

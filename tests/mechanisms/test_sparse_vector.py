@@ -1,0 +1,76 @@
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpcov.mechanisms import above_threshold, above_threshold_accuracy, above_threshold_scales
+
+
+def test_scales_closed_form():
+    # Dwork & Roth (2014), Algorithm 1: Lap(2 Delta/eps) threshold, Lap(4 Delta/eps) queries.
+    assert above_threshold_scales(0.5) == (4.0, 8.0)
+    assert above_threshold_scales(2.0, sensitivity=3.0) == (3.0, 6.0)
+
+
+def test_accuracy_closed_form():
+    assert above_threshold_accuracy(2.0, 10, 0.1) == pytest.approx(4 * math.log(200))
+    assert above_threshold_accuracy(math.inf, 10, 0.1) == 0.0
+
+
+def test_deterministic_queries():
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        assert above_threshold([-np.inf] * 5 + [np.inf], 0.0, epsilon=1.0, rng=rng) == 5
+        assert above_threshold([-np.inf] * 4, 0.0, epsilon=1.0, rng=rng) == 4
+    # epsilon = inf: exact, strict comparison.
+    assert above_threshold([0.0, 0.5, 1.0], 0.5, epsilon=math.inf, rng=rng) == 2
+
+
+def test_stopping_law_matches_independent_simulation(global_random_seed):
+    # Noise-scale test: the stopping index of a query sequence crossing the
+    # threshold has a law that depends on both noise scales. Simulate it
+    # independently with the textbook scales 2/eps and 4/eps and compare with
+    # a chi-square two-sample test (level 1e-4). Halving or doubling either
+    # scale moves the law far outside this (checked below).
+    eps, reps = 1.0, 20_000
+    queries = np.linspace(-12.0, 12.0, 13)
+    rng = np.random.default_rng(global_random_seed)
+    ours = np.array([above_threshold(queries, 0.0, epsilon=eps, rng=rng) for _ in range(reps)])
+
+    def simulate(t_scale, q_scale, seed):
+        sim = np.random.default_rng(seed)
+        noisy_t = sim.laplace(0, t_scale, (reps, 1))
+        noisy_q = queries + sim.laplace(0, q_scale, (reps, queries.size))
+        above = noisy_q > noisy_t
+        return np.where(above.any(axis=1), above.argmax(axis=1), queries.size)
+
+    def chi2_pvalue(a, b):
+        bins = np.arange(queries.size + 2)
+        table = np.array([np.histogram(a, bins)[0], np.histogram(b, bins)[0]])
+        table = table[:, table.sum(axis=0) > 0]
+        return stats.chi2_contingency(table)[1]
+
+    assert chi2_pvalue(ours, simulate(2 / eps, 4 / eps, global_random_seed + 1)) > 1e-4
+    # Power: the same test rejects mis-scaled noise decisively.
+    assert chi2_pvalue(ours, simulate(1 / eps, 2 / eps, global_random_seed + 1)) < 1e-10
+    assert chi2_pvalue(ours, simulate(4 / eps, 8 / eps, global_random_seed + 1)) < 1e-10
+
+
+def test_neighbouring_query_vectors_ratio(global_random_seed):
+    # Neighbour test: shifting every query by the sensitivity (1) can change the
+    # probability of each output by at most e^eps. Compare empirical output
+    # frequencies on the two neighbours over outputs with enough mass; slack:
+    # 5 binomial standard errors of the log-ratio.
+    eps, reps = 1.0, 40_000
+    rng = np.random.default_rng(global_random_seed)
+    q = np.array([-6.0, -3.0, 0.0, 3.0, 6.0])
+    a = np.array([above_threshold(q, 0.0, epsilon=eps, rng=rng) for _ in range(reps)])
+    b = np.array([above_threshold(q + 1.0, 0.0, epsilon=eps, rng=rng) for _ in range(reps)])
+    pa = np.bincount(a, minlength=6) / reps
+    pb = np.bincount(b, minlength=6) / reps
+    for k in range(6):
+        if min(pa[k], pb[k]) * reps < 500:
+            continue
+        se = math.sqrt((1 - pa[k]) / (pa[k] * reps) + (1 - pb[k]) / (pb[k] * reps))
+        assert abs(math.log(pa[k] / pb[k])) <= eps + 5 * se
