@@ -22,10 +22,10 @@ References
 ----------
 .. [BS16] Bun, M. and Steinke, T. "Concentrated Differential Privacy:
    Simplifications, Extensions, and Lower Bounds". TCC 2016.
-   :arxiv:`1605.02065`.
+   https://arxiv.org/abs/1605.02065.
 .. [CKS20] Canonne, C., Kamath, G. and Steinke, T. "The Discrete Gaussian for
    Differential Privacy". NeurIPS 2020, Proposition 12 and Corollary 13.
-   :arxiv:`2004.00010`.
+   https://arxiv.org/abs/2004.00010.
 """
 
 # Authors: The dpcov developers
@@ -83,7 +83,7 @@ class PureDP:
         Returns
         -------
         guarantee : ZCDP
-            ``ZCDP(epsilon**2 / 2)`` (Proposition 1.4 in [BS16]_).
+            ``ZCDP(epsilon**2 / 2)`` (Proposition 1.4 in (Bun and Steinke, 2016)).
         """
         return ZCDP(self.epsilon**2 / 2)
 
@@ -134,12 +134,12 @@ class PureDP:
 
 @dataclass(frozen=True)
 class ZCDP:
-    """Rho-zero-concentrated differential privacy [BS16]_.
+    """Rho-zero-concentrated differential privacy (Bun and Steinke, 2016).
 
     Parameters
     ----------
     rho : float
-        zCDP parameter; ``inf`` means no privacy.
+        The zCDP parameter; ``inf`` means no privacy.
 
     Examples
     --------
@@ -249,7 +249,7 @@ def _cks_epsilon_at(alpha, rho, log_inv_delta):
 def zcdp_epsilon(rho, delta):
     """Epsilon of the (epsilon, delta)-DP guarantee implied by rho-zCDP.
 
-    Uses the conversion of Canonne, Kamath and Steinke ([CKS20]_, Corollary 13),
+    Uses the conversion of Canonne, Kamath and Steinke (Canonne, Kamath and Steinke, 2020, Corollary 13),
 
     .. math::
 
@@ -257,13 +257,13 @@ def zcdp_epsilon(rho, delta):
         + (\\alpha - 1)\\log(1 - 1/\\alpha) - \\log\\alpha}{\\alpha - 1},
 
     minimised numerically over :math:`\\alpha`. It is never larger than the
-    classical :math:`\\rho + 2\\sqrt{\\rho\\log(1/\\delta)}` of [BS16]_, which is
+    classical :math:`\\rho + 2\\sqrt{\\rho\\log(1/\\delta)}` of (Bun and Steinke, 2016), which is
     used as a safeguard.
 
     Parameters
     ----------
     rho : float
-        zCDP parameter, non-negative (``inf`` allowed).
+        The zCDP parameter, non-negative (``inf`` allowed).
     delta : float
         Target delta in [0, 1).
 

@@ -240,7 +240,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
     ----------
     .. [1] Dong, W., Liang, Y. and Yi, K. "Differentially Private Covariance
        Revisited". NeurIPS 2022, Algorithm 3 and Theorems 3-4.
-       :arxiv:`2205.14324`.
+       https://arxiv.org/abs/2205.14324.
 
     Examples
     --------

@@ -100,7 +100,7 @@ class GaussianCovariance(BasePrivateCovariance):
     References
     ----------
     .. [1] Dong, W., Liang, Y. and Yi, K. "Differentially Private Covariance
-       Revisited". NeurIPS 2022, Sections 3.1 and 6. :arxiv:`2205.14324`.
+       Revisited". NeurIPS 2022, Sections 3.1 and 6. https://arxiv.org/abs/2205.14324.
 
     Examples
     --------

@@ -132,7 +132,7 @@ class SeparateCovariance(BasePrivateCovariance):
     ----------
     .. [1] Dong, W., Liang, Y. and Yi, K. "Differentially Private Covariance
        Revisited". NeurIPS 2022, Algorithm 2 and Section 6.
-       :arxiv:`2205.14324`.
+       https://arxiv.org/abs/2205.14324.
 
     Examples
     --------

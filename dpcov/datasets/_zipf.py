@@ -39,7 +39,7 @@ def make_zipf_norms(n_samples=50_000, n_features=200, *, n_buckets=4, skew=3.0, 
     References
     ----------
     .. [1] Dong, W., Liang, Y. and Yi, K. "Differentially Private Covariance
-       Revisited". NeurIPS 2022, Section 7.1. :arxiv:`2205.14324`.
+       Revisited". NeurIPS 2022, Section 7.1. https://arxiv.org/abs/2205.14324.
 
     Examples
     --------

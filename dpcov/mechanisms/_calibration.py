@@ -22,7 +22,7 @@ def gaussian_scale(sensitivity, rho):
     sensitivity : float
         L2 sensitivity of the statistic, non-negative.
     rho : float
-        zCDP budget, positive (``inf`` gives zero noise).
+        Budget in zCDP, positive (``inf`` gives zero noise).
 
     Returns
     -------
@@ -33,7 +33,7 @@ def gaussian_scale(sensitivity, rho):
     ----------
     .. [1] Bun, M. and Steinke, T. "Concentrated Differential Privacy:
        Simplifications, Extensions, and Lower Bounds". TCC 2016.
-       :arxiv:`1605.02065`.
+       https://arxiv.org/abs/1605.02065.
 
     Examples
     --------

@@ -84,7 +84,7 @@ def spectral_map(matrix, func):
 
 
 def project_psd(matrix):
-    """Frobenius projection of a symmetric matrix onto the PSD cone.
+    """Project a symmetric matrix onto the PSD cone (Frobenius norm).
 
     Parameters
     ----------
@@ -100,7 +100,7 @@ def project_psd(matrix):
 
 
 def project_psd_bounded(matrix, upper):
-    """Frobenius projection onto ``{S : 0 <= S <= upper I}``.
+    """Project a symmetric matrix onto ``{S : 0 <= S <= upper I}`` (Frobenius).
 
     Parameters
     ----------
@@ -118,7 +118,7 @@ def project_psd_bounded(matrix, upper):
 
 
 def project_feasible(matrix, max_trace):
-    """Frobenius projection onto ``{S : S >= 0, tr S <= max_trace}``.
+    """Project a symmetric matrix onto ``{S : S >= 0, tr S <= max_trace}``.
 
     For rows of norm at most ``r``, the second-moment matrices are exactly the
     PSD matrices of trace at most ``r**2`` (when ``n >= d``; a subset

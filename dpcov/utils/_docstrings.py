@@ -25,7 +25,7 @@ delta : float, default=1e-6
     variant (Laplace noise, L1 sensitivities).""",
     "rho": """
 rho : float, default=None
-    zCDP budget, for users who account in zCDP. When set, the estimator is
+    Budget in zero-concentrated DP, for users who account in zCDP. When set, the estimator is
     ``rho``-zCDP, ``epsilon`` is ignored and ``delta`` is only used to report
     the implied ``epsilon_spent_``.""",
     "data_norm": """
@@ -95,14 +95,14 @@ epsilon_spent_ : float
 delta_spent_ : float
     Delta of the guarantee (0 for pure DP).
 rho_spent_ : float
-    zCDP parameter of the guarantee (``epsilon**2 / 2`` for pure DP).
+    The zCDP parameter of the guarantee (``epsilon**2 / 2`` for pure DP).
 budget_split_ : dict of str to PureDP or ZCDP
     Budget of each step, in the order the steps ran; they compose to
     ``guarantee_``.
 n_features_in_ : int
-    Number of features seen during :term:`fit`.
+    Number of features seen during ``fit``.
 feature_names_in_ : ndarray of shape (`n_features_in_`,)
-    Names of features seen during :term:`fit`. Defined only when `X`
+    Names of features seen during ``fit``. Defined only when `X`
     has feature names that are all strings.""",
 }
 
