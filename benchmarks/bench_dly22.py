@@ -42,8 +42,12 @@ def _errors(n, d, rho, N, seed):
     X = make_zipf_norms(n, d, n_buckets=N, random_state=seed)
     target = X.T @ X / n
     params = dict(
-        rho=rho, data_norm=1.0, assume_centered=True, projection="clamp",
-        eigenvalue_floor=0.0, random_state=seed,
+        rho=rho,
+        data_norm=1.0,
+        assume_centered=True,
+        projection="clamp",
+        eigenvalue_floor=0.0,
+        random_state=seed,
     )
     out = {}
     for name, cls in [
@@ -61,8 +65,10 @@ def run_point(point, repeats, n_jobs):
         delayed(_errors)(**point, seed=1000 * r + 7) for r in range(repeats)
     )
     return {
-        m: {"mean": float(np.mean([r[m] for r in runs])),
-            "sem": float(np.std([r[m] for r in runs], ddof=1) / np.sqrt(len(runs)))}
+        m: {
+            "mean": float(np.mean([r[m] for r in runs])),
+            "sem": float(np.std([r[m] for r in runs], ddof=1) / np.sqrt(len(runs))),
+        }
         for m in METHODS
     }
 
@@ -94,9 +100,12 @@ def main():
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     results = {"defaults": DEFAULTS, "repeats": repeats, "sweeps": {}, "fig2": {}}
-    text = [f"Mean Frobenius error over {repeats} repetitions (* = best); "
-            f"defaults n={DEFAULTS['n']}, d={DEFAULTS['d']}, rho={DEFAULTS['rho']}, "
-            f"N={DEFAULTS['N']}", ""]
+    text = [
+        f"Mean Frobenius error over {repeats} repetitions (* = best); "
+        f"defaults n={DEFAULTS['n']}, d={DEFAULTS['d']}, rho={DEFAULTS['rho']}, "
+        f"N={DEFAULTS['N']}",
+        "",
+    ]
     start = time.time()
     for key, values in sweeps.items():
         rows = []
@@ -109,13 +118,17 @@ def main():
     for n in fig2["n"]:
         rows = []
         for d in fig2["d"]:
-            rows.append((d, run_point(dict(n=n, d=d, rho=0.1, N=1), repeats, args.n_jobs)))
+            rows.append(
+                (d, run_point(dict(n=n, d=d, rho=0.1, N=1), repeats, args.n_jobs))
+            )
             print(f"[{time.time() - start:7.0f}s] N=1 n={n} d={d} done", flush=True)
         results["fig2"][str(n)] = rows
         text += _table(f"N=1 (trace 1), n={n}, rho=0.1, varying d", "d", rows) + [""]
     print("\n".join(text))
     (out / "dly22.json").write_text(json.dumps(results, indent=1))
-    (out / "dly22.rst").write_text("::\n\n" + "\n".join("    " + t for t in text) + "\n")
+    (out / "dly22.rst").write_text(
+        "::\n\n" + "\n".join("    " + t for t in text) + "\n"
+    )
     _plot(results, out / "dly22.png")
 
 
@@ -129,17 +142,25 @@ def _plot(results, path):
         (f"d (N=1, n={n})", rows) for n, rows in results["fig2"].items()
     ]
     cols = 4
-    fig, axes = plt.subplots(-(-len(panels) // cols), cols, figsize=(4 * cols, 3.2 * -(-len(panels) // cols)))
-    for ax, (key, rows) in zip(np.ravel(axes), panels):
+    fig, axes = plt.subplots(
+        -(-len(panels) // cols), cols, figsize=(4 * cols, 3.2 * -(-len(panels) // cols))
+    )
+    for ax, (key, rows) in zip(np.ravel(axes), panels, strict=False):
         xs = [v for v, _ in rows]
         for m in METHODS:
-            ax.errorbar(xs, [r[m]["mean"] for _, r in rows], yerr=[r[m]["sem"] for _, r in rows],
-                        marker="o", ms=3, label=m)
+            ax.errorbar(
+                xs,
+                [r[m]["mean"] for _, r in rows],
+                yerr=[r[m]["sem"] for _, r in rows],
+                marker="o",
+                ms=3,
+                label=m,
+            )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel(key)
         ax.set_ylabel("Frobenius error")
-    for ax in np.ravel(axes)[len(panels):]:
+    for ax in np.ravel(axes)[len(panels) :]:
         ax.axis("off")
     np.ravel(axes)[0].legend(fontsize=8)
     fig.suptitle("Seed 000 Sec. 7.1 reproduction (zCDP, Zipf norms)")

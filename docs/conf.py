@@ -21,7 +21,12 @@ autodoc_default_options = {"members": False, "inherited-members": False}
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py", "user_guide/_*.rst"]
+exclude_patterns = [
+    "_build",
+    "auto_examples/*.ipynb",
+    "auto_examples/*.py",
+    "user_guide/_*.rst",
+]
 
 html_theme = "pydata_sphinx_theme"
 html_static_path = ["_static"]

@@ -31,11 +31,15 @@ def build_parser():
         help="compare every covariance estimator on the bundled digits data",
     )
     demo.add_argument(
-        "--epsilons", type=_positive_floats, default=[0.1, 0.5, 1.0, 2.0, 5.0],
+        "--epsilons",
+        type=_positive_floats,
+        default=[0.1, 0.5, 1.0, 2.0, 5.0],
         help="comma-separated budgets (default: 0.1,0.5,1,2,5)",
     )
     demo.add_argument("--delta", type=float, default=1e-6, help="delta (default 1e-6)")
-    demo.add_argument("--repeats", type=int, default=10, help="fits per cell (default 10)")
+    demo.add_argument(
+        "--repeats", type=int, default=10, help="fits per cell (default 10)"
+    )
     demo.add_argument("--seed", type=int, default=0, help="noise seed (default 0)")
     return parser
 

@@ -52,7 +52,9 @@ def demo_estimators(delta):
     }
 
 
-def run_demo(epsilons=(0.1, 0.5, 1.0, 2.0, 5.0), *, delta=1e-6, repeats=10, seed=0, out=print):
+def run_demo(
+    epsilons=(0.1, 0.5, 1.0, 2.0, 5.0), *, delta=1e-6, repeats=10, seed=0, out=print
+):
     """Print mean Frobenius errors of every estimator against the non-private one.
 
     Parameters
@@ -94,7 +96,9 @@ def run_demo(epsilons=(0.1, 0.5, 1.0, 2.0, 5.0), *, delta=1e-6, repeats=10, seed
                 estimator.set_params(epsilon=epsilon, random_state=rng).fit(X)
                 for _ in range(repeats)
             ]
-            row.append(np.mean([np.linalg.norm(f.covariance_ - reference) for f in fits]))
+            row.append(
+                np.mean([np.linalg.norm(f.covariance_ - reference) for f in fits])
+            )
         errors[name] = np.array(row)
         out(name.ljust(name_width) + "".join(f"{v:<13.4g}" for v in row))
     zero = np.linalg.norm(reference)

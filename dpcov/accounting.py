@@ -104,7 +104,9 @@ class PureDP:
         _check_nonnegative("delta", delta)
         if delta == 0:
             return ApproxDP(self.epsilon, 0.0)
-        return ApproxDP(min(self.epsilon, zcdp_epsilon(self.to_zcdp().rho, delta)), delta)
+        return ApproxDP(
+            min(self.epsilon, zcdp_epsilon(self.to_zcdp().rho, delta)), delta
+        )
 
     def fraction(self, share):
         """Return the guarantee of a step that gets ``share`` of this budget.
@@ -249,7 +251,7 @@ def _cks_epsilon_at(alpha, rho, log_inv_delta):
 def zcdp_epsilon(rho, delta):
     """Epsilon of the (epsilon, delta)-DP guarantee implied by rho-zCDP.
 
-    Uses the conversion of Canonne, Kamath and Steinke (Canonne, Kamath and Steinke, 2020, Corollary 13),
+    Uses the conversion of Canonne, Kamath and Steinke (2020, Corollary 13),
 
     .. math::
 
@@ -257,7 +259,8 @@ def zcdp_epsilon(rho, delta):
         + (\\alpha - 1)\\log(1 - 1/\\alpha) - \\log\\alpha}{\\alpha - 1},
 
     minimised numerically over :math:`\\alpha`. It is never larger than the
-    classical :math:`\\rho + 2\\sqrt{\\rho\\log(1/\\delta)}` of (Bun and Steinke, 2016), which is
+    classical :math:`\\rho + 2\\sqrt{\\rho\\log(1/\\delta)}` (Bun and Steinke, 2016),
+    which is
     used as a safeguard.
 
     Parameters
@@ -393,7 +396,8 @@ def compose(guarantees):
         )
     approx = [g.to_approx_dp(0.0) if isinstance(g, PureDP) else g for g in guarantees]
     return ApproxDP(
-        math.fsum(g.epsilon for g in approx), min(1.0, math.fsum(g.delta for g in approx))
+        math.fsum(g.epsilon for g in approx),
+        min(1.0, math.fsum(g.delta for g in approx)),
     )
 
 

@@ -91,7 +91,10 @@ def test_split_budget():
     split = split_budget(ZCDP(0.8), {"a": 0.25, "b": 0.75})
     assert split == {"a": ZCDP(0.2), "b": ZCDP(0.8 * 0.75)}
     assert compose(split.values()).rho == pytest.approx(0.8)
-    assert split_budget(PureDP(1.0), {"a": 0.5, "b": 0.5}) == {"a": PureDP(0.5), "b": PureDP(0.5)}
+    assert split_budget(PureDP(1.0), {"a": 0.5, "b": 0.5}) == {
+        "a": PureDP(0.5),
+        "b": PureDP(0.5),
+    }
     with pytest.raises(ValueError):
         split_budget(ZCDP(1.0), {"a": 0.5, "b": 0.6})
     with pytest.raises(ValueError):

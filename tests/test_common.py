@@ -1,12 +1,16 @@
-"""scikit-learn's estimator checks on every dpcov estimator."""
+"""scikit-learn's estimator checks and dpcov's DP checks on every estimator."""
 
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
 import pytest
-from sklearn.utils.estimator_checks import check_param_validation, parametrize_with_checks
+from sklearn.utils.estimator_checks import (
+    check_param_validation,
+    parametrize_with_checks,
+)
 
 from dpcov.covariance import AdaptiveCovariance, GaussianCovariance, SeparateCovariance
+from dpcov.utils.estimator_checks import parametrize_with_dp_checks
 
 # The checks must not take the private-radius path (many of their datasets are
 # too small for it), so every instance gets an explicit data_norm; the
@@ -42,3 +46,8 @@ def test_sklearn_compatible_estimator(estimator, check):
 )
 def test_param_validation(estimator):
     check_param_validation(type(estimator).__name__, estimator)
+
+
+@parametrize_with_dp_checks(list(_tested_estimators()))
+def test_dp_conventions(estimator, check):
+    check(estimator)

@@ -60,7 +60,9 @@ def gaussian_tail_bounds(n_features, beta):
     """
     d = n_features
     b = beta / 2.0
-    eta = math.sqrt(d + 2.0 * math.sqrt(d * math.log(1.0 / b)) + 2.0 * math.log(1.0 / b))
+    eta = math.sqrt(
+        d + 2.0 * math.sqrt(d * math.log(1.0 / b)) + 2.0 * math.log(1.0 / b)
+    )
     nu = _bandeira_van_handel(d) + 2.0 * math.sqrt(math.log(1.0 / b))
     omega = math.sqrt(
         d**2
@@ -104,7 +106,8 @@ def laplace_tail_bounds(n_features, beta):
 
 
 def _bandeira_van_handel(d, laplace=False):
-    # (1 + theta)(2 sqrt(d) + 6 f(d) / sqrt(log(1 + theta))), theta = min((log d / d)^0.3, 1/2),
+    # (1 + theta)(2 sqrt(d) + 6 f(d) / sqrt(log(1 + theta))),
+    # theta = min((log d / d)^0.3, 1/2),
     # f = sqrt(log d) (Gaussian) or log d (Laplace); at d = 1 the matrix is a scalar.
     if d < 2:
         return 0.0
@@ -325,7 +328,9 @@ class AdaptiveCovariance(BasePrivateCovariance):
         final = steps["final"]
         halves = split_budget(final, {"eigenvectors": 0.5, "eigenvalues": 0.5})
         l2, l1 = second_moment_sensitivities(1.0, n_samples, n_features)
-        gauss_scale = calibrate_additive(final, l2_sensitivity=l2, l1_sensitivity=l1).scale
+        gauss_scale = calibrate_additive(
+            final, l2_sensitivity=l2, l1_sensitivity=l1
+        ).scale
         vector_scale = calibrate_additive(
             halves["eigenvectors"], l2_sensitivity=l2, l1_sensitivity=l1
         ).scale
@@ -373,7 +378,11 @@ class AdaptiveCovariance(BasePrivateCovariance):
         )
         mechanism = gauss_release if use_gauss else separate_release
         release = mechanism(
-            gram / n_samples, n_samples=n_samples, radius=tau_star, budget=final, rng=rng
+            gram / n_samples,
+            n_samples=n_samples,
+            radius=tau_star,
+            budget=final,
+            rng=rng,
         )
         release.split = {
             "trace": steps["trace"],

@@ -143,10 +143,17 @@ class BasePrivateCovariance(EmpiricalCovariance):
         # epsilon = inf (no noise) is allowed for testing against sklearn.
         "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {np.inf})],
         "delta": [Interval(Real, 0, 1, closed="left")],
-        "rho": [Interval(Real, 0, None, closed="neither"), Options(Real, {np.inf}), None],
+        "rho": [
+            Interval(Real, 0, None, closed="neither"),
+            Options(Real, {np.inf}),
+            None,
+        ],
         "data_norm": [Interval(Real, 0, None, closed="neither"), None],
         "projection": [StrOptions({"clamp", "feasible", "psd"})],
-        "eigenvalue_floor": [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")],
+        "eigenvalue_floor": [
+            StrOptions({"auto"}),
+            Interval(Real, 0, None, closed="left"),
+        ],
         "store_raw": ["boolean"],
         "random_state": ["random_state", np.random.Generator],
     }
@@ -297,7 +304,9 @@ class BasePrivateCovariance(EmpiricalCovariance):
         )
 
         covariance = self._postprocess(
-            release.raw, bound=min(release.radius, data_norm) ** 2, noise_std=release.noise_std
+            release.raw,
+            bound=min(release.radius, data_norm) ** 2,
+            noise_std=release.noise_std,
         )
 
         self.location_ = location

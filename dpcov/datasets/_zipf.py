@@ -7,7 +7,9 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 
-def make_zipf_norms(n_samples=50_000, n_features=200, *, n_buckets=4, skew=3.0, random_state=None):
+def make_zipf_norms(
+    n_samples=50_000, n_features=200, *, n_buckets=4, skew=3.0, random_state=None
+):
     """Generate the synthetic data of Dong, Liang and Yi (2022), Section 7.1.
 
     Rows are drawn as ``z @ A`` with ``z ~ N(0, I)`` and ``A`` a matrix of

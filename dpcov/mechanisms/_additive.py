@@ -70,7 +70,9 @@ class AdditiveNoise:
         noisy : ndarray of shape (d, d)
             The noisy symmetric matrix.
         """
-        return matrix + _noise.symmetric_matrix(rng, matrix.shape[0], self.scale, self.law)
+        return matrix + _noise.symmetric_matrix(
+            rng, matrix.shape[0], self.scale, self.law
+        )
 
 
 def calibrate_additive(budget, *, l2_sensitivity, l1_sensitivity):

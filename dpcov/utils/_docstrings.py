@@ -25,9 +25,9 @@ delta : float, default=1e-6
     variant (Laplace noise, L1 sensitivities).""",
     "rho": """
 rho : float, default=None
-    Budget in zero-concentrated DP, for users who account in zCDP. When set, the estimator is
-    ``rho``-zCDP, ``epsilon`` is ignored and ``delta`` is only used to report
-    the implied ``epsilon_spent_``.""",
+    Budget in zero-concentrated DP, for users who account in zCDP. When set,
+    the estimator is ``rho``-zCDP, ``epsilon`` is ignored and ``delta`` is
+    only used to report the implied ``epsilon_spent_``.""",
     "data_norm": """
 data_norm : float, default=None
     Public bound on the L2 norm of each row; longer rows are scaled down to it

@@ -32,7 +32,8 @@ def check_random_state(seed):
     Examples
     --------
     >>> from dpcov.utils import check_random_state
-    >>> check_random_state(0).standard_normal() == check_random_state(0).standard_normal()
+    >>> a = check_random_state(0).standard_normal()
+    >>> a == check_random_state(0).standard_normal()
     True
     """
     if seed is None:

@@ -14,4 +14,10 @@ from sklearn.utils._param_validation import (
     validate_parameter_constraints,
 )
 
-__all__ = ["Interval", "Options", "StrOptions", "_fit_context", "validate_parameter_constraints"]
+__all__ = [
+    "Interval",
+    "Options",
+    "StrOptions",
+    "_fit_context",
+    "validate_parameter_constraints",
+]

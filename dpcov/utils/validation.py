@@ -15,7 +15,11 @@ from ..accounting import ZCDP, PureDP, zcdp_epsilon, zcdp_rho
 
 
 def _is_real(value):
-    return isinstance(value, Real) and not isinstance(value, bool) and not math.isnan(value)
+    return (
+        isinstance(value, Real)
+        and not isinstance(value, bool)
+        and not math.isnan(value)
+    )
 
 
 def check_privacy_params(epsilon, delta, rho=None):

@@ -45,7 +45,9 @@ pipe = make_pipeline(
 )
 grid = {"separatecovariance__epsilon": [0.1, 1.0, 10.0]}
 search = GridSearchCV(pipe, grid, cv=3).fit(X)
-for params, score in zip(search.cv_results_["params"], search.cv_results_["mean_test_score"]):
+for params, score in zip(
+    search.cv_results_["params"], search.cv_results_["mean_test_score"], strict=False
+):
     print(params, round(score, 3))
 print("best:", search.best_params_)
 

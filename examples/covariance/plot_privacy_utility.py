@@ -29,7 +29,9 @@ reference = EmpiricalCovariance().fit(X).covariance_
 epsilons = np.geomspace(0.1, 30, 9)
 estimators = {
     "GaussCov": GaussianCovariance(data_norm=1.0),
-    "GaussCov + projection (App. C)": GaussianCovariance(data_norm=1.0, projection="feasible"),
+    "GaussCov + projection (App. C)": GaussianCovariance(
+        data_norm=1.0, projection="feasible"
+    ),
     "SeparateCov": SeparateCovariance(data_norm=1.0),
     "AdaptiveCov": AdaptiveCovariance(data_norm=1.0),
 }
@@ -41,10 +43,15 @@ rng = np.random.default_rng(0)
 fig, ax = plt.subplots(figsize=(6, 4))
 for name, est in estimators.items():
     errors = [
-        np.mean([
-            np.linalg.norm(est.set_params(epsilon=eps, random_state=rng).fit(X).covariance_ - reference)
-            for _ in range(10)
-        ])
+        np.mean(
+            [
+                np.linalg.norm(
+                    est.set_params(epsilon=eps, random_state=rng).fit(X).covariance_
+                    - reference
+                )
+                for _ in range(10)
+            ]
+        )
         for eps in epsilons
     ]
     ax.loglog(epsilons, errors, marker="o", label=name)

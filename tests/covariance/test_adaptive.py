@@ -41,7 +41,9 @@ def test_clipping_bias_queries_have_sensitivity_one(global_random_seed):
     for _ in range(500):
         other = norms.copy()
         other[rng.integers(200)] = rng.choice([0.0, 1.0, rng.uniform() ** 5])
-        assert np.max(np.abs(clipping_bias_bounds(other, 1.0, 30) - base)) <= 1.0 + 1e-12
+        assert (
+            np.max(np.abs(clipping_bias_bounds(other, 1.0, 30) - base)) <= 1.0 + 1e-12
+        )
 
 
 def test_gaussian_tail_bounds_hold(global_random_seed):
@@ -67,7 +69,9 @@ def test_laplace_tail_bounds_hold(global_random_seed):
     rng = np.random.default_rng(global_random_seed)
     d, beta = 20, 0.2
     eta, nu, omega = laplace_tail_bounds(d, beta)
-    assert np.mean(np.linalg.norm(rng.laplace(size=(4000, d)), axis=1) > eta) <= beta / 2
+    assert (
+        np.mean(np.linalg.norm(rng.laplace(size=(4000, d)), axis=1) > eta) <= beta / 2
+    )
     g = rng.laplace(size=(d, d))
     g = np.triu(g) + np.triu(g, 1).T
     assert np.abs(np.linalg.eigvalsh(g)).max() <= nu and np.linalg.norm(g) <= omega
@@ -84,11 +88,17 @@ def test_trace_bound_noise_closed_form(pure, global_random_seed):
     X *= 0.5 * R / np.linalg.norm(X, axis=1, keepdims=True)  # trace R^2/4
     trace = R**2 / 4
     params = dict(epsilon=2.0, delta=0.0) if pure else dict(rho=0.5)
-    res = np.array([
-        AdaptiveCovariance(data_norm=R, assume_centered=True, random_state=rng, **params)
-        .fit(X).trace_bound_ - trace
-        for _ in range(2000)
-    ])
+    res = np.array(
+        [
+            AdaptiveCovariance(
+                data_norm=R, assume_centered=True, random_state=rng, **params
+            )
+            .fit(X)
+            .trace_bound_
+            - trace
+            for _ in range(2000)
+        ]
+    )
     if pure:
         b = (R**2 / n) / (2.0 / 8)
         res -= b * math.log(4 / beta)
@@ -112,25 +122,39 @@ def test_trace_neighbours(global_random_seed):
     rng = np.random.default_rng(global_random_seed)
 
     def stat(X):
-        return AdaptiveCovariance(
-            rho=4.0, data_norm=R, assume_centered=True, random_state=rng
-        ).fit(X).trace_bound_
+        return (
+            AdaptiveCovariance(
+                rho=4.0, data_norm=R, assume_centered=True, random_state=rng
+            )
+            .fit(X)
+            .trace_bound_
+        )
 
-    shift, se = gaussian_shift([stat(a) for _ in range(3000)], [stat(b) for _ in range(3000)])
+    shift, se = gaussian_shift(
+        [stat(a) for _ in range(3000)], [stat(b) for _ in range(3000)]
+    )
     assert shift == pytest.approx(1.0, abs=5 * se)
 
 
-@pytest.mark.parametrize("params, budget", [(dict(rho=0.8), ZCDP), (dict(epsilon=0.8, delta=0.0), PureDP)])
+@pytest.mark.parametrize(
+    "params, budget", [(dict(rho=0.8), ZCDP), (dict(epsilon=0.8, delta=0.0), PureDP)]
+)
 def test_budget_split(params, budget):
     X = make_zipf_norms(2000, 5, n_buckets=2, random_state=0)
-    est = AdaptiveCovariance(data_norm=1.0, assume_centered=True, random_state=0, **params).fit(X)
+    est = AdaptiveCovariance(
+        data_norm=1.0, assume_centered=True, random_state=0, **params
+    ).fit(X)
     split = est.budget_split_
     total = 0.8
     value = (lambda g: g.epsilon) if budget is PureDP else (lambda g: g.rho)
     assert value(split["trace"]) == pytest.approx(total / 8)
     assert value(split["threshold"]) == pytest.approx(total / 8)
     final = [k for k in split if k not in ("trace", "threshold")]
-    assert final == (["covariance"] if est.mechanism_ == "gaussian" else ["eigenvectors", "eigenvalues"])
+    assert final == (
+        ["covariance"]
+        if est.mechanism_ == "gaussian"
+        else ["eigenvectors", "eigenvalues"]
+    )
     assert sum(value(split[k]) for k in final) == pytest.approx(3 * total / 4)
 
 
@@ -139,8 +163,9 @@ def test_unit_norms_no_clipping_and_gauss(global_random_seed):
     # d = 200, n = 5e4, rho = 0.1: noise dominates at every threshold below 1,
     # so it must not clip, and GaussCov beats SeparateCov at trace 1.
     X = make_zipf_norms(50_000, 200, n_buckets=1, random_state=global_random_seed)
-    est = AdaptiveCovariance(rho=0.1, data_norm=1.0, assume_centered=True,
-                             random_state=global_random_seed).fit(X)
+    est = AdaptiveCovariance(
+        rho=0.1, data_norm=1.0, assume_centered=True, random_state=global_random_seed
+    ).fit(X)
     assert est.clip_threshold_ == 1.0
     assert est.mechanism_ == "gaussian"
 

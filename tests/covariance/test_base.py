@@ -1,7 +1,6 @@
 """Behaviour shared by every private covariance estimator."""
 
 import math
-import warnings
 
 import numpy as np
 import pytest
@@ -88,7 +87,9 @@ def test_privacy_spent(Estimator, params, budget, data_norm, assume_centered):
             assert est.epsilon_spent_ <= params["epsilon"] * (1 + 1e-12)
             assert est.epsilon_spent_ == pytest.approx(params["epsilon"], rel=1e-8)
         elif params["delta"] > 0:
-            assert est.epsilon_spent_ == pytest.approx(zcdp_epsilon(0.2, params["delta"]))
+            assert est.epsilon_spent_ == pytest.approx(
+                zcdp_epsilon(0.2, params["delta"])
+            )
         else:
             assert est.epsilon_spent_ == math.inf
     assert ("radius" in est.budget_split_) == (data_norm is None)
@@ -103,38 +104,32 @@ def test_privacy_spent(Estimator, params, budget, data_norm, assume_centered):
 
 
 def test_private_radius_path(Estimator):
+    # Accounting and the untouched parameter are checked in test_common (DP
+    # checks); here: the radius is a grid point within Lemma 10's bound.
     X = _data(n=20_000) * 3.0
     est = Estimator(epsilon=1.0, random_state=0).fit(X)
-    assert est.data_norm is None  # the parameter is never written
     assert est.data_norm_ in DEFAULT_RADIUS_GRID
     assert est.data_norm_ <= 2 * np.linalg.norm(X, axis=1).max()
 
 
 def test_private_radius_needs_enough_rows(Estimator):
     X = _data(n=500)
-    with pytest.raises(ValueError, match=r"data_norm=None .* at least \d+ samples .* got 500"):
+    with pytest.raises(
+        ValueError, match=r"data_norm=None .* at least \d+ samples .* got 500"
+    ):
         Estimator(epsilon=1.0).fit(X)
-
-
-def test_seeded_fits_are_reproducible(Estimator):
-    X = _data()
-    a = Estimator(data_norm=1.0, random_state=7).fit(X).covariance_
-    b = Estimator(data_norm=1.0, random_state=7).fit(X).covariance_
-    c = Estimator(data_norm=1.0).fit(X).covariance_
-    d = Estimator(data_norm=1.0).fit(X).covariance_
-    np.testing.assert_array_equal(a, b)
-    assert not np.allclose(c, d)
-    gen = np.random.default_rng(0)
-    est = Estimator(data_norm=1.0, random_state=gen)
-    assert not np.allclose(est.fit(X).covariance_, est.fit(X).covariance_)
 
 
 @pytest.mark.parametrize("projection", ["clamp", "feasible", "psd"])
 def test_projection_and_floor(Estimator, projection):
     X = _data(n=300, d=8)
     est = Estimator(
-        epsilon=0.5, data_norm=1.0, projection=projection, eigenvalue_floor=0.0,
-        store_raw=True, random_state=0,
+        epsilon=0.5,
+        data_norm=1.0,
+        projection=projection,
+        eigenvalue_floor=0.0,
+        store_raw=True,
+        random_state=0,
     ).fit(X)
     w = np.linalg.eigvalsh(est.covariance_)
     assert np.array_equal(est.covariance_, est.covariance_.T)
@@ -156,7 +151,9 @@ def test_projection_and_floor(Estimator, projection):
 
 def test_fixed_floor(Estimator):
     X = _data(n=300, d=8)
-    est = Estimator(epsilon=0.5, data_norm=1.0, eigenvalue_floor=0.01, random_state=0).fit(X)
+    est = Estimator(
+        epsilon=0.5, data_norm=1.0, eigenvalue_floor=0.01, random_state=0
+    ).fit(X)
     assert np.linalg.eigvalsh(est.covariance_).min() >= 0.01 - 1e-12
 
 
@@ -224,28 +221,6 @@ def test_bad_parameters(Estimator, params, match, skip_validation):
     with config_context(skip_parameter_validation=skip_validation):
         with pytest.raises(ValueError, match=match):
             Estimator(**{"data_norm": 1.0, **params}).fit(X)
-
-
-FITTED_ATTRIBUTES = {
-    "location_", "covariance_", "precision_", "data_norm_", "guarantee_",
-    "epsilon_spent_", "delta_spent_", "rho_spent_", "budget_split_", "n_features_in_",
-}
-EXTRA_ATTRIBUTES = {AdaptiveCovariance: {"clip_threshold_", "mechanism_", "trace_bound_"}}
-
-
-def test_nothing_data_dependent_escapes(Estimator):
-    # Heavy clipping (norms up to 50 against data_norm=1) must not show up in
-    # any warning, and the fitted attributes are exactly the documented
-    # private outputs (no count of clipped rows, no true norm or eigenvalue).
-    X = _data(n=5000) * 50
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        est = Estimator(data_norm=1.0, random_state=0).fit(X)
-        est.score(X)
-        Estimator(epsilon=1.0, random_state=0).fit(np.repeat(X, 4, axis=0))
-    assert caught == []
-    fitted = {k for k in vars(est) if k.endswith("_") and not k.startswith("_")}
-    assert fitted == FITTED_ATTRIBUTES | EXTRA_ATTRIBUTES.get(Estimator, set())
 
 
 def test_pipeline_grid_search_over_epsilon(Estimator):

@@ -14,7 +14,12 @@ from ._privacy_checks import gaussian_shift, laplace_event_loss
 def _unit_rows(n, d, seed, radius=1.0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d))
-    return radius * X / np.linalg.norm(X, axis=1, keepdims=True) * rng.uniform(0.2, 1, (n, 1))
+    return (
+        radius
+        * X
+        / np.linalg.norm(X, axis=1, keepdims=True)
+        * rng.uniform(0.2, 1, (n, 1))
+    )
 
 
 def _upper_residuals(est, target):
@@ -55,16 +60,22 @@ def test_laplace_noise_scale_closed_form(global_random_seed):
     target = X.T @ X / n
     b = 31 * R**2 / (n * eps)
     rng = np.random.default_rng(global_random_seed)
-    res = np.concatenate([
-        _upper_residuals(
-            GaussianCovariance(
-                epsilon=eps, delta=0.0, data_norm=R, assume_centered=True,
-                store_raw=True, random_state=rng,
-            ).fit(X),
-            target,
-        )[0]
-        for _ in range(20)
-    ])
+    res = np.concatenate(
+        [
+            _upper_residuals(
+                GaussianCovariance(
+                    epsilon=eps,
+                    delta=0.0,
+                    data_norm=R,
+                    assume_centered=True,
+                    store_raw=True,
+                    random_state=rng,
+                ).fit(X),
+                target,
+            )[0]
+            for _ in range(20)
+        ]
+    )
     # |Laplace(b)| is Exponential(b): mean b, relative s.e. 1/sqrt(N) = 0.0104.
     assert np.abs(res).mean() == pytest.approx(b, rel=0.052)
     assert stats.kstest(res / b, "laplace").pvalue > 1e-4
@@ -80,7 +91,9 @@ def test_centred_noise_scale_and_private_mean(global_random_seed):
     sigma_mean = (2 * r / n) / math.sqrt(2 * rho / 8)
     mean_res, cov_res = [], []
     for _ in range(30):
-        est = GaussianCovariance(rho=rho, data_norm=r, store_raw=True, random_state=rng).fit(X)
+        est = GaussianCovariance(
+            rho=rho, data_norm=r, store_raw=True, random_state=rng
+        ).fit(X)
         mean_res.append(est.location_ - X.mean(0))
         centred = X - est.location_
         R = r + np.linalg.norm(est.location_)
@@ -88,7 +101,9 @@ def test_centred_noise_scale_and_private_mean(global_random_seed):
         cov_res.append(_upper_residuals(est, centred.T @ centred / n)[0] / sigma)
     mean_res = np.concatenate(mean_res)
     cov_res = np.concatenate(cov_res)
-    assert mean_res.std() == pytest.approx(sigma_mean, rel=5 / math.sqrt(2 * mean_res.size))
+    assert mean_res.std() == pytest.approx(
+        sigma_mean, rel=5 / math.sqrt(2 * mean_res.size)
+    )
     assert cov_res.std() == pytest.approx(1.0, rel=5 / math.sqrt(2 * cov_res.size))
 
 
@@ -117,7 +132,9 @@ def test_gaussian_neighbours_privacy_loss(global_random_seed):
         ).fit(X)
         return (est.raw_covariance_[0, 0] - est.raw_covariance_[1, 1]) / math.sqrt(2)
 
-    shift, se = gaussian_shift([stat(a) for _ in range(reps)], [stat(b) for _ in range(reps)])
+    shift, se = gaussian_shift(
+        [stat(a) for _ in range(reps)], [stat(b) for _ in range(reps)]
+    )
     assert shift == pytest.approx(math.sqrt(2 * rho), abs=5 * se)
 
 
@@ -132,11 +149,21 @@ def test_laplace_neighbours_privacy_loss(global_random_seed):
     rng = np.random.default_rng(global_random_seed)
 
     def event(X):
-        raw = GaussianCovariance(
-            epsilon=eps, delta=0.0, data_norm=R, assume_centered=True,
-            store_raw=True, random_state=rng,
-        ).fit(X).raw_covariance_
+        raw = (
+            GaussianCovariance(
+                epsilon=eps,
+                delta=0.0,
+                data_norm=R,
+                assume_centered=True,
+                store_raw=True,
+                random_state=rng,
+            )
+            .fit(X)
+            .raw_covariance_
+        )
         return raw[0, 0] > hi00 and raw[1, 1] < lo11
 
-    loss, se = laplace_event_loss([event(a) for _ in range(reps)], [event(b) for _ in range(reps)])
+    loss, se = laplace_event_loss(
+        [event(a) for _ in range(reps)], [event(b) for _ in range(reps)]
+    )
     assert loss == pytest.approx(2 * eps / min(d + 1, math.sqrt(2) * d), abs=5 * se)

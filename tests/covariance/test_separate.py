@@ -35,9 +35,12 @@ def test_eigenvalue_noise_scale_closed_form(pure, global_random_seed):
     truth = np.sort(np.array(counts) / n)
     rng = np.random.default_rng(global_random_seed)
     params = dict(epsilon=2.0, delta=0.0) if pure else dict(rho=0.5)
-    res = np.concatenate([
-        np.linalg.eigvalsh(_fit(X, rng, **params).raw_covariance_) - truth for _ in range(500)
-    ])
+    res = np.concatenate(
+        [
+            np.linalg.eigvalsh(_fit(X, rng, **params).raw_covariance_) - truth
+            for _ in range(500)
+        ]
+    )
     if pure:
         b = 4 / (n * 2.0)
         assert np.abs(res).mean() == pytest.approx(b, rel=5 / math.sqrt(res.size))
@@ -58,10 +61,12 @@ def test_pairing_keeps_signs(global_random_seed):
     n, d = X.shape[0], 6
     rng = np.random.default_rng(global_random_seed)
     s = math.sqrt(2) / (n * math.sqrt(0.5))
-    z = np.array([
-        (np.trace(_fit(X, rng, rho=0.5).raw_covariance_) - 1.0) / (math.sqrt(d) * s)
-        for _ in range(1000)
-    ])
+    z = np.array(
+        [
+            (np.trace(_fit(X, rng, rho=0.5).raw_covariance_) - 1.0) / (math.sqrt(d) * s)
+            for _ in range(1000)
+        ]
+    )
     assert abs(z.mean()) < 5 / math.sqrt(z.size)
     assert z.std() == pytest.approx(1.0, rel=5 / math.sqrt(2 * z.size))
 
@@ -107,7 +112,9 @@ def test_gaussian_eigenvalue_neighbours(global_random_seed):
         w = np.linalg.eigvalsh(_fit(X, rng, rho=1.0).raw_covariance_)
         return (w[2] - w[0]) / math.sqrt(2)
 
-    shift, se = gaussian_shift([stat(a) for _ in range(3000)], [stat(b) for _ in range(3000)])
+    shift, se = gaussian_shift(
+        [stat(a) for _ in range(3000)], [stat(b) for _ in range(3000)]
+    )
     assert shift == pytest.approx(1.0, abs=5 * se)
 
 
@@ -122,5 +129,7 @@ def test_laplace_eigenvalue_neighbours(global_random_seed):
         w = np.linalg.eigvalsh(_fit(X, rng, epsilon=4.0, delta=0.0).raw_covariance_)
         return w[2] < 60 / n and w[0] > 1 / n
 
-    loss, se = laplace_event_loss([event(a) for _ in range(6000)], [event(b) for _ in range(6000)])
+    loss, se = laplace_event_loss(
+        [event(a) for _ in range(6000)], [event(b) for _ in range(6000)]
+    )
     assert loss == pytest.approx(2.0, abs=5 * se)

@@ -21,4 +21,6 @@ def test_norms_and_blocks():
     np.testing.assert_allclose(norms[:860], 0.25)
     np.testing.assert_allclose(norms[860:968], 0.5)
     np.testing.assert_allclose(norms[968:], 1.0)
-    np.testing.assert_array_equal(X, make_zipf_norms(1000, 4, n_buckets=3, random_state=1))
+    np.testing.assert_array_equal(
+        X, make_zipf_norms(1000, 4, n_buckets=3, random_state=1)
+    )

@@ -16,7 +16,9 @@ from dpcov.mechanisms import (
 def test_gaussian_scale_closed_form():
     # sigma = Delta / sqrt(2 rho) (Bun & Steinke 2016, Prop. 1.6)
     assert gaussian_scale(1.0, 0.5) == pytest.approx(1.0)
-    assert gaussian_scale(math.sqrt(2), 0.1) == pytest.approx(math.sqrt(2) / math.sqrt(0.2))
+    assert gaussian_scale(math.sqrt(2), 0.1) == pytest.approx(
+        math.sqrt(2) / math.sqrt(0.2)
+    )
     assert gaussian_scale(3.0, math.inf) == 0.0
 
 
@@ -26,7 +28,9 @@ def test_laplace_scale_closed_form():
 
 
 @pytest.mark.parametrize("func", [gaussian_scale, laplace_scale])
-@pytest.mark.parametrize("sens, budget", [(-1.0, 1.0), (1.0, 0.0), (1.0, -1.0), (np.nan, 1.0)])
+@pytest.mark.parametrize(
+    "sens, budget", [(-1.0, 1.0), (1.0, 0.0), (1.0, -1.0), (np.nan, 1.0)]
+)
 def test_scales_reject_bad_input(func, sens, budget):
     with pytest.raises(ValueError):
         func(sens, budget)
@@ -58,6 +62,10 @@ def test_additive_noise_scale_matches_closed_form(budget, law, std, global_rando
     # The sample std of 2e5 draws has relative s.e. sqrt((kurtosis-1)/4N):
     # <= 0.0028 for Laplace; 5 s.e. is 1.4%.
     assert residual.std() == pytest.approx(std, rel=0.014)
-    dist = stats.norm(scale=noise.scale) if law == "gaussian" else stats.laplace(scale=noise.scale)
+    dist = (
+        stats.norm(scale=noise.scale)
+        if law == "gaussian"
+        else stats.laplace(scale=noise.scale)
+    )
     assert stats.kstest(residual[:20_000], dist.cdf).pvalue > 1e-4
     assert isinstance(noise.add(1.0, rng), float)

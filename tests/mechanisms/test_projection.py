@@ -24,9 +24,9 @@ def test_capped_simplex_matches_generic_solver(cap, global_random_seed):
         v = rng.normal(size=5) * 2
         ours = project_capped_simplex(v, cap)
         res = optimize.minimize(
-            lambda z: np.sum((z - v) ** 2),
+            lambda z, v=v: np.sum((z - v) ** 2),
             np.zeros(5),
-            jac=lambda z: 2 * (z - v),
+            jac=lambda z, v=v: 2 * (z - v),
             bounds=[(0, None)] * 5,
             constraints=[{"type": "ineq", "fun": lambda z: cap - z.sum()}],
             method="SLSQP",
@@ -54,7 +54,10 @@ def test_feasible_projection_properties(global_random_seed):
             assert np.sum((y - p) * (z - p)) <= 1e-10
         # Non-expansive.
         y2 = _random_symmetric(rng, d)
-        assert np.linalg.norm(project_feasible(y2, t) - p) <= np.linalg.norm(y2 - y) + 1e-12
+        assert (
+            np.linalg.norm(project_feasible(y2, t) - p)
+            <= np.linalg.norm(y2 - y) + 1e-12
+        )
 
 
 def test_psd_projections(global_random_seed):
@@ -62,7 +65,9 @@ def test_psd_projections(global_random_seed):
     y = _random_symmetric(rng, 5)
     w, v = np.linalg.eigh(y)
     np.testing.assert_allclose(project_psd(y), (v * np.maximum(w, 0)) @ v.T, atol=1e-12)
-    np.testing.assert_allclose(project_psd_bounded(y, 0.5), (v * np.clip(w, 0, 0.5)) @ v.T, atol=1e-12)
+    np.testing.assert_allclose(
+        project_psd_bounded(y, 0.5), (v * np.clip(w, 0, 0.5)) @ v.T, atol=1e-12
+    )
     # Only the symmetric part counts; the output is exactly symmetric.
     a = rng.normal(size=(5, 5))
     m = spectral_map(a, lambda w: w)
@@ -72,4 +77,6 @@ def test_psd_projections(global_random_seed):
 
 def test_project_l2_ball():
     np.testing.assert_allclose(project_l2_ball(np.array([3.0, 4.0]), 1.0), [0.6, 0.8])
-    np.testing.assert_array_equal(project_l2_ball(np.array([0.3, 0.4]), 1.0), [0.3, 0.4])
+    np.testing.assert_array_equal(
+        project_l2_ball(np.array([0.3, 0.4]), 1.0), [0.3, 0.4]
+    )

@@ -1,7 +1,6 @@
 import math
 
 import numpy as np
-import pytest
 
 from dpcov.mechanisms import (
     DEFAULT_RADIUS_GRID,
@@ -39,7 +38,10 @@ def test_radius_accuracy_guarantee(global_random_seed):
 def test_radius_is_exact_without_noise():
     norms = np.array([0.1, 0.3, 0.75])
     assert private_radius(norms, epsilon=math.inf, rng=np.random.default_rng(0)) == 1.0
-    assert private_radius(np.zeros(5), epsilon=math.inf, rng=np.random.default_rng(0)) == 2.0**-32
+    assert (
+        private_radius(np.zeros(5), epsilon=math.inf, rng=np.random.default_rng(0))
+        == 2.0**-32
+    )
 
 
 def test_radius_neighbour_ratio(global_random_seed):
@@ -54,7 +56,7 @@ def test_radius_neighbour_ratio(global_random_seed):
     a = [private_radius(base, epsilon=eps, rng=rng, grid=grid) for _ in range(reps)]
     b = [private_radius(other, epsilon=eps, rng=rng, grid=grid) for _ in range(reps)]
     values, counts_a = np.unique(a, return_counts=True)
-    for value, count_a in zip(values, counts_a):
+    for value, count_a in zip(values, counts_a, strict=False):
         count_b = np.sum(np.asarray(b) == value)
         if min(count_a, count_b) < 200:
             continue

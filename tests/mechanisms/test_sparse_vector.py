@@ -4,11 +4,16 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcov.mechanisms import above_threshold, above_threshold_accuracy, above_threshold_scales
+from dpcov.mechanisms import (
+    above_threshold,
+    above_threshold_accuracy,
+    above_threshold_scales,
+)
 
 
 def test_scales_closed_form():
-    # Dwork & Roth (2014), Algorithm 1: Lap(2 Delta/eps) threshold, Lap(4 Delta/eps) queries.
+    # Dwork & Roth (2014), Algorithm 1: Lap(2 Delta/eps) threshold and
+    # Lap(4 Delta/eps) queries.
     assert above_threshold_scales(0.5) == (4.0, 8.0)
     assert above_threshold_scales(2.0, sensitivity=3.0) == (3.0, 6.0)
 
@@ -36,7 +41,9 @@ def test_stopping_law_matches_independent_simulation(global_random_seed):
     eps, reps = 1.0, 20_000
     queries = np.linspace(-12.0, 12.0, 13)
     rng = np.random.default_rng(global_random_seed)
-    ours = np.array([above_threshold(queries, 0.0, epsilon=eps, rng=rng) for _ in range(reps)])
+    ours = np.array(
+        [above_threshold(queries, 0.0, epsilon=eps, rng=rng) for _ in range(reps)]
+    )
 
     def simulate(t_scale, q_scale, seed):
         sim = np.random.default_rng(seed)
@@ -66,7 +73,9 @@ def test_neighbouring_query_vectors_ratio(global_random_seed):
     rng = np.random.default_rng(global_random_seed)
     q = np.array([-6.0, -3.0, 0.0, 3.0, 6.0])
     a = np.array([above_threshold(q, 0.0, epsilon=eps, rng=rng) for _ in range(reps)])
-    b = np.array([above_threshold(q + 1.0, 0.0, epsilon=eps, rng=rng) for _ in range(reps)])
+    b = np.array(
+        [above_threshold(q + 1.0, 0.0, epsilon=eps, rng=rng) for _ in range(reps)]
+    )
     pa = np.bincount(a, minlength=6) / reps
     pb = np.bincount(b, minlength=6) / reps
     for k in range(6):

@@ -33,7 +33,11 @@ def _naive(X, clip_norm=None, center=None, clip_norm_centered=None):
         {},
         {"clip_norm": 1.5},
         {"clip_norm": 1.5, "center": np.array([0.3, -0.2, 0.1, 0.0])},
-        {"clip_norm": 1.5, "center": np.array([0.3, -0.2, 0.1, 0.0]), "clip_norm_centered": 0.7},
+        {
+            "clip_norm": 1.5,
+            "center": np.array([0.3, -0.2, 0.1, 0.0]),
+            "clip_norm_centered": 0.7,
+        },
     ],
 )
 def test_processed_statistics_match_naive(dtype, chunk_rows, params):
@@ -43,10 +47,23 @@ def test_processed_statistics_match_naive(dtype, chunk_rows, params):
     before = X.copy()
     Y = _naive(X, **params)
     rtol = 1e-12 if dtype == np.float64 else 1e-6
-    np.testing.assert_allclose(processed_gram(X, chunk_rows=chunk_rows, **params), Y.T @ Y, rtol=rtol, atol=1e-12)
-    np.testing.assert_allclose(processed_sum(X, chunk_rows=chunk_rows, **params), Y.sum(0), rtol=rtol, atol=1e-12)
     np.testing.assert_allclose(
-        processed_norms(X, chunk_rows=chunk_rows, **params), np.linalg.norm(Y, axis=1), rtol=rtol, atol=1e-12
+        processed_gram(X, chunk_rows=chunk_rows, **params),
+        Y.T @ Y,
+        rtol=rtol,
+        atol=1e-12,
+    )
+    np.testing.assert_allclose(
+        processed_sum(X, chunk_rows=chunk_rows, **params),
+        Y.sum(0),
+        rtol=rtol,
+        atol=1e-12,
+    )
+    np.testing.assert_allclose(
+        processed_norms(X, chunk_rows=chunk_rows, **params),
+        np.linalg.norm(Y, axis=1),
+        rtol=rtol,
+        atol=1e-12,
     )
     np.testing.assert_array_equal(X, before)  # the input is never modified
 

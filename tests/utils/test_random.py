@@ -8,9 +8,10 @@ def test_seeded_generators_are_reproducible():
     assert check_random_state(3).random() == check_random_state(3).random()
     rs = np.random.RandomState(0)
     assert isinstance(check_random_state(rs), np.random.Generator)
-    assert check_random_state(np.random.RandomState(0)).random() == check_random_state(
-        np.random.RandomState(0)
-    ).random()
+    assert (
+        check_random_state(np.random.RandomState(0)).random()
+        == check_random_state(np.random.RandomState(0)).random()
+    )
 
 
 def test_generator_is_used_as_is():

@@ -1,0 +1,178 @@
+"""Checks that every dpcov estimator must pass, beyond scikit-learn's.
+
+Each check takes an estimator instance (with its geometry parameters set, e.g.
+``data_norm``) and raises an AssertionError when the estimator breaks a
+privacy convention. :func:`parametrize_with_dp_checks` turns them into pytest
+cases, as :func:`sklearn.utils.estimator_checks.parametrize_with_checks` does
+for scikit-learn's checks.
+"""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import math
+import warnings
+
+import numpy as np
+from sklearn import clone, config_context
+
+from ..accounting import PureDP, compose
+
+
+def _data(n_samples=20_000, n_features=4, scale=1.0, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_samples, n_features)) * np.linspace(1.0, 0.3, n_features)
+    return scale * X / np.linalg.norm(X, axis=1).max()
+
+
+def _fitted_output(estimator):
+    # Every public fitted array, concatenated: what a seed must reproduce.
+    arrays = [
+        np.ravel(value)
+        for key, value in sorted(vars(estimator).items())
+        if key.endswith("_")
+        and not key.startswith("_")
+        and isinstance(value, np.ndarray)
+    ]
+    return np.concatenate(arrays)
+
+
+def check_privacy_params_validated_in_fit(estimator):
+    """Out-of-range privacy parameters fail even with validation switched off.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        The estimator to check.
+    """
+    X = _data(200)
+    for params in (
+        {"epsilon": 0.0},
+        {"epsilon": -1.0},
+        {"delta": 1.0},
+        {"delta": -0.5},
+    ):
+        est = clone(estimator).set_params(**params)
+        with config_context(skip_parameter_validation=True):
+            try:
+                est.fit(X)
+            except ValueError:
+                continue
+        raise AssertionError(f"{type(estimator).__name__} accepted {params}")
+
+
+def check_geometry_resolved_privately(estimator):
+    """With ``data_norm=None`` a private radius is found and paid for.
+
+    The parameter stays None, ``data_norm_`` is set, and the radius step shows
+    in ``budget_split_``.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        The estimator to check.
+    """
+    if "data_norm" not in estimator.get_params():
+        return
+    est = clone(estimator).set_params(data_norm=None, epsilon=1.0, random_state=0)
+    est.fit(_data(scale=3.0))
+    assert est.data_norm is None, "fit wrote to the data_norm parameter"
+    assert est.data_norm_ > 0
+    assert "radius" in est.budget_split_, "the private radius is not accounted for"
+
+
+def check_seeded_fits_reproducible(estimator):
+    """The same seed gives the same fit; unseeded fits differ.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        The estimator to check.
+    """
+    X = _data(3000)
+    a = _fitted_output(clone(estimator).set_params(random_state=3).fit(X))
+    b = _fitted_output(clone(estimator).set_params(random_state=3).fit(X))
+    np.testing.assert_array_equal(a, b)
+    c = _fitted_output(clone(estimator).set_params(random_state=None).fit(X))
+    d = _fitted_output(clone(estimator).set_params(random_state=None).fit(X))
+    assert not np.allclose(c, d), "random_state=None fits are identical"
+    # A Generator is advanced by each fit, like a RandomState in scikit-learn.
+    est = clone(estimator).set_params(random_state=np.random.default_rng(0))
+    assert not np.allclose(_fitted_output(est.fit(X)), _fitted_output(est.fit(X)))
+
+
+def check_budget_accounted(estimator):
+    """The spent budget is within the configured one and its steps compose to it.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        The estimator to check.
+    """
+    X = _data(3000)
+    for params in ({"epsilon": 0.7, "delta": 1e-6}, {"epsilon": 0.7, "delta": 0.0}):
+        est = clone(estimator).set_params(random_state=0, **params).fit(X)
+        assert est.epsilon_spent_ <= params["epsilon"] * (1 + 1e-9)
+        assert est.delta_spent_ <= params["delta"]
+        composed = compose(est.budget_split_.values())
+        if isinstance(est.guarantee_, PureDP):
+            assert math.isclose(composed.epsilon, est.guarantee_.epsilon, rel_tol=1e-9)
+        else:
+            assert math.isclose(composed.rho, est.guarantee_.rho, rel_tol=1e-9)
+
+
+def check_no_undocumented_outputs(estimator):
+    """No warning on heavily clipped data; every fitted attribute is documented.
+
+    A fit on rows far outside ``data_norm`` must not warn (a warning about
+    clipping would reveal how many rows were clipped), and every public
+    attribute ending in ``_`` must be listed in the class docstring's
+    Attributes section, where its privacy status is stated.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        The estimator to check.
+    """
+    from numpydoc.docscrape import ClassDoc  # a test dependency
+
+    X = _data(3000, scale=50.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = clone(estimator).set_params(random_state=0).fit(X)
+    assert not caught, f"fit warned: {[str(w.message) for w in caught]}"
+    documented = {
+        item.name.split(" ")[0] for item in ClassDoc(type(estimator))["Attributes"]
+    }
+    fitted = {k for k in vars(est) if k.endswith("_") and not k.startswith("_")}
+    undocumented = fitted - documented
+    assert not undocumented, f"undocumented fitted attributes: {sorted(undocumented)}"
+
+
+DP_CHECKS = [
+    check_privacy_params_validated_in_fit,
+    check_geometry_resolved_privately,
+    check_seeded_fits_reproducible,
+    check_budget_accounted,
+    check_no_undocumented_outputs,
+]
+
+
+def parametrize_with_dp_checks(estimators):
+    """Pytest decorator running every DP check on every estimator.
+
+    Parameters
+    ----------
+    estimators : list of estimator instances
+        Estimators to check, with their geometry parameters set.
+
+    Returns
+    -------
+    decorator : callable
+        A ``pytest.mark.parametrize("estimator, check", ...)`` decorator.
+    """
+    import pytest
+
+    cases = [(est, check) for est in estimators for check in DP_CHECKS]
+    ids = [f"{type(est).__name__}-{check.__name__}" for est, check in cases]
+    return pytest.mark.parametrize("estimator, check", cases, ids=ids)
