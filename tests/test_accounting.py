@@ -32,6 +32,25 @@ def test_zcdp_epsilon_oracle(rho, delta, expected):
     assert zcdp_epsilon(rho, delta) <= rho + 2 * math.sqrt(rho * math.log(1 / delta))
 
 
+# Largest rho with eps(rho, delta) <= target, solved independently at 60 digits
+# (second derivation by a separate session; agrees with an mpmath root-find).
+RHO_ORACLE = [
+    (1.0, 1e-6, 0.0243559703595384),
+    (0.5, 1e-5, 0.00850553059118191),
+    (2.0, 1e-10, 0.0499868499726444),
+]
+
+
+@pytest.mark.parametrize("epsilon, delta, expected", RHO_ORACLE)
+def test_zcdp_rho_oracle(epsilon, delta, expected):
+    assert zcdp_rho(epsilon, delta) == pytest.approx(expected, rel=1e-10)
+
+
+def test_zcdp_epsilon_clamped_at_zero():
+    # For large delta the formula goes negative (-0.356 at rho=1e-4, delta=0.3).
+    assert zcdp_epsilon(1e-4, 0.3) == 0.0
+
+
 @pytest.mark.parametrize("rho, delta, expected", CKS_ORACLE)
 def test_zcdp_rho_inverts(rho, delta, expected):
     found = zcdp_rho(expected, delta)

@@ -91,7 +91,7 @@ def second_moment_sensitivities(radius, n_samples, n_features):
     l2 : float
         ``sqrt(2) R**2 / n``.
     l1 : float
-        ``min(d + 1, sqrt(2) d) R**2 / n``.
+        ``sqrt(d (d + 3) / 2) R**2 / n``.
     """
     scale = radius**2 / n_samples
     # L2 (Frobenius = upper triangle's L2 up to the mirrored entries): replacing
@@ -100,10 +100,13 @@ def second_moment_sensitivities(radius, n_samples, n_features):
     # to y' (BDKU20, seed 000 Sec. 3.1). The upper triangle's L2 norm is at most
     # that.
     l2 = np.sqrt(2.0) * scale
-    # L1 of the upper triangle: sum_{i<=j} |y_i y_j| = (|y|_1^2 + |y|_2^2)/2
-    # <= (d + 1) R^2 / 2 per row, so (d + 1) R^2 / n for a replacement; seed 000
-    # Lemma 11 gives sqrt(2) d R^2 / n. Both are valid: take the smaller.
-    l1 = min(n_features + 1.0, np.sqrt(2.0) * n_features) * scale
+    # L1 of the upper triangle u of D = (yy^T - y'y'^T)/n: by Cauchy-Schwarz on
+    # the d diagonal and the d(d-1)/2 off-diagonal entries separately,
+    # |u|_1 <= sqrt(d a) + sqrt(d(d-1)/2 b) with a = sum D_ii^2, b = sum_{i<j} D_ij^2
+    # and a + 2b = |D|_F^2 <= 2 R^4/n^2; the maximum over a is
+    # sqrt(d (d + 3) / 2) R^2 / n. It is below both seed 000 Lemma 11's
+    # sqrt(2) d R^2 / n and (d + 1) R^2 / n for every d, and tight at d = 2.
+    l1 = np.sqrt(n_features * (n_features + 3) / 2.0) * scale
     return l2, l1
 
 

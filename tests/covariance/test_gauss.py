@@ -53,12 +53,12 @@ def test_gaussian_noise_scale_closed_form(global_random_seed):
 
 
 def test_laplace_noise_scale_closed_form(global_random_seed):
-    # LapCov: Laplace scale b = min(d + 1, sqrt(2) d) R^2 / (n eps); at d = 30
-    # that is 31 R^2/(n eps), not the paper's looser sqrt(2) d = 42.4.
+    # LapCov: Laplace scale b = sqrt(d (d + 3) / 2) R^2 / (n eps); at d = 30
+    # that is 22.25 R^2/(n eps), not the paper's looser sqrt(2) d = 42.4.
     n, d, R, eps = 400, 30, 1.5, 2.0
     X = _unit_rows(n, d, global_random_seed, radius=R)
     target = X.T @ X / n
-    b = 31 * R**2 / (n * eps)
+    b = math.sqrt(30 * 33 / 2) * R**2 / (n * eps)
     rng = np.random.default_rng(global_random_seed)
     res = np.concatenate(
         [
@@ -139,13 +139,22 @@ def test_gaussian_neighbours_privacy_loss(global_random_seed):
 
 
 def test_laplace_neighbours_privacy_loss(global_random_seed):
-    # Pure DP: on the event {raw00 above both means, raw11 below both means}
-    # the density ratio is exp(D1 / b) with D1 = 2 R^2 / n and
-    # b = min(d + 1, sqrt(2) d) R^2 / (n eps): the loss is 2 eps / 4 = 2 at
-    # d = 3, eps = 4 (factor-2 errors give 1 or 4).
-    n, d, R, eps, reps = 10, 3, 1.0, 4.0, 6000
-    a, b = _neighbours(n, d, R)
-    hi00, lo11 = (a.T @ a / n)[0, 0], (a.T @ a / n)[1, 1]
+    # Pure DP on a worst-case pair for the L1 sensitivity at d = 2: x and y
+    # orthogonal unit vectors at angle a = atan2(1, 2) / 2 from the axes give
+    # D = (xx^T - yy^T)/n with upper triangle (2, 1, -2) R^2 / (sqrt(5) n), of L1
+    # norm sqrt(5) R^2 / n = sqrt(d (d + 3) / 2) R^2 / n: the bound is tight.
+    # On the event where each of the three coordinates lies beyond both
+    # neighbours' values (in the direction of D), the density ratio is
+    # exp(|D|_1 / b) = e^eps exactly. Factor-2 errors in b give 2 eps or eps/2.
+    n, R, eps, reps = 10, 1.0, 2.0, 8000
+    angle = math.atan2(1.0, 2.0) / 2
+    x = R * np.array([math.cos(angle), math.sin(angle)])
+    y = R * np.array([-math.sin(angle), math.cos(angle)])
+    a = np.tile([0.0, 0.5 * R], (n, 1))
+    b = a.copy()
+    a[0], b[0] = x, y
+    sa, sb = a.T @ a / n, b.T @ b / n
+    assert np.abs(np.triu(sa - sb)).sum() == pytest.approx(math.sqrt(5) * R**2 / n)
     rng = np.random.default_rng(global_random_seed)
 
     def event(X):
@@ -161,9 +170,9 @@ def test_laplace_neighbours_privacy_loss(global_random_seed):
             .fit(X)
             .raw_covariance_
         )
-        return raw[0, 0] > hi00 and raw[1, 1] < lo11
+        return raw[0, 0] > sa[0, 0] and raw[0, 1] > sa[0, 1] and raw[1, 1] < sa[1, 1]
 
     loss, se = laplace_event_loss(
         [event(a) for _ in range(reps)], [event(b) for _ in range(reps)]
     )
-    assert loss == pytest.approx(2 * eps / min(d + 1, math.sqrt(2) * d), abs=5 * se)
+    assert loss == pytest.approx(eps, abs=5 * se)
