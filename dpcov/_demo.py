@@ -92,13 +92,12 @@ def run_demo(
     for name, estimator in demo_estimators(delta).items():
         row = []
         for epsilon in epsilons:
-            fits = [
-                estimator.set_params(epsilon=epsilon, random_state=rng).fit(X)
+            estimator.set_params(epsilon=epsilon, random_state=rng)
+            fit_errors = [
+                np.linalg.norm(estimator.fit(X).covariance_ - reference)
                 for _ in range(repeats)
             ]
-            row.append(
-                np.mean([np.linalg.norm(f.covariance_ - reference) for f in fits])
-            )
+            row.append(np.mean(fit_errors))
         errors[name] = np.array(row)
         out(name.ljust(name_width) + "".join(f"{v:<13.4g}" for v in row))
     zero = np.linalg.norm(reference)

@@ -21,13 +21,9 @@ from ..mechanisms import above_threshold, calibrate_additive
 from ..utils._docstrings import fill_doc
 from ..utils._gram import processed_gram, processed_norms
 from ..utils._sklearn_compat import Interval
-from ._base import (
-    BasePrivateCovariance,
-    eigenvalue_sensitivities,
-    second_moment_sensitivities,
-)
-from ._gauss import gauss_release
-from ._separate import separate_release
+from ._base import BasePrivateCovariance
+from ._gauss import gauss_noise, gauss_release
+from ._separate import separate_noise, separate_release
 
 #: Budget shares of AdaptiveCov's steps (those of the reference code).
 STEP_SHARES = {"trace": 0.125, "threshold": 0.125, "final": 0.75}
@@ -97,8 +93,8 @@ def laplace_tail_bounds(n_features, beta):
     d = n_features
     b = beta / 2.0
     ratio = (math.sqrt(2.0) + 1.0) / (math.sqrt(2.0) - 1.0)
-    k1 = 2.0 * max(ratio, 2.0 * math.log2(d)) if d > 1 else 2.0 * ratio
-    k2 = 2.0 * max(ratio, 2.0 * math.log2(d * (d + 1) / 2.0)) if d > 1 else 2.0 * ratio
+    k1 = 2.0 * max(ratio, 2.0 * math.log2(d))
+    k2 = 2.0 * max(ratio, 2.0 * math.log2(d * (d + 1) / 2.0))
     eta = 1.5 * math.sqrt(d) + k1 * math.log(2.0 / b)
     nu = _bandeira_van_handel(d, laplace=True) + math.sqrt(2.0) * math.log(2.0 / b) * k2
     omega = 1.5 * d + math.log(2.0 / beta) * k2
@@ -205,7 +201,9 @@ class AdaptiveCovariance(BasePrivateCovariance):
     ----------
     {covariance_attributes}
     clip_threshold_ : float
-        The private clipping threshold ``tau*`` the final mechanism used.
+        The private clipping threshold ``tau*`` the final mechanism used, on
+        the rows it saw (centred rows when ``assume_centered=False``, whose
+        bound ``data_norm_ + ||location_||`` can exceed ``data_norm_``).
     mechanism_ : {"gaussian", "separate"}
         The final mechanism that was picked.
     trace_bound_ : float
@@ -278,7 +276,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
         data_norm=None,
         assume_centered=False,
         projection="clamp",
-        eigenvalue_floor="auto",
+        eigenvalue_floor=0.0,
         store_precision=True,
         store_raw=False,
         random_state=None,
@@ -329,18 +327,10 @@ class AdaptiveCovariance(BasePrivateCovariance):
         # scales are proportional to tau^2: compute them at tau = 1 from the
         # same calibrations the mechanisms use.
         final = steps["final"]
-        halves = split_budget(final, {"eigenvectors": 0.5, "eigenvalues": 0.5})
-        l2, l1 = second_moment_sensitivities(1.0, n_samples, n_features)
-        gauss_scale = calibrate_additive(
-            final, l2_sensitivity=l2, l1_sensitivity=l1
-        ).scale
-        vector_scale = calibrate_additive(
-            halves["eigenvectors"], l2_sensitivity=l2, l1_sensitivity=l1
-        ).scale
-        l2, l1 = eigenvalue_sensitivities(1.0, n_samples)
-        value_scale = calibrate_additive(
-            halves["eigenvalues"], l2_sensitivity=l2, l1_sensitivity=l1
-        ).scale
+        shape = dict(n_samples=n_samples, n_features=n_features, radius=1.0)
+        gauss_scale = gauss_noise(final, **shape).scale
+        _, vector_noise, value_noise = separate_noise(final, **shape)
+        vector_scale, value_scale = vector_noise.scale, value_noise.scale
         tails = gaussian_tail_bounds if law == "gaussian" else laplace_tail_bounds
         eta, nu, omega = tails(n_features, 0.75 * self.beta)
         constant = self.separate_constant

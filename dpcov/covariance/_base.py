@@ -28,9 +28,10 @@ from ..mechanisms import (
     calibrate_additive,
     private_radius,
     private_radius_min_samples,
-    project_capped_simplex,
+    project_feasible,
     project_l2_ball,
-    spectral_map,
+    project_psd,
+    project_psd_bounded,
 )
 from ..utils import check_privacy_params, check_random_state, privacy_spent
 from ..utils._gram import processed_gram, processed_norms, processed_sum
@@ -151,7 +152,8 @@ class BasePrivateCovariance(EmpiricalCovariance):
             Options(Real, {np.inf}),
             None,
         ],
-        "data_norm": [Interval(Real, 0, None, closed="neither"), None],
+        # Squared norms must stay in float64's normal range.
+        "data_norm": [Interval(Real, 1e-150, 1e150, closed="both"), None],
         "projection": [StrOptions({"clamp", "feasible", "psd"})],
         "eigenvalue_floor": [
             StrOptions({"auto"}),
@@ -170,7 +172,7 @@ class BasePrivateCovariance(EmpiricalCovariance):
         data_norm=None,
         assume_centered=False,
         projection="clamp",
-        eigenvalue_floor="auto",
+        eigenvalue_floor=0.0,
         store_precision=True,
         store_raw=False,
         random_state=None,
@@ -316,6 +318,8 @@ class BasePrivateCovariance(EmpiricalCovariance):
         self._set_covariance(covariance)
         if self.store_raw:
             self.raw_covariance_ = release.raw
+        elif hasattr(self, "raw_covariance_"):
+            del self.raw_covariance_  # from an earlier fit with store_raw=True
         self.data_norm_ = data_norm
         steps = {name: share for name, share in split.items() if name != "covariance"}
         self.budget_split_ = {**steps, **release.split}
@@ -328,16 +332,13 @@ class BasePrivateCovariance(EmpiricalCovariance):
         return self
 
     def _postprocess(self, raw, *, bound, noise_std):
-        """Project the noisy matrix's eigenvalues and apply the floor."""
+        """Project the noisy matrix; the floor is the set's lower bound."""
         if self.eigenvalue_floor == "auto":
-            floor = noise_std
+            floor = min(noise_std, bound)
         else:
-            floor = float(self.eigenvalue_floor)
-        floor = min(floor, bound)
-        projections = {
-            "clamp": lambda w: np.clip(w, 0.0, bound),
-            "feasible": lambda w: project_capped_simplex(w, bound),
-            "psd": lambda w: np.maximum(w, 0.0),
-        }
-        project = projections[self.projection]
-        return spectral_map(raw, lambda w: np.maximum(project(w), floor))
+            floor = min(float(self.eigenvalue_floor), bound)
+        if self.projection == "clamp":
+            return project_psd_bounded(raw, bound, floor=floor)
+        if self.projection == "feasible":
+            return project_feasible(raw, bound, floor=floor)
+        return project_psd(raw, floor=floor)

@@ -8,6 +8,30 @@ from ..utils._docstrings import fill_doc
 from ._base import BasePrivateCovariance, Release, second_moment_sensitivities
 
 
+def gauss_noise(budget, *, n_samples, n_features, radius):
+    """Calibrated noise of GaussCov (zCDP) or LapCov (pure DP).
+
+    Parameters
+    ----------
+    budget : ZCDP or PureDP
+        Budget of the release.
+    n_samples : int
+        ``n``.
+    n_features : int
+        ``d``.
+    radius : float
+        Row-norm bound ``R``.
+
+    Returns
+    -------
+    noise : AdditiveNoise
+        Gaussian with standard deviation ``R**2 / (n sqrt(rho))``, or Laplace
+        with scale ``sqrt(d (d + 3) / 2) R**2 / (n epsilon)``.
+    """
+    l2, l1 = second_moment_sensitivities(radius, n_samples, n_features)
+    return calibrate_additive(budget, l2_sensitivity=l2, l1_sensitivity=l1)
+
+
 def gauss_release(second_moment, *, n_samples, radius, budget, rng):
     """GaussCov (zCDP) or LapCov (pure DP) on an exact second-moment matrix.
 
@@ -29,10 +53,12 @@ def gauss_release(second_moment, *, n_samples, radius, budget, rng):
     release : Release
         ``second_moment`` plus symmetric Gaussian noise of standard deviation
         ``R**2 / (n sqrt(rho))`` (zCDP), or symmetric Laplace noise of scale
-        ``sqrt(d (d + 3) / 2) R**2 / (n epsilon)`` (pure DP).
+        ``sqrt(d (d + 3) / 2) R**2 / (n epsilon)`` (pure DP), see
+        :func:`gauss_noise`.
     """
-    l2, l1 = second_moment_sensitivities(radius, n_samples, second_moment.shape[0])
-    noise = calibrate_additive(budget, l2_sensitivity=l2, l1_sensitivity=l1)
+    noise = gauss_noise(
+        budget, n_samples=n_samples, n_features=second_moment.shape[0], radius=radius
+    )
     return Release(
         raw=noise.add_symmetric(second_moment, rng),
         radius=radius,

@@ -9,12 +9,47 @@ from scipy import linalg
 from ..accounting import split_budget
 from ..mechanisms import calibrate_additive
 from ..utils._docstrings import fill_doc
-from ._base import (
-    BasePrivateCovariance,
-    Release,
-    eigenvalue_sensitivities,
-    second_moment_sensitivities,
-)
+from ._base import BasePrivateCovariance, Release, eigenvalue_sensitivities
+from ._gauss import gauss_noise
+
+
+def separate_noise(budget, *, n_samples, n_features, radius):
+    """Budget halves and calibrated noises of SeparateCov / SeparateLapCov.
+
+    Parameters
+    ----------
+    budget : ZCDP or PureDP
+        Budget of the release.
+    n_samples : int
+        ``n``.
+    n_features : int
+        ``d``.
+    radius : float
+        Row-norm bound ``R``.
+
+    Returns
+    -------
+    halves : dict
+        ``{"eigenvectors": budget / 2, "eigenvalues": budget / 2}``.
+    vector_noise : AdditiveNoise
+        GaussCov's (LapCov's) noise at half the budget.
+    value_noise : AdditiveNoise
+        Noise on the sorted eigenvalues at half the budget: standard deviation
+        ``sqrt(2) R**2 / (n sqrt(rho))``, or Laplace scale
+        ``4 R**2 / (n epsilon)``.
+    """
+    halves = split_budget(budget, {"eigenvectors": 0.5, "eigenvalues": 0.5})
+    vector_noise = gauss_noise(
+        halves["eigenvectors"],
+        n_samples=n_samples,
+        n_features=n_features,
+        radius=radius,
+    )
+    l2, l1 = eigenvalue_sensitivities(radius, n_samples)
+    value_noise = calibrate_additive(
+        halves["eigenvalues"], l2_sensitivity=l2, l1_sensitivity=l1
+    )
+    return halves, vector_noise, value_noise
 
 
 def separate_release(second_moment, *, n_samples, radius, budget, rng):
@@ -45,21 +80,13 @@ def separate_release(second_moment, *, n_samples, radius, budget, rng):
     release : Release
         ``P diag(lambda_noisy) P.T``.
     """
-    n_features = second_moment.shape[0]
-    halves = split_budget(budget, {"eigenvectors": 0.5, "eigenvalues": 0.5})
-    l2, l1 = second_moment_sensitivities(radius, n_samples, n_features)
-    vector_noise = calibrate_additive(
-        halves["eigenvectors"], l2_sensitivity=l2, l1_sensitivity=l1
+    halves, vector_noise, value_noise = separate_noise(
+        budget, n_samples=n_samples, n_features=second_moment.shape[0], radius=radius
     )
     noisy = vector_noise.add_symmetric(second_moment, rng)
     _, vectors = linalg.eigh(noisy, check_finite=False)
     vectors = vectors[:, ::-1]
-
     values = linalg.eigvalsh(second_moment, check_finite=False)[::-1]
-    l2, l1 = eigenvalue_sensitivities(radius, n_samples)
-    value_noise = calibrate_additive(
-        halves["eigenvalues"], l2_sensitivity=l2, l1_sensitivity=l1
-    )
     noisy_values = np.sort(value_noise.add(values, rng))[::-1]
     return Release(
         raw=(vectors * noisy_values) @ vectors.T,

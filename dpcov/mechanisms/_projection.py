@@ -13,6 +13,10 @@ projections can only help:
   Appendix C;
 * :func:`project_l2_ball` for vectors.
 
+The matrix projections take an optional eigenvalue ``floor`` (the set's lower
+bound becomes ``floor I``): it makes the result invertible, at the price that
+the set may no longer contain the exact statistic.
+
 All matrix projections act on the eigenvalues only (von Neumann's trace
 inequality, Lemma 19 of seed 000), through :func:`spectral_map`.
 """
@@ -83,24 +87,26 @@ def spectral_map(matrix, func):
     return (mapped + mapped.T) / 2.0
 
 
-def project_psd(matrix):
-    """Project a symmetric matrix onto the PSD cone (Frobenius norm).
+def project_psd(matrix, *, floor=0.0):
+    """Project a symmetric matrix onto ``{S : S >= floor I}`` (Frobenius norm).
 
     Parameters
     ----------
     matrix : ndarray of shape (d, d)
         Symmetric matrix.
+    floor : float, default=0.0
+        Smallest eigenvalue allowed; 0 gives the PSD cone.
 
     Returns
     -------
     projected : ndarray of shape (d, d)
-        Negative eigenvalues set to zero.
+        Eigenvalues below ``floor`` raised to it.
     """
-    return spectral_map(matrix, lambda w: np.maximum(w, 0.0))
+    return spectral_map(matrix, lambda w: np.maximum(w, floor))
 
 
-def project_psd_bounded(matrix, upper):
-    """Project a symmetric matrix onto ``{S : 0 <= S <= upper I}`` (Frobenius).
+def project_psd_bounded(matrix, upper, *, floor=0.0):
+    """Project a symmetric matrix onto ``{S : floor I <= S <= upper I}``.
 
     Parameters
     ----------
@@ -108,23 +114,28 @@ def project_psd_bounded(matrix, upper):
         Symmetric matrix.
     upper : float
         Largest eigenvalue allowed.
+    floor : float, default=0.0
+        Smallest eigenvalue allowed, at most ``upper``.
 
     Returns
     -------
     projected : ndarray of shape (d, d)
-        Eigenvalues clamped to ``[0, upper]``.
+        Eigenvalues clamped to ``[floor, upper]``.
     """
-    return spectral_map(matrix, lambda w: np.clip(w, 0.0, upper))
+    return spectral_map(matrix, lambda w: np.clip(w, floor, upper))
 
 
-def project_feasible(matrix, max_trace):
-    """Project a symmetric matrix onto ``{S : S >= 0, tr S <= max_trace}``.
+def project_feasible(matrix, max_trace, *, floor=0.0):
+    """Project a symmetric matrix onto ``{S : S >= floor I, tr S <= max_trace}``.
 
     For rows of norm at most ``r``, the second-moment matrices are exactly the
     PSD matrices of trace at most ``r**2`` (when ``n >= d``; a subset
-    otherwise), so this is the projection mechanism of seed 000, Appendix C,
-    with ``max_trace = r**2``: eigendecompose, project the eigenvalues onto the
-    capped simplex, reassemble (Lemma 19 of seed 000).
+    otherwise), so with ``floor=0`` and ``max_trace = r**2`` this is the
+    projection mechanism of seed 000, Appendix C: eigendecompose, project the
+    eigenvalues onto the capped simplex, reassemble (Lemma 19 of seed 000).
+    A positive floor shifts the set: ``S = floor I + T`` with ``T`` PSD of
+    trace at most ``max_trace - d floor`` (empty when that is negative, in
+    which case ``floor I`` is returned).
 
     Parameters
     ----------
@@ -132,6 +143,8 @@ def project_feasible(matrix, max_trace):
         Symmetric matrix.
     max_trace : float
         Largest trace allowed.
+    floor : float, default=0.0
+        Smallest eigenvalue allowed.
 
     Returns
     -------
@@ -147,7 +160,10 @@ def project_feasible(matrix, max_trace):
            [0., 0., 0.],
            [0., 0., 0.]])
     """
-    return spectral_map(matrix, lambda w: project_capped_simplex(w, max_trace))
+    cap = max_trace - matrix.shape[0] * floor
+    return spectral_map(
+        matrix, lambda w: floor + project_capped_simplex(w - floor, max(cap, 0.0))
+    )
 
 
 def project_l2_ball(vector, radius):

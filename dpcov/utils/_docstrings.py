@@ -34,8 +34,10 @@ data_norm : float, default=None
     (clipped), and all noise is calibrated to it. It must not be computed from
     the data. With ``None`` a bound is found privately (a sparse-vector search
     over powers of two from 2**-32 to 2**32) with 1/8 of the budget; this
-    needs a few hundred to a few thousand rows, depending on the budget, and
-    ``fit`` raises a ValueError that says how many when there are fewer.""",
+    needs many rows (about 4,400 at ``epsilon=1, delta=1e-6``; see
+    :func:`dpcov.mechanisms.private_radius_min_samples`), and ``fit`` raises a
+    ValueError that says how many when there are fewer. Must lie in
+    [1e-150, 1e150] (beyond, even the squared norms overflow).""",
     "assume_centered": """
 assume_centered : bool, default=False
     If True, estimate the second-moment matrix ``X.T @ X / n`` about the
@@ -51,17 +53,20 @@ projection : {"clamp", "feasible", "psd"}, default="clamp"
     (the eigenvalue clamp of every experiment in seed 000); "feasible" projects
     onto the PSD matrices of trace at most ``data_norm_**2`` (the projection
     mechanism of seed 000, Appendix C); "psd" only sets negative eigenvalues to
-    zero. The first two are projections onto convex sets that contain the true
-    covariance, so they never increase the Frobenius error.""",
+    zero. The first two are Frobenius projections onto convex sets that
+    contain the true covariance, so (with ``eigenvalue_floor=0``) they never
+    increase the Frobenius error.""",
     "eigenvalue_floor": """
-eigenvalue_floor : "auto" or float, default="auto"
-    After the projection, eigenvalues are raised to at least this value so
-    that ``precision_`` exists and ``score`` is finite. "auto" uses the
-    standard deviation of the noise added to each eigenvalue or entry, a
-    public quantity: below it the release cannot tell an eigenvalue from zero.
-    Use 0.0 to reproduce the papers' Frobenius errors exactly (``score`` may
-    then be ``-inf`` on rank-deficient estimates, as with scikit-learn's
-    ``EmpiricalCovariance``).""",
+eigenvalue_floor : "auto" or float, default=0.0
+    Lower bound on the eigenvalues, part of the set the projection maps onto
+    (``floor I <= S``). With 0 (the papers' setting) ``covariance_`` may be
+    singular, and then, as with scikit-learn's ``EmpiricalCovariance`` on
+    rank-deficient data, ``score`` is ``-inf``. A positive floor makes
+    ``precision_`` a true inverse and ``score`` finite (useful to rank fits in
+    ``GridSearchCV``) at some cost in Frobenius error when the covariance has
+    eigenvalues below it. "auto" uses the standard deviation of the noise
+    added to each eigenvalue or entry (a public quantity): below it the
+    release cannot tell an eigenvalue from zero.""",
     "store_precision": """
 store_precision : bool, default=True
     Whether to store ``precision_``.""",
@@ -71,10 +76,13 @@ store_raw : bool, default=False
     in ``raw_covariance_`` (for research; it is a private release too).""",
     "random_state": """
 random_state : int, numpy.random.Generator, RandomState or None, default=None
-    Source of the noise. ``None`` (use this for real releases) seeds from
-    operating-system entropy. A seed makes fits reproducible for tests and
-    research, but a release made with a known seed is **not private** against
-    whoever knows the seed.""",
+    Source of the noise. ``None`` (use this for real releases) seeds a new
+    generator from operating-system entropy at every fit. A seed makes fits
+    reproducible for tests and research, but a release made with a known seed
+    is **not private** against whoever knows the seed. A Generator is advanced
+    by each fit, but ``sklearn.clone`` (hence ``GridSearchCV`` and
+    ``cross_validate``) copies it, so cloned estimators draw the *same* noise;
+    only ``None`` gives independent noise across clones.""",
     "covariance_attributes": """
 location_ : ndarray of shape (n_features,)
     Private mean (zero when ``assume_centered=True``).

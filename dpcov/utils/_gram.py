@@ -29,8 +29,20 @@ def _chunk_rows(n_features, chunk_rows):
     return max(1, CHUNK_BYTES // (8 * max(1, n_features)))
 
 
-def _clip(rows, radius, owned):
+def _row_norms(rows):
+    # Row L2 norms that do not overflow for finite rows with huge entries
+    # (whose squared norm exceeds the float64 range): rescale those rows.
     norms = row_norms(rows)
+    overflow = np.isinf(norms)
+    if overflow.any():
+        big = rows[overflow]
+        scale = np.abs(big).max(axis=1)
+        norms[overflow] = scale * row_norms(big / scale[:, np.newaxis])
+    return norms
+
+
+def _clip(rows, radius, owned):
+    norms = _row_norms(rows)
     over = norms > radius
     if over.any():
         if not owned:
@@ -138,6 +150,6 @@ def processed_norms(X, **params):
     norms = np.empty(X.shape[0])
     start = 0
     for rows in iter_processed_rows(X, **params):
-        norms[start : start + rows.shape[0]] = row_norms(rows)
+        norms[start : start + rows.shape[0]] = _row_norms(rows)
         start += rows.shape[0]
     return norms

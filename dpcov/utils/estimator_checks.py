@@ -17,6 +17,7 @@ import numpy as np
 from sklearn import clone, config_context
 
 from ..accounting import PureDP, compose
+from .validation import check_privacy_params
 
 
 def _data(n_samples=20_000, n_features=4, scale=1.0, seed=0):
@@ -102,7 +103,12 @@ def check_seeded_fits_reproducible(estimator):
 
 
 def check_budget_accounted(estimator):
-    """The spent budget is within the configured one and its steps compose to it.
+    """The recorded steps compose to the configured budget, no more.
+
+    The configured budget is recomputed from the parameters with
+    :func:`~dpcov.utils.check_privacy_params`; the composition of
+    ``budget_split_`` must equal it, ``guarantee_`` must be that composition,
+    and the reported (epsilon, delta) must be within the parameters.
 
     Parameters
     ----------
@@ -110,15 +116,33 @@ def check_budget_accounted(estimator):
         The estimator to check.
     """
     X = _data(3000)
-    for params in ({"epsilon": 0.7, "delta": 1e-6}, {"epsilon": 0.7, "delta": 0.0}):
+    cases = (
+        {"epsilon": 0.7, "delta": 1e-6, "rho": None},
+        {"epsilon": 0.7, "delta": 0.0, "rho": None},
+        {"epsilon": 0.7, "delta": 1e-6, "rho": 0.05},
+    )
+    for params in cases:
+        if "rho" not in estimator.get_params():
+            if params["rho"] is not None:
+                continue
+            params = {k: v for k, v in params.items() if k != "rho"}
         est = clone(estimator).set_params(random_state=0, **params).fit(X)
-        assert est.epsilon_spent_ <= params["epsilon"] * (1 + 1e-9)
-        assert est.delta_spent_ <= params["delta"]
+        configured = check_privacy_params(
+            params["epsilon"], params["delta"], params.get("rho")
+        )
         composed = compose(est.budget_split_.values())
-        if isinstance(est.guarantee_, PureDP):
-            assert math.isclose(composed.epsilon, est.guarantee_.epsilon, rel_tol=1e-9)
+        assert type(composed) is type(configured) is type(est.guarantee_)
+        if isinstance(configured, PureDP):
+            assert math.isclose(composed.epsilon, configured.epsilon, rel_tol=1e-9)
+            assert math.isclose(
+                est.guarantee_.epsilon, configured.epsilon, rel_tol=1e-9
+            )
         else:
-            assert math.isclose(composed.rho, est.guarantee_.rho, rel_tol=1e-9)
+            assert math.isclose(composed.rho, configured.rho, rel_tol=1e-9)
+            assert math.isclose(est.guarantee_.rho, configured.rho, rel_tol=1e-9)
+        if params.get("rho") is None:
+            assert est.epsilon_spent_ <= params["epsilon"] * (1 + 1e-9)
+        assert est.delta_spent_ <= params["delta"]
 
 
 def check_no_undocumented_outputs(estimator):

@@ -141,20 +141,41 @@ def test_projection_and_floor(Estimator, projection):
     # The raw release is noisier than every projection that contains the truth.
     raw_w = np.linalg.eigvalsh(est.raw_covariance_)
     assert raw_w.min() < 0  # at eps=0.5, n=300 the noise makes it indefinite
+    # The floor is the lower bound of the set projected onto: eigenvalues are
+    # at least the floor and the trace bound still holds when d * floor fits.
     floored = Estimator(
-        epsilon=0.5, data_norm=1.0, projection=projection, random_state=0
+        epsilon=0.5,
+        data_norm=1.0,
+        projection=projection,
+        eigenvalue_floor="auto",
+        random_state=0,
     ).fit(X)
-    assert np.linalg.eigvalsh(floored.covariance_).min() > 0
+    w = np.linalg.eigvalsh(floored.covariance_)
+    assert w.min() > 0
+    if projection == "feasible":
+        assert w.sum() <= max(1.0, 8 * w.min()) + 1e-12
+    if projection == "clamp":
+        assert w.max() <= 1.0 + 1e-12
     assert np.isfinite(floored.score(X))
     assert not hasattr(floored, "raw_covariance_")
+    # A refit without store_raw drops the raw matrix of the earlier fit.
+    assert not hasattr(est.set_params(store_raw=False).fit(X), "raw_covariance_")
 
 
 def test_fixed_floor(Estimator):
     X = _data(n=300, d=8)
-    est = Estimator(
-        epsilon=0.5, data_norm=1.0, eigenvalue_floor=0.01, random_state=0
-    ).fit(X)
-    assert np.linalg.eigvalsh(est.covariance_).min() >= 0.01 - 1e-12
+    for projection in ["clamp", "feasible", "psd"]:
+        est = Estimator(
+            epsilon=0.5,
+            data_norm=1.0,
+            eigenvalue_floor=0.01,
+            projection=projection,
+            random_state=0,
+        ).fit(X)
+        w = np.linalg.eigvalsh(est.covariance_)
+        assert w.min() >= 0.01 - 1e-12
+        if projection == "feasible":
+            assert w.sum() <= 1.0 + 1e-12  # 8 * 0.01 fits within the trace bound
 
 
 def test_sklearn_covariance_surface(Estimator):
@@ -210,6 +231,7 @@ def test_bad_input(Estimator, X, error, match):
         (dict(rho=0.0), "rho"),
         (dict(data_norm=0.0), "data_norm"),
         (dict(data_norm=-1.0), "data_norm"),
+        (dict(data_norm=1e200), "data_norm"),
         (dict(projection="nearest"), "projection"),
         (dict(eigenvalue_floor=-1.0), "eigenvalue_floor"),
     ],
@@ -230,9 +252,11 @@ def test_pipeline_grid_search_over_epsilon(Estimator):
     rng = np.random.default_rng(0)
     cov = np.array([[1.0, 0.6, 0.0], [0.6, 1.0, 0.3], [0.0, 0.3, 0.5]])
     X = rng.multivariate_normal(np.zeros(3), cov, size=6000)
+    # A positive eigenvalue floor keeps every score finite (with floor 0 a
+    # clamped eigenvalue makes the log-likelihood -inf).
     pipe = make_pipeline(
         FunctionTransformer(lambda Z: Z / 6.0),
-        Estimator(data_norm=1.0, random_state=0),
+        Estimator(data_norm=1.0, eigenvalue_floor="auto", random_state=0),
     )
     name = pipe.steps[-1][0]
     search = GridSearchCV(pipe, {f"{name}__epsilon": [0.01, 1.0, 100.0]}, cv=3).fit(X)

@@ -80,3 +80,27 @@ def test_project_l2_ball():
     np.testing.assert_array_equal(
         project_l2_ball(np.array([0.3, 0.4]), 1.0), [0.3, 0.4]
     )
+
+
+def test_projections_with_floor(global_random_seed):
+    # With a floor f the sets become {S >= f I, ...}; {S >= f I, tr S <= t} is
+    # f I + {T >= 0, tr T <= t - d f}, so the variational inequality holds for
+    # its members, and f I is returned when d f > t (the set is empty).
+    rng = np.random.default_rng(global_random_seed)
+    d, t, f = 5, 2.0, 0.1
+    for _ in range(10):
+        y = _random_symmetric(rng, d)
+        p = project_feasible(y, t, floor=f)
+        w = np.linalg.eigvalsh(p)
+        assert w.min() >= f - 1e-12 and w.sum() <= t + 1e-12
+        for _ in range(10):
+            b = rng.normal(size=(d, d))
+            z = b @ b.T
+            z = f * np.eye(d) + z * rng.uniform(0, t - d * f) / np.trace(z)
+            assert np.sum((y - p) * (z - p)) <= 1e-10
+        assert np.linalg.eigvalsh(project_psd(y, floor=f)).min() >= f - 1e-12
+        w = np.linalg.eigvalsh(project_psd_bounded(y, 0.5, floor=f))
+        assert w.min() >= f - 1e-12 and w.max() <= 0.5 + 1e-12
+    np.testing.assert_allclose(
+        project_feasible(np.eye(3), 0.5, floor=0.2), 0.2 * np.eye(3)
+    )

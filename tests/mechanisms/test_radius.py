@@ -1,6 +1,7 @@
 import math
 
 import numpy as np
+from scipy import stats
 
 from dpcov.mechanisms import (
     DEFAULT_RADIUS_GRID,
@@ -8,6 +9,8 @@ from dpcov.mechanisms import (
     private_radius,
     private_radius_min_samples,
 )
+
+from ._svt_exact import above_threshold_law
 
 
 def test_min_samples_closed_form():
@@ -44,22 +47,39 @@ def test_radius_is_exact_without_noise():
     )
 
 
-def test_radius_neighbour_ratio(global_random_seed):
-    # Pure DP of the whole step: replacing one row (norm 0.3 -> 40) changes the
-    # probability of each released radius by at most e^eps (5 s.e. slack).
-    eps, reps = 2.0, 4000
-    base = np.full(400, 0.3)
-    other = base.copy()
-    other[0] = 40.0
+def test_radius_neighbours_exact_law(global_random_seed):
+    # Counts straddle the threshold 2 alpha = 42.4 (eps = 2, 10 radii): 42
+    # rows of norm 3 among 400 vs 43 (one row of norm 0.3 replaced by one of
+    # norm 3). The released radius must follow the exact AboveThreshold law of
+    # its counts (chi-square, level 1e-4; a mis-scaled noise or threshold fails
+    # it), and each radius's log-ratio between neighbours must stay below eps.
+    eps, reps = 2.0, 10_000
     grid = 2.0 ** np.arange(6, -4, -1)
+    alpha = above_threshold_accuracy(eps, len(grid), 0.1)
     rng = np.random.default_rng(global_random_seed)
-    a = [private_radius(base, epsilon=eps, rng=rng, grid=grid) for _ in range(reps)]
-    b = [private_radius(other, epsilon=eps, rng=rng, grid=grid) for _ in range(reps)]
-    values, counts_a = np.unique(a, return_counts=True)
-    for value, count_a in zip(values, counts_a, strict=False):
-        count_b = np.sum(np.asarray(b) == value)
-        if min(count_a, count_b) < 200:
+    freqs = {}
+    for n_long in (42, 43):
+        norms = np.r_[np.full(n_long, 3.0), np.full(400 - n_long, 0.3)]
+        counts = np.sum(norms[:, None] > grid, axis=0)
+        law = above_threshold_law(counts, 2 * alpha, eps)
+        # Index j released as grid[j-1] (grid[0] for j = 0, grid[-1] if none).
+        radius_law = {}
+        for j, p in enumerate(law):
+            r = grid[-1] if j == len(grid) else grid[max(j - 1, 0)]
+            radius_law[r] = radius_law.get(r, 0.0) + p
+        draws = [
+            private_radius(norms, epsilon=eps, rng=rng, grid=grid) for _ in range(reps)
+        ]
+        values, observed = np.unique(draws, return_counts=True)
+        expected = np.array([radius_law.get(v, 0.0) for v in values]) * reps
+        keep = expected > 5
+        observed_kept = observed[keep]
+        expected_kept = expected[keep] * observed_kept.sum() / expected[keep].sum()
+        assert stats.chisquare(observed_kept, expected_kept).pvalue > 1e-4
+        freqs[n_long] = dict(zip(values, observed / reps, strict=True))
+    for value, pa in freqs[42].items():
+        pb = freqs[43].get(value, 0.0)
+        if min(pa, pb) * reps < 200:
             continue
-        pa, pb = count_a / reps, count_b / reps
-        se = math.sqrt((1 - pa) / count_a + (1 - pb) / count_b)
+        se = math.sqrt((1 - pa) / (pa * reps) + (1 - pb) / (pb * reps))
         assert abs(math.log(pa / pb)) <= eps + 5 * se

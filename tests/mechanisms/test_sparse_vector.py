@@ -10,6 +10,8 @@ from dpcov.mechanisms import (
     above_threshold_scales,
 )
 
+from ._svt_exact import above_threshold_law
+
 
 def test_scales_closed_form():
     # Dwork & Roth (2014), Algorithm 1: Lap(2 Delta/eps) threshold and
@@ -64,22 +66,25 @@ def test_stopping_law_matches_independent_simulation(global_random_seed):
     assert chi2_pvalue(ours, simulate(4 / eps, 8 / eps, global_random_seed + 1)) < 1e-10
 
 
-def test_neighbouring_query_vectors_ratio(global_random_seed):
-    # Neighbour test: shifting every query by the sensitivity (1) can change the
-    # probability of each output by at most e^eps. Compare empirical output
-    # frequencies on the two neighbours over outputs with enough mass; slack:
-    # 5 binomial standard errors of the log-ratio.
+def test_neighbouring_queries_exact_law(global_random_seed):
+    # Neighbours move one query by the sensitivity (here the only finite one,
+    # in the tail where the privacy loss is largest). The empirical stopping
+    # frequencies must match the exact law at the textbook scales (5 binomial
+    # s.e.), and the log-ratio between neighbours must stay below eps (the
+    # exact value here is about eps / 4: the query noise has scale 4 / eps).
     eps, reps = 1.0, 40_000
     rng = np.random.default_rng(global_random_seed)
-    q = np.array([-6.0, -3.0, 0.0, 3.0, 6.0])
-    a = np.array([above_threshold(q, 0.0, epsilon=eps, rng=rng) for _ in range(reps)])
-    b = np.array(
-        [above_threshold(q + 1.0, 0.0, epsilon=eps, rng=rng) for _ in range(reps)]
-    )
-    pa = np.bincount(a, minlength=6) / reps
-    pb = np.bincount(b, minlength=6) / reps
-    for k in range(6):
-        if min(pa[k], pb[k]) * reps < 500:
-            continue
-        se = math.sqrt((1 - pa[k]) / (pa[k] * reps) + (1 - pb[k]) / (pb[k] * reps))
-        assert abs(math.log(pa[k] / pb[k])) <= eps + 5 * se
+    base = np.array([-np.inf, -np.inf, -8.0, np.inf])
+    other = base.copy()
+    other[2] += 1.0
+    results = {}
+    for name, q in [("base", base), ("other", other)]:
+        exact = above_threshold_law(q, 0.0, eps)[2]
+        draws = [above_threshold(q, 0.0, epsilon=eps, rng=rng) for _ in range(reps)]
+        observed = np.mean(np.array(draws) == 2)
+        assert abs(observed - exact) < 5 * math.sqrt(exact * (1 - exact) / reps)
+        results[name] = (observed, exact)
+    (pa, ea), (pb, eb) = results["base"], results["other"]
+    se = math.sqrt((1 - pa) / (pa * reps) + (1 - pb) / (pb * reps))
+    assert abs(math.log(pb / pa)) <= eps + 5 * se
+    assert math.log(pb / pa) == pytest.approx(math.log(eb / ea), abs=5 * se)

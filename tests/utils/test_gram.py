@@ -81,3 +81,13 @@ def test_readonly_input():
     gram = processed_gram(X, clip_norm=0.5)
     assert np.all(np.linalg.eigvalsh(gram) >= -1e-12)
     assert np.all(processed_norms(X, clip_norm=0.5) <= 0.5 + 1e-12)
+
+
+def test_huge_finite_rows_are_clipped_not_zeroed():
+    # A row whose squared norm overflows float64 must still be clipped to the
+    # radius in its own direction.
+    X = np.array([[3e200, 4e200], [0.3, 0.4]])
+    norms = processed_norms(X)
+    np.testing.assert_allclose(norms, [5e200, 0.5])
+    rows = next(iter_processed_rows(X, clip_norm=1.0))
+    np.testing.assert_allclose(rows, [[0.6, 0.8], [0.3, 0.4]])
