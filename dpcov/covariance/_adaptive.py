@@ -300,11 +300,12 @@ class AdaptiveCovariance(BasePrivateCovariance):
         self.n_thresholds = n_thresholds
         self.separate_constant = separate_constant
 
-    def _release(self, X, *, clip_norm, center, radius, budget, rng):
+    def _release(self, X, *, clip_norm, center, radius, budget, rng, norms=None):
         n_samples, n_features = X.shape
         steps = split_budget(budget, STEP_SHARES)
         law = "laplace" if isinstance(budget, PureDP) else "gaussian"
-        norms = processed_norms(X, clip_norm=clip_norm, center=center)
+        # Norms of the processed rows: the bins, the trace, the final clip.
+        norms = processed_norms(X, clip_norm=clip_norm, center=center, norms=norms)
 
         # 1. Private upper bound on the trace (1/n) sum |y|^2: sensitivity R^2/n.
         unit = radius**2 / n_samples
@@ -372,6 +373,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
             clip_norm=clip_norm,
             center=center,
             clip_norm_centered=tau_star if tau_star < radius else None,
+            norms=norms if tau_star < radius else None,
         )
         mechanism = gauss_release if use_gauss else separate_release
         release = mechanism(

@@ -188,7 +188,7 @@ class BasePrivateCovariance(EmpiricalCovariance):
         self.store_raw = store_raw
         self.random_state = random_state
 
-    def _release(self, X, *, clip_norm, center, radius, budget, rng):
+    def _release(self, X, *, clip_norm, center, radius, budget, rng, norms=None):
         """Run the covariance mechanism on the processed rows of ``X``.
 
         The rows the mechanism must use are ``clip(x, clip_norm) - center``
@@ -209,6 +209,8 @@ class BasePrivateCovariance(EmpiricalCovariance):
             The mechanism's budget.
         rng : numpy.random.Generator
             Source of randomness.
+        norms : ndarray of shape (n_samples,), default=None
+            Norms of the rows of ``X``, when already computed.
 
         Returns
         -------
@@ -216,7 +218,7 @@ class BasePrivateCovariance(EmpiricalCovariance):
             The noisy matrix and what the estimator records about it.
         """
         # One chunked pass: clip, centre, accumulate the Gram matrix.
-        gram = processed_gram(X, clip_norm=clip_norm, center=center)
+        gram = processed_gram(X, clip_norm=clip_norm, center=center, norms=norms)
         n_samples = X.shape[0]
         return type(self)._mechanism(
             gram / n_samples, n_samples=n_samples, radius=radius, budget=budget, rng=rng
@@ -274,17 +276,17 @@ class BasePrivateCovariance(EmpiricalCovariance):
                     f"{n_samples}. Pass data_norm (a public bound on the row "
                     "norms) or a larger budget."
                 )
-            data_norm = private_radius(
-                processed_norms(X), epsilon=epsilon_radius, rng=rng
-            )
+            norms = processed_norms(X)
+            data_norm = private_radius(norms, epsilon=epsilon_radius, rng=rng)
         else:
+            norms = None  # computed while clipping, chunk by chunk
             data_norm = float(self.data_norm)
 
         if self.assume_centered:
             location = np.zeros(n_features)
             center, radius = None, data_norm
         else:
-            total = processed_sum(X, clip_norm=data_norm)
+            total = processed_sum(X, clip_norm=data_norm, norms=norms)
             # Mean of rows of norm <= r, replace-one neighbours: L2 sensitivity
             # 2r/n, L1 sensitivity 2r sqrt(d)/n (|v|_1 <= sqrt(d) |v|_2).
             noise = calibrate_additive(
@@ -306,6 +308,7 @@ class BasePrivateCovariance(EmpiricalCovariance):
             radius=radius,
             budget=split["covariance"],
             rng=rng,
+            norms=norms,
         )
 
         covariance = self._postprocess(

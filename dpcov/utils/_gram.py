@@ -41,8 +41,9 @@ def _row_norms(rows):
     return norms
 
 
-def _clip(rows, radius, owned):
-    norms = _row_norms(rows)
+def _clip(rows, radius, owned, norms=None):
+    if norms is None:
+        norms = _row_norms(rows)
     over = norms > radius
     if over.any():
         if not owned:
@@ -53,7 +54,13 @@ def _clip(rows, radius, owned):
 
 
 def iter_processed_rows(
-    X, *, clip_norm=None, center=None, clip_norm_centered=None, chunk_rows=None
+    X,
+    *,
+    clip_norm=None,
+    center=None,
+    clip_norm_centered=None,
+    norms=None,
+    chunk_rows=None,
 ):
     """Yield the processed rows of ``X``, chunk by chunk, as float64.
 
@@ -67,6 +74,10 @@ def iter_processed_rows(
         Then subtracted from every row.
     clip_norm_centered : float, default=None
         Then rows are scaled down to this L2 norm if longer.
+    norms : ndarray of shape (n_samples,), default=None
+        Norms of the rows as they enter the last clipping step, when already
+        known (e.g. from :func:`processed_norms` with the same earlier
+        steps); saves recomputing them.
     chunk_rows : int, default=None
         Rows per chunk; by default about ``CHUNK_BYTES`` of float64 rows.
 
@@ -76,17 +87,20 @@ def iter_processed_rows(
         Processed rows. It may be a view of ``X``: do not modify it.
     """
     step = _chunk_rows(X.shape[1], chunk_rows)
+    last_clip_first = clip_norm_centered is None
     for start in range(0, X.shape[0], step):
         chunk = X[start : start + step]
+        known = None if norms is None else norms[start : start + step]
         rows = chunk if chunk.dtype == np.float64 else chunk.astype(np.float64)
         owned = rows is not chunk
         if clip_norm is not None:
-            rows, owned = _clip(rows, clip_norm, owned)
+            first = known if last_clip_first else None
+            rows, owned = _clip(rows, clip_norm, owned, first)
         if center is not None:
             rows = rows - center
             owned = True
         if clip_norm_centered is not None:
-            rows, owned = _clip(rows, clip_norm_centered, owned)
+            rows, owned = _clip(rows, clip_norm_centered, owned, known)
         yield rows
 
 

@@ -91,3 +91,27 @@ def test_huge_finite_rows_are_clipped_not_zeroed():
     np.testing.assert_allclose(norms, [5e200, 0.5])
     rows = next(iter_processed_rows(X, clip_norm=1.0))
     np.testing.assert_allclose(rows, [[0.6, 0.8], [0.3, 0.4]])
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"clip_norm": 1.5},
+        {"clip_norm": 1.5, "center": np.array([0.3, -0.2, 0.1, 0.0])},
+        {"clip_norm": 1.5, "center": np.array([0.3, -0.2]), "clip_norm_centered": 0.7},
+        {"clip_norm_centered": 0.7, "center": np.array([0.3, -0.2])},
+    ],
+)
+def test_known_norms_give_the_same_rows(params):
+    # norms = the norms of the rows entering the last clipping step.
+    rng = np.random.default_rng(1)
+    d = params.get("center", np.zeros(4)).shape[0]
+    X = rng.normal(size=(57, d)) * 2
+    if "clip_norm_centered" in params:
+        before = {k: v for k, v in params.items() if k != "clip_norm_centered"}
+        norms = processed_norms(X, **before)
+    else:
+        norms = processed_norms(X)
+    expected = processed_gram(X, chunk_rows=10, **params)
+    got = processed_gram(X, chunk_rows=10, norms=norms, **params)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
