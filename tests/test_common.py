@@ -1,4 +1,8 @@
-"""scikit-learn's estimator checks and dpcov's DP checks on every estimator."""
+"""scikit-learn's estimator checks and dpcov's DP checks on every estimator.
+
+The private names the estimators need come through the sklearn_compat module;
+these checks exercise them (parameter validation, fit context).
+"""
 
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause

@@ -1,3 +1,5 @@
+"""Tests of the command line (__main__ module) and the demo."""
+
 import numpy as np
 import pytest
 

@@ -1,4 +1,4 @@
-"""GaussCov / LapCov: noise scales against closed forms, neighbour tests."""
+"""Tests of the gauss module (GaussCov / LapCov): noise scales, neighbours."""
 
 import math
 
@@ -22,6 +22,13 @@ def _unit_rows(n, d, seed, radius=1.0):
     )
 
 
+def _fit(X, rng, **params):
+    """GaussianCovariance on rows about the origin, raw noisy matrix kept."""
+    return GaussianCovariance(
+        assume_centered=True, store_raw=True, random_state=rng, **params
+    ).fit(X)
+
+
 def _upper_residuals(est, target):
     rows, cols = np.triu_indices(target.shape[0])
     return (est.raw_covariance_ - target)[rows, cols], rows == cols
@@ -37,9 +44,7 @@ def test_gaussian_noise_scale_closed_form(global_random_seed):
     rng = np.random.default_rng(global_random_seed)
     res, diag = [], []
     for _ in range(20):
-        est = GaussianCovariance(
-            rho=rho, data_norm=R, assume_centered=True, store_raw=True, random_state=rng
-        ).fit(X)
+        est = _fit(X, rng, rho=rho, data_norm=R)
         r, g = _upper_residuals(est, target)
         res.append(r)
         diag.append(g)
@@ -60,22 +65,8 @@ def test_laplace_noise_scale_closed_form(global_random_seed):
     target = X.T @ X / n
     b = math.sqrt(30 * 33 / 2) * R**2 / (n * eps)
     rng = np.random.default_rng(global_random_seed)
-    res = np.concatenate(
-        [
-            _upper_residuals(
-                GaussianCovariance(
-                    epsilon=eps,
-                    delta=0.0,
-                    data_norm=R,
-                    assume_centered=True,
-                    store_raw=True,
-                    random_state=rng,
-                ).fit(X),
-                target,
-            )[0]
-            for _ in range(20)
-        ]
-    )
+    fits = [_fit(X, rng, epsilon=eps, delta=0.0, data_norm=R) for _ in range(20)]
+    res = np.concatenate([_upper_residuals(est, target)[0] for est in fits])
     # |Laplace(b)| is Exponential(b): mean b, relative s.e. 1/sqrt(N) = 0.0104.
     assert np.abs(res).mean() == pytest.approx(b, rel=0.052)
     assert stats.kstest(res / b, "laplace").pvalue > 1e-4
@@ -127,10 +118,8 @@ def test_gaussian_neighbours_privacy_loss(global_random_seed):
     rng = np.random.default_rng(global_random_seed)
 
     def stat(X):
-        est = GaussianCovariance(
-            rho=rho, data_norm=R, assume_centered=True, store_raw=True, random_state=rng
-        ).fit(X)
-        return (est.raw_covariance_[0, 0] - est.raw_covariance_[1, 1]) / math.sqrt(2)
+        raw = _fit(X, rng, rho=rho, data_norm=R).raw_covariance_
+        return (raw[0, 0] - raw[1, 1]) / math.sqrt(2)
 
     shift, se = gaussian_shift(
         [stat(a) for _ in range(reps)], [stat(b) for _ in range(reps)]
@@ -158,18 +147,7 @@ def test_laplace_neighbours_privacy_loss(global_random_seed):
     rng = np.random.default_rng(global_random_seed)
 
     def event(X):
-        raw = (
-            GaussianCovariance(
-                epsilon=eps,
-                delta=0.0,
-                data_norm=R,
-                assume_centered=True,
-                store_raw=True,
-                random_state=rng,
-            )
-            .fit(X)
-            .raw_covariance_
-        )
+        raw = _fit(X, rng, epsilon=eps, delta=0.0, data_norm=R).raw_covariance_
         return raw[0, 0] > sa[0, 0] and raw[0, 1] > sa[0, 1] and raw[1, 1] < sa[1, 1]
 
     loss, se = laplace_event_loss(

@@ -1,3 +1,5 @@
+"""Tests of the zipf module (seed 000 synthetic data)."""
+
 import numpy as np
 import pytest
 

@@ -1,3 +1,5 @@
+"""Tests of the calibration and additive modules: noise scales against closed forms."""
+
 import math
 
 import numpy as np

@@ -1,3 +1,5 @@
+"""Tests of the noise module: the laws of the raw draws."""
+
 import numpy as np
 import pytest
 from scipy import stats

@@ -1,3 +1,5 @@
+"""Tests of the projection module."""
+
 import numpy as np
 import pytest
 from scipy import optimize

@@ -1,3 +1,5 @@
+"""Tests of the radius module (private radius)."""
+
 import math
 
 import numpy as np

@@ -1,3 +1,5 @@
+"""Tests of the sparse_vector module (AboveThreshold)."""
+
 import math
 
 import numpy as np

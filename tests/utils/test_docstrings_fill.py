@@ -1,3 +1,5 @@
+"""Tests of the docstrings module (shared parameter text)."""
+
 from dpcov.utils._docstrings import _ENTRIES, fill_doc
 
 

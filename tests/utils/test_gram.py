@@ -1,3 +1,5 @@
+"""Tests of the gram module (the chunked row pass)."""
+
 import numpy as np
 import pytest
 

@@ -1,3 +1,5 @@
+"""Tests of the random module (random_state handling)."""
+
 import numpy as np
 import pytest
 

@@ -1,3 +1,5 @@
+"""Tests of the validation module (privacy parameters)."""
+
 import math
 
 import numpy as np
