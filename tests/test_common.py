@@ -13,7 +13,12 @@ from sklearn.utils.estimator_checks import (
     parametrize_with_checks,
 )
 
-from dpcov.covariance import AdaptiveCovariance, GaussianCovariance, SeparateCovariance
+from dpcov.covariance import (
+    AdaptiveCovariance,
+    EigenSamplingCovariance,
+    GaussianCovariance,
+    SeparateCovariance,
+)
 from dpcov.utils.estimator_checks import parametrize_with_dp_checks
 
 # The checks must not take the private-radius path (many of their datasets are
@@ -23,6 +28,7 @@ INIT_PARAMS = {
     GaussianCovariance: dict(data_norm=10.0),
     SeparateCovariance: dict(data_norm=10.0),
     AdaptiveCovariance: dict(data_norm=10.0),
+    EigenSamplingCovariance: dict(data_norm=10.0),
 }
 
 

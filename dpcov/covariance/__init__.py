@@ -10,7 +10,13 @@ scikit-learn.
 # SPDX-License-Identifier: BSD-3-Clause
 
 from ._adaptive import AdaptiveCovariance
+from ._eigen_sampling import EigenSamplingCovariance
 from ._gauss import GaussianCovariance
 from ._separate import SeparateCovariance
 
-__all__ = ["AdaptiveCovariance", "GaussianCovariance", "SeparateCovariance"]
+__all__ = [
+    "AdaptiveCovariance",
+    "EigenSamplingCovariance",
+    "GaussianCovariance",
+    "SeparateCovariance",
+]

@@ -220,7 +220,7 @@ class BasePrivateCovariance(EmpiricalCovariance):
         # One chunked pass: clip, centre, accumulate the Gram matrix.
         gram = processed_gram(X, clip_norm=clip_norm, center=center, norms=norms)
         n_samples = X.shape[0]
-        return type(self)._mechanism(
+        return self._mechanism(
             gram / n_samples, n_samples=n_samples, radius=radius, budget=budget, rng=rng
         )
 

@@ -10,7 +10,14 @@ This layer knows nothing of scikit-learn. Each mechanism separates calibration
 # SPDX-License-Identifier: BSD-3-Clause
 
 from ._additive import AdditiveNoise, calibrate_additive
-from ._calibration import gaussian_scale, laplace_scale
+from ._bingham import bingham_envelope, sample_bingham
+from ._calibration import (
+    bounded_range_epsilon,
+    exponential_scale,
+    gaussian_scale,
+    laplace_scale,
+)
+from ._eigen_sampling import sample_eigenvectors
 from ._projection import (
     project_capped_simplex,
     project_feasible,
@@ -29,6 +36,9 @@ from ._sparse_vector import (
 __all__ = [
     "AdditiveNoise",
     "calibrate_additive",
+    "bingham_envelope",
+    "bounded_range_epsilon",
+    "exponential_scale",
     "gaussian_scale",
     "laplace_scale",
     "above_threshold",
@@ -42,5 +52,7 @@ __all__ = [
     "project_l2_ball",
     "project_psd",
     "project_psd_bounded",
+    "sample_bingham",
+    "sample_eigenvectors",
     "spectral_map",
 ]

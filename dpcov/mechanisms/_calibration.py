@@ -82,3 +82,71 @@ def laplace_scale(sensitivity, epsilon):
     if math.isinf(epsilon):
         return 0.0
     return sensitivity / epsilon
+
+
+def exponential_scale(sensitivity, epsilon):
+    """Exponent of the exponential mechanism under pure epsilon-DP.
+
+    Sampling an output ``u`` with probability (density) proportional to
+    ``exp(c q(u))`` is epsilon-DP for ``c = epsilon / (2 sensitivity)``, where
+    ``sensitivity`` bounds ``|q(u; X) - q(u; X')|`` over neighbours and
+    outputs (McSherry and Talwar, FOCS 2007). The same mechanism is
+    epsilon-bounded-range, hence ``epsilon**2 / 8``-zCDP (Cesar and Rogers,
+    ALT 2021, Lemma 3.2); see :func:`bounded_range_epsilon`.
+
+    Parameters
+    ----------
+    sensitivity : float
+        Sensitivity of the score, positive.
+    epsilon : float
+        Privacy budget, positive (``inf`` gives an infinite exponent: the
+        mechanism returns a maximiser).
+
+    Returns
+    -------
+    c : float
+        The exponent ``epsilon / (2 sensitivity)``.
+
+    Examples
+    --------
+    >>> from dpcov.mechanisms import exponential_scale
+    >>> exponential_scale(1.0, 0.5)
+    0.25
+    """
+    if not sensitivity > 0:
+        raise ValueError(f"sensitivity must be positive, got {sensitivity!r}.")
+    if not epsilon > 0:
+        raise ValueError(f"epsilon must be positive, got {epsilon!r}.")
+    return epsilon / (2.0 * sensitivity)
+
+
+def bounded_range_epsilon(rho):
+    """Largest epsilon of an exponential mechanism that is rho-zCDP.
+
+    The exponential mechanism with exponent ``epsilon / (2 sensitivity)`` has
+    a privacy-loss random variable whose range has length at most epsilon
+    (it is epsilon-bounded-range, Durfee and Rogers, NeurIPS 2019), and an
+    epsilon-bounded-range mechanism is ``epsilon**2 / 8``-zCDP (Hoeffding's
+    lemma on the privacy loss; Cesar and Rogers, ALT 2021, Lemma 3.2). So the
+    mechanism may run at ``epsilon = sqrt(8 rho)``, twice the
+    ``sqrt(2 rho)`` that the generic pure-to-zCDP conversion allows.
+
+    Parameters
+    ----------
+    rho : float
+        Budget in zCDP, positive (``inf`` allowed).
+
+    Returns
+    -------
+    epsilon : float
+        ``sqrt(8 rho)``.
+
+    Examples
+    --------
+    >>> from dpcov.mechanisms import bounded_range_epsilon
+    >>> bounded_range_epsilon(0.5)
+    2.0
+    """
+    if not rho > 0:
+        raise ValueError(f"rho must be positive, got {rho!r}.")
+    return math.sqrt(8.0 * rho)

@@ -56,6 +56,24 @@ def laplace(rng, scale, size=None):
     return scale * rng.laplace(0.0, 1.0, size)
 
 
+def uniform(rng, size=None):
+    """Draw uniform variates on [0, 1) (for rejection samplers' accept steps).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of randomness.
+    size : int or tuple of int, default=None
+        Output shape; ``None`` draws a single float.
+
+    Returns
+    -------
+    u : float or ndarray
+        The draw(s).
+    """
+    return rng.random(size)
+
+
 def symmetric_matrix(rng, n_features, scale, law="gaussian"):
     """Draw a symmetric "Wigner" noise matrix.
 
