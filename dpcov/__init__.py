@@ -3,8 +3,14 @@
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from . import accounting, covariance, datasets, mechanisms, utils
-from .covariance import AdaptiveCovariance, GaussianCovariance, SeparateCovariance
+from . import accounting, covariance, datasets, decomposition, mechanisms, utils
+from .covariance import (
+    AdaptiveCovariance,
+    EigenSamplingCovariance,
+    GaussianCovariance,
+    SeparateCovariance,
+)
+from .decomposition import PCA
 
 __version__ = "0.1.0.dev0"
 
@@ -12,10 +18,13 @@ __all__ = [
     "accounting",
     "covariance",
     "datasets",
+    "decomposition",
     "mechanisms",
     "utils",
     "AdaptiveCovariance",
+    "EigenSamplingCovariance",
     "GaussianCovariance",
     "SeparateCovariance",
+    "PCA",
     "__version__",
 ]

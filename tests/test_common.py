@@ -19,6 +19,7 @@ from dpcov.covariance import (
     GaussianCovariance,
     SeparateCovariance,
 )
+from dpcov.decomposition import PCA
 from dpcov.utils.estimator_checks import parametrize_with_dp_checks
 
 # The checks must not take the private-radius path (many of their datasets are
@@ -35,6 +36,8 @@ INIT_PARAMS = {
 def _tested_estimators():
     for cls, params in INIT_PARAMS.items():
         yield cls(**params)
+    yield PCA(data_norm=10.0)
+    yield PCA(data_norm=10.0, covariance="top_k")
 
 
 EXPECTED_FAILED_CHECKS = {}

@@ -1,0 +1,12 @@
+"""Private dimensionality reduction.
+
+:class:`PCA` is a drop-in for :class:`sklearn.decomposition.PCA` whose
+principal axes come from a private covariance estimate.
+"""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from ._pca import PCA
+
+__all__ = ["PCA"]

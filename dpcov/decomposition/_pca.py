@@ -1,0 +1,404 @@
+"""Private PCA on top of any private covariance estimator."""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import inspect
+import math
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..covariance import EigenSamplingCovariance, GaussianCovariance
+from ..covariance._base import BasePrivateCovariance
+from ..utils._docstrings import fill_doc
+from ..utils._sklearn_compat import (
+    Interval,
+    Options,
+    RealNotInt,
+    StrOptions,
+    _BasePCA,
+    _fit_context,
+    validate_parameter_constraints,
+)
+
+#: Parameters that PCA sets on its covariance estimator (its budget and geometry).
+DELEGATED_PARAMS = (
+    "epsilon",
+    "delta",
+    "rho",
+    "data_norm",
+    "assume_centered",
+    "random_state",
+)
+
+
+def _default_params(estimator):
+    signature = inspect.signature(type(estimator).__init__)
+    return {
+        name: signature.parameters[name].default
+        for name in DELEGATED_PARAMS
+        if name in signature.parameters
+    }
+
+
+@fill_doc
+class PCA(_BasePCA):
+    """Differentially private principal component analysis.
+
+    A drop-in for :class:`sklearn.decomposition.PCA`: the principal axes are
+    the eigenvectors of a private covariance estimate, so ``components_``,
+    ``explained_variance_`` and everything derived from them are private
+    releases. The covariance comes from any of dpcov's private covariance
+    estimators (``covariance``), which also releases the private mean used to
+    centre the data, or, with ``covariance="top_k"``, from iterative
+    eigenvector sampling restricted to the top ``n_components`` directions,
+    which spends the eigenvector budget on those ``k`` directions only [1]_.
+
+    The guarantee is the covariance estimator's: pure ``epsilon``-DP with
+    ``delta=0``, rho-zCDP (hence (``epsilon``, ``delta``)-DP) otherwise, with
+    respect to replacing one row, given rows clipped to ``data_norm_``.
+    ``transform``, ``inverse_transform`` and ``score`` only use the released
+    attributes (and the data they are given).
+
+    Read more in the :ref:`User Guide <pca>`.
+
+    Parameters
+    ----------
+    n_components : int, float or None, default=None
+        Number of components to keep. ``None`` keeps all ``n_features``. An
+        int ``k`` keeps the top ``k``. A float in (0, 1) keeps the fewest
+        components whose private explained-variance ratio reaches it (a
+        post-processing of the private spectrum); not available with
+        ``covariance="top_k"``, which must know ``k`` before it samples.
+    {epsilon}
+    {delta}
+    {rho}
+    {data_norm}
+    covariance : estimator instance, "top_k" or None, default=None
+        The private covariance estimator to build on, e.g.
+        ``SeparateCovariance(projection="feasible")``. PCA clones it and sets
+        its ``epsilon``, ``delta``, ``rho``, ``data_norm``,
+        ``assume_centered`` and ``random_state`` to its own; those must be
+        left at their defaults on the estimator passed (set them on PCA).
+        ``None`` uses ``GaussianCovariance(eigenvalue_floor="auto")``, the
+        most accurate for principal subspaces in the benchmark of the user
+        guide. "top_k" uses ``EigenSamplingCovariance(n_components=k,
+        eigenvalue_floor="auto")``. The "auto" floor (the public noise level)
+        keeps ``noise_variance_`` positive, so ``score`` is finite and can rank
+        candidates in a search; it does not change the components.
+    whiten : bool, default=False
+        If True, ``transform`` divides the projections by the square root of
+        the (private) explained variances, as in scikit-learn.
+    assume_centered : bool, default=False
+        If False, a private mean (1/8 of the budget, see the covariance
+        estimators) is released as ``mean_`` and the data are centred about
+        it. If True, the data are taken as centred and ``mean_`` is zero.
+    {random_state}
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components_, n_features)
+        Private principal axes (orthonormal rows), by decreasing explained
+        variance. Signs are arbitrary.
+    explained_variance_ : ndarray of shape (n_components_,)
+        Private variance along each axis, with scikit-learn's ``n - 1``
+        denominator (the eigenvalues of the private covariance times
+        ``n / (n - 1)``).
+    explained_variance_ratio_ : ndarray of shape (n_components_,)
+        ``explained_variance_`` over the private total variance.
+    singular_values_ : ndarray of shape (n_components_,)
+        ``sqrt(explained_variance_ * (n_samples - 1))``, as in scikit-learn.
+    mean_ : ndarray of shape (n_features,)
+        Private mean (zero when ``assume_centered=True``).
+    n_components_ : int
+        Number of components kept.
+    n_samples_ : int
+        Number of rows (public under replace-one neighbours).
+    noise_variance_ : float
+        Mean of the private variances outside the kept components (the
+        probabilistic PCA noise variance), 0 when all are kept.
+    covariance_estimator_ : estimator
+        The fitted private covariance estimator.
+    data_norm_ : float
+        Row-norm bound used: ``data_norm``, or the private radius.
+    guarantee_ : dpcov.accounting.PureDP or dpcov.accounting.ZCDP
+        The guarantee of the fit.
+    epsilon_spent_ : float
+        Epsilon of the guarantee (of the implied (epsilon, delta)-DP).
+    delta_spent_ : float
+        Delta of the guarantee.
+    rho_spent_ : float
+        The zCDP parameter of the guarantee.
+    budget_split_ : dict of str to PureDP or ZCDP
+        Budget of each step of the fit.
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during ``fit``. Defined only when `X`
+        has feature names that are all strings.
+
+    See Also
+    --------
+    sklearn.decomposition.PCA : The non-private estimator.
+    dpcov.covariance.EigenSamplingCovariance : Eigenvectors by the
+        exponential mechanism.
+
+    Notes
+    -----
+    The private covariance estimate is post-processed into principal axes by
+    an eigendecomposition, which costs no privacy. The budget is split as in
+    the covariance estimator: 1/8 for the private radius when ``data_norm``
+    is None, 1/8 for the private mean unless ``assume_centered``, the rest for
+    the covariance (with "top_k": half for the top ``k`` eigenvalues and the
+    sum of the others, half for the ``k`` directions).
+
+    References
+    ----------
+    .. [1] Amin, K., Dick, T., Kulesza, A., Munoz Medina, A. and
+       Vassilvitskii, S. "Differentially Private Covariance Estimation".
+       NeurIPS 2019. https://papers.nips.cc/paper/9567.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcov.decomposition import PCA
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(20000, 5)) @ np.diag([3.0, 1.0, 0.3, 0.2, 0.1])
+    >>> pca = PCA(n_components=2, epsilon=1.0, data_norm=10.0,
+    ...           random_state=0).fit(X)
+    >>> pca.components_.shape
+    (2, 5)
+    >>> pca.transform(X[:3]).shape
+    (3, 2)
+    """
+
+    _parameter_constraints: dict = {
+        "n_components": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(RealNotInt, 0, 1, closed="neither"),
+            None,
+        ],
+        "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {np.inf})],
+        "delta": [Interval(Real, 0, 1, closed="left")],
+        "rho": [
+            Interval(Real, 0, None, closed="neither"),
+            Options(Real, {np.inf}),
+            None,
+        ],
+        "data_norm": [Interval(Real, 1e-150, 1e150, closed="both"), None],
+        "covariance": [BasePrivateCovariance, StrOptions({"top_k"}), None],
+        "whiten": ["boolean"],
+        "assume_centered": ["boolean"],
+        "random_state": ["random_state", np.random.Generator],
+    }
+
+    def __init__(
+        self,
+        n_components=None,
+        *,
+        epsilon=1.0,
+        delta=1e-6,
+        rho=None,
+        data_norm=None,
+        covariance=None,
+        whiten=False,
+        assume_centered=False,
+        random_state=None,
+    ):
+        self.n_components = n_components
+        self.epsilon = epsilon
+        self.delta = delta
+        self.rho = rho
+        self.data_norm = data_norm
+        self.covariance = covariance
+        self.whiten = whiten
+        self.assume_centered = assume_centered
+        self.random_state = random_state
+
+    def _covariance_estimator(self, n_features):
+        if self.covariance == "top_k":
+            k = n_features if self.n_components is None else self.n_components
+            estimator = EigenSamplingCovariance(n_components=k, eigenvalue_floor="auto")
+        elif self.covariance is None:
+            estimator = GaussianCovariance(eigenvalue_floor="auto")
+        else:
+            estimator = clone(self.covariance)
+            changed = [
+                name
+                for name, default in _default_params(estimator).items()
+                if estimator.get_params()[name] is not default
+                and estimator.get_params()[name] != default
+            ]
+            if changed:
+                raise ValueError(
+                    f"covariance={type(estimator).__name__}(...) sets {changed}; "
+                    "PCA sets the budget and geometry of its covariance "
+                    "estimator: pass these parameters to PCA instead."
+                )
+        return estimator.set_params(
+            epsilon=self.epsilon,
+            delta=self.delta,
+            rho=self.rho,
+            data_norm=self.data_norm,
+            assume_centered=self.assume_centered,
+            random_state=self.random_state,
+        )
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Fit the private principal axes to X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data. Rows are clipped to ``data_norm`` (or the private
+            radius) after centring; ``X`` itself is not modified.
+        y : Ignored
+            Not used, present for API consistency by convention.
+
+        Returns
+        -------
+        self : object
+            Returns the instance itself.
+        """
+        self._fit(X)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_transform(self, X, y=None):
+        """Fit the private principal axes to X and project X on them.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : Ignored
+            Not used, present for API consistency by convention.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_components_)
+            Projections of the rows of X (whitened if ``whiten``).
+        """
+        X = self._fit(X)
+        return self._transform(X, xp=np, x_is_centered=False)
+
+    def _fit(self, X):
+        X = validate_data(self, X, dtype=[np.float64, np.float32])
+        validate_parameter_constraints(
+            self._parameter_constraints,
+            self.get_params(deep=False),
+            caller_name=type(self).__name__,
+        )
+        n_samples, n_features = X.shape
+        if n_samples < 2:
+            raise ValueError(
+                f"PCA needs at least 2 samples (n_samples={n_samples}): the "
+                "explained variances use an n - 1 denominator."
+            )
+        k = self.n_components
+        if isinstance(k, Integral) and k > n_features:
+            raise ValueError(
+                f"n_components={k} must be at most n_features={n_features}."
+            )
+        if self.covariance == "top_k" and not (k is None or isinstance(k, Integral)):
+            raise ValueError(
+                'covariance="top_k" needs an integer n_components (the number '
+                f"of directions to sample), got {k!r}."
+            )
+
+        estimator = self._covariance_estimator(n_features).fit(X)
+        covariance = estimator.covariance_
+        if self.covariance == "top_k":
+            components = estimator.components_
+            values = np.einsum("ij,jk,ik->i", components, covariance, components)
+            order = np.argsort(values)[::-1]
+            components, values = components[order], values[order]
+        else:
+            values, vectors = np.linalg.eigh(covariance)
+            values, components = values[::-1], vectors[:, ::-1].T
+        values = np.maximum(values, 0.0)
+        total = max(float(np.trace(covariance)), 0.0)
+
+        if k is None:
+            k = n_features
+        elif not isinstance(k, Integral):
+            # Fewest components whose private ratio reaches k (post-processing).
+            ratios = np.cumsum(values) / total if total > 0 else np.ones(values.size)
+            k = int(min(np.searchsorted(ratios, k, side="left") + 1, values.size))
+        rest = (total - values[:k].sum()) / (n_features - k) if k < n_features else 0.0
+
+        ddof = n_samples / (n_samples - 1)
+        dtype = X.dtype
+        self.components_ = components[:k].astype(dtype)
+        self.explained_variance_ = (ddof * values[:k]).astype(dtype)
+        self.explained_variance_ratio_ = (
+            values[:k] / total if total > 0 else np.zeros(k)
+        ).astype(dtype)
+        self.singular_values_ = np.sqrt(
+            self.explained_variance_ * (n_samples - 1)
+        ).astype(dtype)
+        self.mean_ = estimator.location_.astype(dtype)
+        self.noise_variance_ = float(ddof * max(rest, 0.0))
+        self.n_components_ = k
+        self.n_samples_ = n_samples
+        self.covariance_estimator_ = estimator
+        self.data_norm_ = estimator.data_norm_
+        self.guarantee_ = estimator.guarantee_
+        self.epsilon_spent_ = estimator.epsilon_spent_
+        self.delta_spent_ = estimator.delta_spent_
+        self.rho_spent_ = estimator.rho_spent_
+        self.budget_split_ = estimator.budget_split_
+        return X
+
+    def score_samples(self, X):
+        """Log-likelihood of each sample under the probabilistic PCA model.
+
+        The model is ``N(mean_, get_covariance())``; when that covariance is
+        singular (no variance left outside the components), the density is
+        degenerate and every log-likelihood is ``-inf``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The data.
+
+        Returns
+        -------
+        ll : ndarray of shape (n_samples,)
+            Log-likelihood of each sample under the fitted model.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        values, vectors = np.linalg.eigh(self.get_covariance().astype(np.float64))
+        if values.min() <= 0.0:
+            return np.full(X.shape[0], -np.inf)
+        projected = (X - self.mean_) @ vectors
+        log_like = -0.5 * np.sum(projected**2 / values, axis=1)
+        log_like -= 0.5 * (X.shape[1] * math.log(2.0 * np.pi) + np.sum(np.log(values)))
+        return log_like
+
+    def score(self, X, y=None):
+        """Average log-likelihood of the samples under the fitted model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The data.
+        y : Ignored
+            Not used, present for API consistency by convention.
+
+        Returns
+        -------
+        ll : float
+            Mean of :meth:`score_samples`.
+        """
+        return float(np.mean(self.score_samples(X)))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
