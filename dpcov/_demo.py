@@ -7,7 +7,13 @@ import numpy as np
 from sklearn.covariance import EmpiricalCovariance
 from sklearn.datasets import load_digits
 
-from .covariance import AdaptiveCovariance, GaussianCovariance, SeparateCovariance
+from .covariance import (
+    AdaptiveCovariance,
+    EigenSamplingCovariance,
+    GaussianCovariance,
+    SeparateCovariance,
+)
+from .decomposition import PCA
 
 #: Pixels of the digits images lie in [0, 16], so each 64-pixel row has norm
 #: at most 16 * 8 = 128: a bound known before seeing the data.
@@ -46,16 +52,48 @@ def demo_estimators(delta):
         ),
         f"SeparateCov (delta={delta:g})": SeparateCovariance(delta=delta, **common),
         f"AdaptiveCov (delta={delta:g})": AdaptiveCovariance(delta=delta, **common),
+        f"EigenSampling (delta={delta:g})": EigenSamplingCovariance(
+            delta=delta, **common
+        ),
         "LapCov (pure)": GaussianCovariance(delta=0.0, **common),
         "SeparateLapCov (pure)": SeparateCovariance(delta=0.0, **common),
         "AdaptiveLapCov (pure)": AdaptiveCovariance(delta=0.0, **common),
+        "EigenSampling (pure)": EigenSamplingCovariance(delta=0.0, **common),
+    }
+
+
+def demo_pcas(delta, n_components):
+    """The private PCAs the demo compares, by display name.
+
+    Parameters
+    ----------
+    delta : float
+        Delta of the approximate-DP variants.
+    n_components : int
+        Number of components.
+
+    Returns
+    -------
+    estimators : dict of str to estimator
+        Unfitted PCAs with ``data_norm=1``.
+    """
+    common = dict(n_components=n_components, delta=delta, data_norm=1.0)
+    return {
+        f"PCA, default (delta={delta:g})": PCA(**common),
+        f"PCA, SeparateCov (delta={delta:g})": PCA(
+            covariance=SeparateCovariance(), **common
+        ),
+        f"PCA, top_k (delta={delta:g})": PCA(covariance="top_k", **common),
     }
 
 
 def run_demo(
     epsilons=(0.1, 0.5, 1.0, 2.0, 5.0), *, delta=1e-6, repeats=10, seed=0, out=print
 ):
-    """Print mean Frobenius errors of every estimator against the non-private one.
+    """Print the error of every private estimator against the non-private one.
+
+    Covariances: mean Frobenius error. PCA: variance captured by the private
+    top-10 subspace relative to scikit-learn's.
 
     Parameters
     ----------
@@ -103,4 +141,28 @@ def run_demo(
     zero = np.linalg.norm(reference)
     out("zero matrix (any budget)".ljust(name_width) + f"{zero:<13.4g}" * len(epsilons))
     errors["zero matrix"] = np.full(len(epsilons), zero)
+
+    # PCA: variance captured by the private top-k subspace, relative to the
+    # non-private top-k subspace (1 is perfect).
+    k = 10
+    values = np.linalg.eigvalsh(reference)[::-1]
+    out("")
+    out(f"PCA, k={k}: variance captured relative to sklearn's top-{k}, mean of fits")
+    out(header)
+    out("-" * len(header))
+    for name, pca in demo_pcas(delta, k).items():
+        row = []
+        for epsilon in epsilons:
+            pca.set_params(epsilon=epsilon, random_state=rng)
+            captured = []
+            for _ in range(repeats):
+                components = pca.fit(X).components_
+                captured.append(np.trace(components @ reference @ components.T))
+            row.append(np.mean(captured) / values[:k].sum())
+        errors[name] = np.array(row)
+        out(name.ljust(name_width) + "".join(f"{v:<13.4g}" for v in row))
+    out(
+        f"random {k}-subspace (expected)".ljust(name_width)
+        + f"{k / X.shape[1]:<13.4g}" * len(epsilons)
+    )
     return errors

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from dpcov.__main__ import main
-from dpcov._demo import load_unit_digits, run_demo
+from dpcov._demo import demo_estimators, demo_pcas, load_unit_digits, run_demo
 
 
 def test_digits_scaled_by_public_bound():
@@ -16,11 +16,15 @@ def test_digits_scaled_by_public_bound():
 def test_demo_table():
     lines = []
     errors = run_demo((1.0, 100.0), repeats=2, out=lines.append)
-    assert "zero matrix" in errors and len(errors) == 8
+    names = [*demo_estimators(1e-6), "zero matrix", *demo_pcas(1e-6, 10)]
+    assert list(errors) == names
     assert any(line.startswith("AdaptiveCov") for line in lines)
-    # At eps = 100 every zCDP estimator is far closer than at eps = 1.
+    # At eps = 100 every zCDP estimator is far closer than at eps = 1, and
+    # every PCA captures more variance.
     for name, values in errors.items():
-        if "delta=1e-06" in name:
+        if "delta=1e-06" in name and name.startswith("PCA"):
+            assert values[1] > values[0]
+        elif "delta=1e-06" in name:
             assert values[1] < values[0]
 
 
