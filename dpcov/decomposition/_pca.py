@@ -11,7 +11,11 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..covariance import EigenSamplingCovariance, GaussianCovariance
+from ..covariance import (
+    AdaptiveCovariance,
+    EigenSamplingCovariance,
+    GaussianCovariance,
+)
 from ..covariance._base import BasePrivateCovariance
 from ..utils._docstrings import fill_doc
 from ..utils._sklearn_compat import (
@@ -83,12 +87,16 @@ class PCA(_BasePCA):
         its ``epsilon``, ``delta``, ``rho``, ``data_norm``,
         ``assume_centered`` and ``random_state`` to its own; those must be
         left at their defaults on the estimator passed (set them on PCA).
-        ``None`` uses ``GaussianCovariance(eigenvalue_floor="auto")``, the
-        most accurate for principal subspaces in the benchmark of the user
-        guide. "top_k" uses ``EigenSamplingCovariance(n_components=k,
-        eigenvalue_floor="auto")``. The "auto" floor (the public noise level)
-        keeps ``noise_variance_`` positive, so ``score`` is finite and can rank
-        candidates in a search; it does not change the components.
+        ``None`` uses ``AdaptiveCovariance(eigenvalue_floor="auto")`` under
+        zCDP (``delta > 0`` or ``rho`` set) and
+        ``GaussianCovariance(eigenvalue_floor="auto")`` under pure DP
+        (``delta=0``): the most accurate for principal subspaces, or within
+        noise of it, at most points of the benchmark in the user guide, with
+        the smallest worst-case loss. "top_k" uses
+        ``EigenSamplingCovariance(n_components=k, eigenvalue_floor="auto")``.
+        The "auto" floor (the public noise level) keeps ``noise_variance_``
+        positive, so ``score`` is finite and can rank candidates in a search;
+        it does not change the components.
     whiten : bool, default=False
         If True, ``transform`` divides the projections by the square root of
         the (private) explained variances, as in scikit-learn.
@@ -223,7 +231,12 @@ class PCA(_BasePCA):
             k = n_features if self.n_components is None else self.n_components
             estimator = EigenSamplingCovariance(n_components=k, eigenvalue_floor="auto")
         elif self.covariance is None:
-            estimator = GaussianCovariance(eigenvalue_floor="auto")
+            # The benchmark's pick (user guide): AdaptiveCov under zCDP (its
+            # private clipping threshold removes the noise a loose norm bound
+            # and centring add), GaussCov/LapCov under pure DP.
+            pure = self.rho is None and self.delta == 0
+            default = GaussianCovariance if pure else AdaptiveCovariance
+            estimator = default(eigenvalue_floor="auto")
         else:
             estimator = clone(self.covariance)
             changed = [

@@ -11,6 +11,7 @@ from sklearn.preprocessing import FunctionTransformer
 
 from dpcov.accounting import ZCDP, PureDP
 from dpcov.covariance import (
+    AdaptiveCovariance,
     EigenSamplingCovariance,
     GaussianCovariance,
     SeparateCovariance,
@@ -92,8 +93,21 @@ def test_components_are_post_processing_of_the_covariance():
     n = X.shape[0]
     np.testing.assert_allclose(pca.explained_variance_, values[::-1][:3] * n / (n - 1))
     np.testing.assert_array_equal(pca.mean_, est.location_)
-    assert pca.guarantee_ == est.guarantee_ == check_privacy_params(1.0, 1e-6, None)
+    assert pca.guarantee_ == est.guarantee_
+    assert pca.guarantee_.rho == pytest.approx(check_privacy_params(1.0, 1e-6).rho)
     assert pca.data_norm_ == 20.0
+
+
+def test_default_covariance_depends_on_the_privacy_model():
+    # The benchmark's pick: AdaptiveCov under zCDP, GaussCov under pure DP.
+    X = _data()
+    zcdp = PCA(2, data_norm=20.0, random_state=0).fit(X)
+    assert isinstance(zcdp.covariance_estimator_, AdaptiveCovariance)
+    rho = PCA(2, rho=0.1, delta=0.0, data_norm=20.0, random_state=0).fit(X)
+    assert isinstance(rho.covariance_estimator_, AdaptiveCovariance)
+    pure = PCA(2, delta=0.0, data_norm=20.0, random_state=0).fit(X)
+    assert type(pure.covariance_estimator_) is GaussianCovariance
+    assert pure.covariance_estimator_.eigenvalue_floor == "auto"
 
 
 def test_top_k_spends_on_k_directions():
