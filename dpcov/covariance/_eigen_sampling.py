@@ -281,10 +281,10 @@ class EigenSamplingCovariance(BasePrivateCovariance):
     Attributes
     ----------
     {covariance_attributes}
-    components_ : ndarray of shape (n_components_, n_features)
+    components_ : ndarray of shape (n_components, n_features)
         The sampled directions (orthonormal rows), in the order drawn, i.e. by
         decreasing released eigenvalue. Signs are arbitrary.
-    eigenvalues_ : ndarray of shape (n_components_,)
+    eigenvalues_ : ndarray of shape (n_components,)
         Released eigenvalues paired with ``components_`` (noisy, sorted,
         clipped to ``[0, R**2]``), before the projection and floor.
     residual_variance_ : float

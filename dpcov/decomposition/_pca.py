@@ -108,16 +108,16 @@ class PCA(_BasePCA):
 
     Attributes
     ----------
-    components_ : ndarray of shape (n_components_, n_features)
+    components_ : ndarray of shape (n_components, n_features)
         Private principal axes (orthonormal rows), by decreasing explained
         variance. Signs are arbitrary.
-    explained_variance_ : ndarray of shape (n_components_,)
+    explained_variance_ : ndarray of shape (n_components,)
         Private variance along each axis, with scikit-learn's ``n - 1``
         denominator (the eigenvalues of the private covariance times
         ``n / (n - 1)``).
-    explained_variance_ratio_ : ndarray of shape (n_components_,)
+    explained_variance_ratio_ : ndarray of shape (n_components,)
         ``explained_variance_`` over the private total variance.
-    singular_values_ : ndarray of shape (n_components_,)
+    singular_values_ : ndarray of shape (n_components,)
         ``sqrt(explained_variance_ * (n_samples - 1))``, as in scikit-learn.
     mean_ : ndarray of shape (n_features,)
         Private mean (zero when ``assume_centered=True``).
@@ -293,7 +293,7 @@ class PCA(_BasePCA):
 
         Returns
         -------
-        X_new : ndarray of shape (n_samples, n_components_)
+        X_new : ndarray of shape (n_samples, n_components)
             Projections of the rows of X (whitened if ``whiten``).
         """
         X = self._fit(X)

@@ -106,7 +106,8 @@ def sample_bingham(rng, matrix, scale):
 
     This is the exponential mechanism over the unit sphere for the score
     ``u^T M u``; it is sampled exactly (up to floating point) by rejection
-    from an angular central Gaussian envelope [KGM18]_.
+    from an angular central Gaussian envelope (Kent, Ganeiber and Mardia,
+    JCGS 2018; see the module notes).
 
     Parameters
     ----------

@@ -54,14 +54,27 @@ def test_spec_reference_values():
 
 def test_catches_the_known_library_error(global_random_seed):
     # Two widely used samplers give E[u_1^2] ~ 0.10 at eigenvalue gap 2 (scale
-    # 1), where the exact value is 0.2768. Ours matches; the same assertion
-    # rejects draws from a sampler with a doubled exponent (E = 0.151), so it
-    # would reject 0.10 by an even larger margin.
+    # 1), where the exact value is 0.2768. One of them (diffprivlib 0.6.6,
+    # Bingham.randomise) divides the exponential by (x^T Omega x)^(q/2) in the
+    # acceptance ratio instead of multiplying, so it samples
+    # exp(-t) (x^T Omega x)^(-q); quadrature of that law gives 0.1026. Ours
+    # matches the exact value, and the same assertion rejects our draws
+    # against that wrong value, and draws at twice or half the exponent
+    # against the exact one.
     rng = np.random.default_rng(global_random_seed)
     matrix = np.diag([2.0, 0.0])
     exact = 1.0 - bessel_second_moment(2.0)
     assert exact == pytest.approx(0.2768, abs=1e-4)
-    assert_mean_close(_draws(rng, matrix, 1.0)[:, 1] ** 2, exact)
+    phi = np.linspace(0.0, np.pi, 100_001)[:-1]
+    s2 = np.sin(phi) ** 2
+    b, _ = bingham_envelope(np.array([0.0, 2.0]))
+    wrong_law = np.exp(-2.0 * s2) * (1.0 + 4.0 * s2 / b) ** -2.0
+    wrong = float(np.sum(wrong_law * s2) / np.sum(wrong_law))
+    assert wrong == pytest.approx(0.1026, abs=1e-4)
+    ours = _draws(rng, matrix, 1.0)[:, 1] ** 2
+    assert_mean_close(ours, exact)
+    with pytest.raises(AssertionError):
+        assert_mean_close(ours, wrong)
     with pytest.raises(AssertionError):
         assert_mean_close(_draws(rng, matrix, 2.0)[:, 1] ** 2, exact)
     with pytest.raises(AssertionError):
