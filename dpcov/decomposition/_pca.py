@@ -5,7 +5,7 @@
 
 import inspect
 import math
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import clone
@@ -20,7 +20,6 @@ from ..covariance._base import BasePrivateCovariance
 from ..utils._docstrings import fill_doc
 from ..utils._sklearn_compat import (
     Interval,
-    Options,
     RealNotInt,
     StrOptions,
     _BasePCA,
@@ -189,18 +188,14 @@ class PCA(_BasePCA):
             Interval(RealNotInt, 0, 1, closed="neither"),
             None,
         ],
-        "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {np.inf})],
-        "delta": [Interval(Real, 0, 1, closed="left")],
-        "rho": [
-            Interval(Real, 0, None, closed="neither"),
-            Options(Real, {np.inf}),
-            None,
-        ],
-        "data_norm": [Interval(Real, 1e-150, 1e150, closed="both"), None],
+        # The budget and geometry PCA delegates are validated as the covariance
+        # estimators validate them.
+        **{
+            name: BasePrivateCovariance._parameter_constraints[name]
+            for name in DELEGATED_PARAMS
+        },
         "covariance": [BasePrivateCovariance, StrOptions({"top_k"}), None],
         "whiten": ["boolean"],
-        "assume_centered": ["boolean"],
-        "random_state": ["random_state", np.random.Generator],
     }
 
     def __init__(

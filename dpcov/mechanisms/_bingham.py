@@ -94,7 +94,10 @@ def _acg_rejection(rng, concentrations):
         x2 = x * x
         t = x2 @ a
         log_ratio = -t + (q / 2.0) * np.log(x2 @ omega) - log_bound
-        accepted = np.flatnonzero(np.log(_noise.uniform(rng, batch)) < log_ratio)
+        # log(1 - U) with U uniform on [0, 1) is log of a uniform on (0, 1],
+        # never -inf.
+        log_u = np.log1p(-_noise.uniform(rng, batch))
+        accepted = np.flatnonzero(log_u < log_ratio)
         if accepted.size:
             first = accepted[0]
             return x[first], n_proposals + first + 1
