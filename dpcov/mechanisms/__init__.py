@@ -18,6 +18,12 @@ from ._calibration import (
     laplace_scale,
 )
 from ._eigen_sampling import sample_eigenvectors
+from ._nuclear import (
+    haar_orthogonal,
+    nuclear_profile_exact,
+    nuclear_profile_gibbs,
+    sample_nuclear_laplace,
+)
 from ._projection import (
     project_capped_simplex,
     project_feasible,
@@ -52,7 +58,11 @@ __all__ = [
     "project_l2_ball",
     "project_psd",
     "project_psd_bounded",
+    "haar_orthogonal",
+    "nuclear_profile_exact",
+    "nuclear_profile_gibbs",
     "sample_bingham",
+    "sample_nuclear_laplace",
     "sample_eigenvectors",
     "spectral_map",
 ]

@@ -74,6 +74,28 @@ def uniform(rng, size=None):
     return rng.random(size)
 
 
+def gamma(rng, shape, scale, size=None):
+    """Draw Gamma variates (shape ``k``, scale ``theta``; mean ``k theta``).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of randomness.
+    shape : float
+        Shape ``k``, positive.
+    scale : float
+        Scale ``theta``, positive.
+    size : int or tuple of int, default=None
+        Output shape; ``None`` draws a single float.
+
+    Returns
+    -------
+    g : float or ndarray
+        The draw(s).
+    """
+    return rng.gamma(shape, scale, size)
+
+
 def symmetric_matrix(rng, n_features, scale, law="gaussian"):
     """Draw a symmetric "Wigner" noise matrix.
 
