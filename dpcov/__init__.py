@@ -8,6 +8,7 @@ from .covariance import (
     AdaptiveCovariance,
     EigenSamplingCovariance,
     GaussianCovariance,
+    NuclearLaplaceCovariance,
     SeparateCovariance,
 )
 from .decomposition import PCA
@@ -24,6 +25,7 @@ __all__ = [
     "AdaptiveCovariance",
     "EigenSamplingCovariance",
     "GaussianCovariance",
+    "NuclearLaplaceCovariance",
     "SeparateCovariance",
     "PCA",
     "__version__",

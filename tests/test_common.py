@@ -17,6 +17,7 @@ from dpcov.covariance import (
     AdaptiveCovariance,
     EigenSamplingCovariance,
     GaussianCovariance,
+    NuclearLaplaceCovariance,
     SeparateCovariance,
 )
 from dpcov.decomposition import PCA
@@ -30,6 +31,7 @@ INIT_PARAMS = {
     SeparateCovariance: dict(data_norm=10.0),
     AdaptiveCovariance: dict(data_norm=10.0),
     EigenSamplingCovariance: dict(data_norm=10.0),
+    NuclearLaplaceCovariance: dict(data_norm=10.0),
 }
 
 

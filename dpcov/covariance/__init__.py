@@ -12,11 +12,13 @@ scikit-learn.
 from ._adaptive import AdaptiveCovariance
 from ._eigen_sampling import EigenSamplingCovariance
 from ._gauss import GaussianCovariance
+from ._nuclear import NuclearLaplaceCovariance
 from ._separate import SeparateCovariance
 
 __all__ = [
     "AdaptiveCovariance",
     "EigenSamplingCovariance",
     "GaussianCovariance",
+    "NuclearLaplaceCovariance",
     "SeparateCovariance",
 ]
