@@ -1,4 +1,4 @@
-"""EigenSamplingCovariance: noise scales, exponent, neighbour tests, budget."""
+"""EigenSamplingCovariance (module eigen_sampling): noise, exponent, neighbours."""
 
 import math
 

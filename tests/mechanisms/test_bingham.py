@@ -1,4 +1,4 @@
-"""Tests of the Bingham sampler (exponential mechanism on the sphere).
+"""Tests of the Bingham sampler (module bingham: exponential mechanism on the sphere).
 
 Moments are compared with closed forms (Bessel ratio on the circle, Kummer
 ratio for one spike) at a tolerance of ``Z`` standard errors of the sample

@@ -1,4 +1,4 @@
-"""Tests of iterative eigenvector sampling (orthogonal-complement steps)."""
+"""Tests of iterative eigenvector sampling (module eigen_sampling)."""
 
 import math
 
