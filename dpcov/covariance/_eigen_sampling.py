@@ -199,9 +199,8 @@ def eigen_sampling_release(
     else:
         step_shares, scales = np.empty(0), []
     # The score is u^T (Y^T Y) u = n u^T second_moment u.
+    # With k = d the last direction (the only one when d = 1) is free.
     directions = sample_eigenvectors(rng, second_moment, scales, complete=k == d)
-    if directions.shape[1] < k:  # d == 1: the direction is free
-        directions = np.ones((1, 1))
     raw = (directions * top) @ directions.T
     residual = tail / (d - k) if k < d else 0.0
     if k < d:
@@ -273,7 +272,8 @@ class EigenSamplingCovariance(BasePrivateCovariance):
         under zCDP, the bounded-range conversion ``epsilon_i = sqrt(8 rho_i)``.
         "paper" reproduces seed 003 (``exp(epsilon_i q / (4 R**2))``) and seed
         000 Appendix A (``epsilon_i = sqrt(2 rho_i)``); it is private too, with
-        more noise than it needs.
+        more noise than it needs. The spec suggested "paper" as the default to
+        reproduce the figures; dpcov defaults to the proved tight scale.
     beta : float, default=0.1
         Failure probability of the eigenvalue-noise bound ``tau`` used by the
         adaptive allocation. Accuracy only.

@@ -117,7 +117,9 @@ def nuclear_release(
     if math.isinf(kappa):
         noise_std = 0.0
     else:
-        noise_std = math.sqrt(_PROFILE_SQUARED_NORM * (d * d + 1) / d) / kappa
+        # Per-entry s.d. of W, E||W||_F^2 / d^2 = (d^2 + 1) E||s||^2 / kappa^2,
+        # halved in variance off the diagonal by the symmetrisation.
+        noise_std = math.sqrt(_PROFILE_SQUARED_NORM * (d * d + 1) / (2 * d)) / kappa
     return Release(
         raw=raw, radius=radius, noise_std=noise_std, split=split, attributes=attributes
     )
@@ -183,7 +185,10 @@ class NuclearLaplaceCovariance(BasePrivateCovariance):
     ----------
     {covariance_attributes}
     exact_sampler_ : bool
-        Whether the noise was sampled exactly (else by Gibbs sampling).
+        Whether the noise was sampled exactly (else by Gibbs sampling). When
+        False, ``guarantee_`` states the guarantee of the exact mechanism,
+        which this release meets only up to the chain's total-variation
+        error.
     noise_rate_ : float
         The rate ``kappa = epsilon n / (2 R**2)`` of the noise (public).
     trace_bound_ : float
