@@ -16,8 +16,10 @@ from ._calibration import (
     exponential_scale,
     gaussian_scale,
     laplace_scale,
+    truncated_laplace_params,
 )
 from ._eigen_sampling import sample_eigenvectors
+from ._histogram import stable_histogram, stable_histogram_threshold
 from ._nuclear import (
     haar_orthogonal,
     nuclear_profile_exact,
@@ -65,4 +67,7 @@ __all__ = [
     "sample_nuclear_laplace",
     "sample_eigenvectors",
     "spectral_map",
+    "stable_histogram",
+    "stable_histogram_threshold",
+    "truncated_laplace_params",
 ]

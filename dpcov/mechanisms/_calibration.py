@@ -150,3 +150,45 @@ def bounded_range_epsilon(rho):
     if not rho > 0:
         raise ValueError(f"rho must be positive, got {rho!r}.")
     return math.sqrt(8.0 * rho)
+
+
+def truncated_laplace_params(sensitivity, epsilon, delta):
+    """Scale and truncation of the truncated Laplace mechanism.
+
+    Adding Laplace(``lambda``) noise truncated to ``[-A, A]`` to a statistic
+    of sensitivity ``Delta`` is (epsilon, delta)-DP for ``lambda = Delta /
+    epsilon`` and ``A = lambda log(1 + (e**epsilon - 1) / (2 delta))`` (Geng,
+    Ding, Guo and Kumar, AISTATS 2020): the mass the shifted law puts on
+    ``[A - Delta, A]`` is exactly delta.
+
+    Parameters
+    ----------
+    sensitivity : float
+        Sensitivity ``Delta`` (absolute change of a scalar), positive.
+    epsilon : float
+        Privacy budget, positive and finite.
+    delta : float
+        In (0, 1).
+
+    Returns
+    -------
+    scale : float
+        ``lambda``.
+    bound : float
+        ``A``.
+
+    Examples
+    --------
+    >>> from dpcov.mechanisms import truncated_laplace_params
+    >>> scale, bound = truncated_laplace_params(1.0, 1.0, 1e-6)
+    >>> scale, round(bound, 3)
+    (1.0, 13.664)
+    """
+    if not sensitivity > 0:
+        raise ValueError(f"sensitivity must be positive, got {sensitivity!r}.")
+    if not 0 < epsilon < math.inf:
+        raise ValueError(f"epsilon must be positive and finite, got {epsilon!r}.")
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
+    scale = sensitivity / epsilon
+    return scale, scale * math.log1p(math.expm1(epsilon) / (2.0 * delta))

@@ -96,6 +96,34 @@ def gamma(rng, shape, scale, size=None):
     return rng.gamma(shape, scale, size)
 
 
+def truncated_laplace(rng, scale, bound, size=None):
+    """Draw Laplace noise of scale ``scale`` truncated to ``[-bound, bound]``.
+
+    Inverse CDF: a uniform sign times ``-scale log(1 - U (1 - exp(-bound /
+    scale)))``, ``U`` uniform on [0, 1).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of randomness.
+    scale : float
+        Laplace scale ``lambda``, positive.
+    bound : float
+        Truncation ``A``, positive.
+    size : int or tuple of int, default=None
+        Output shape; ``None`` draws a single float.
+
+    Returns
+    -------
+    noise : float or ndarray
+        The draw(s), in ``[-bound, bound]``.
+    """
+    u = rng.random(size)
+    sign = np.where(rng.random(size) < 0.5, -1.0, 1.0)
+    magnitude = -scale * np.log1p(u * np.expm1(-bound / scale))
+    return sign * np.minimum(magnitude, bound)
+
+
 def symmetric_matrix(rng, n_features, scale, law="gaussian"):
     """Draw a symmetric "Wigner" noise matrix.
 
