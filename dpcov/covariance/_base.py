@@ -40,7 +40,7 @@ from ..utils._sklearn_compat import (
     Options,
     StrOptions,
     _fit_context,
-    validate_parameter_constraints,
+    check_params_always,
 )
 
 #: Share of the whole budget spent on the private radius when data_norm is None.
@@ -244,11 +244,7 @@ class BasePrivateCovariance(EmpiricalCovariance):
         X = validate_data(self, X, dtype=[np.float64, np.float32])
         # Declarative validation is skipped under skip_parameter_validation=True;
         # a private estimator validates its parameters regardless.
-        validate_parameter_constraints(
-            self._parameter_constraints,
-            self.get_params(deep=False),
-            caller_name=type(self).__name__,
-        )
+        check_params_always(self)
         budget = check_privacy_params(self.epsilon, self.delta, self.rho)
         rng = check_random_state(self.random_state)
         n_samples, n_features = X.shape

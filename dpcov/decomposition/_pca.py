@@ -24,7 +24,7 @@ from ..utils._sklearn_compat import (
     StrOptions,
     _BasePCA,
     _fit_context,
-    validate_parameter_constraints,
+    check_params_always,
 )
 
 #: Parameters that PCA sets on its covariance estimator (its budget and geometry).
@@ -296,11 +296,7 @@ class PCA(_BasePCA):
 
     def _fit(self, X):
         X = validate_data(self, X, dtype=[np.float64, np.float32])
-        validate_parameter_constraints(
-            self._parameter_constraints,
-            self.get_params(deep=False),
-            caller_name=type(self).__name__,
-        )
+        check_params_always(self)
         n_samples, n_features = X.shape
         if n_samples < 2:
             raise ValueError(

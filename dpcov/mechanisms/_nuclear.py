@@ -61,6 +61,15 @@ def _log_acceptance(s):
     return float(np.sum(np.log(d * (s[i] + s[j]) / 2.0)))
 
 
+def _wishart_profile(rng, n_features):
+    # Normalised eigenvalues of a real Wishart(d + 1, I) matrix: density
+    # prop. to prod |s_i - s_j| on the simplex, decreasing.
+    d = n_features
+    g = _noise.gaussian(rng, 1.0, (d + 1, d))
+    w = np.linalg.eigvalsh(g.T @ g)[::-1]
+    return w / w.sum()
+
+
 def nuclear_profile_exact(rng, n_features):
     """Draw the normalised singular-value profile exactly (rejection).
 
@@ -81,9 +90,7 @@ def nuclear_profile_exact(rng, n_features):
     if d == 1:
         return np.ones(1)
     while True:
-        g = _noise.gaussian(rng, 1.0, (d + 1, d))
-        w = np.linalg.eigvalsh(g.T @ g)[::-1]
-        s = w / w.sum()
+        s = _wishart_profile(rng, d)
         # prod d (s_i + s_j) / 2 <= 1, with equality at the centroid.
         if math.log1p(-_noise.uniform(rng)) < _log_acceptance(s):
             return s
@@ -127,9 +134,8 @@ def nuclear_profile_gibbs(rng, n_features, n_sweeps, *, start=None):
     if d == 1:
         return np.ones(1)
     if start is None:
-        g = _noise.gaussian(rng, 1.0, (d + 1, d))
-        w = np.linalg.eigvalsh(g.T @ g)[::-1]
-        sigma = _noise.gamma(rng, d * d, 1.0) * w / w.sum()
+        profile = _wishart_profile(rng, d)
+        sigma = _noise.gamma(rng, d * d, 1.0) * profile
     else:
         sigma = np.array(start, dtype=float)
     width = float(d)

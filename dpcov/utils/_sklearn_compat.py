@@ -23,5 +23,25 @@ __all__ = [
     "RealNotInt",
     "StrOptions",
     "_fit_context",
+    "check_params_always",
     "validate_parameter_constraints",
 ]
+
+
+def check_params_always(estimator):
+    """Validate an estimator's parameters even when scikit-learn would not.
+
+    ``sklearn.config_context(skip_parameter_validation=True)`` skips the
+    declarative validation of ``fit``; a private estimator must still refuse
+    out-of-range privacy parameters, so its ``fit`` calls this.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        Has ``_parameter_constraints``.
+    """
+    validate_parameter_constraints(
+        estimator._parameter_constraints,
+        estimator.get_params(deep=False),
+        caller_name=type(estimator).__name__,
+    )
