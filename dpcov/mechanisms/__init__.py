@@ -40,6 +40,7 @@ from ._sparse_vector import (
     above_threshold_accuracy,
     above_threshold_scales,
 )
+from ._stability import stability_noise, stability_test, stability_threshold
 
 __all__ = [
     "AdditiveNoise",
@@ -67,6 +68,9 @@ __all__ = [
     "sample_nuclear_laplace",
     "sample_eigenvectors",
     "spectral_map",
+    "stability_noise",
+    "stability_test",
+    "stability_threshold",
     "stable_histogram",
     "stable_histogram_threshold",
     "truncated_laplace_params",

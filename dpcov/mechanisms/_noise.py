@@ -74,6 +74,44 @@ def uniform(rng, size=None):
     return rng.random(size)
 
 
+def indices(rng, n, size=None):
+    """Draw indices uniformly from ``range(n)``, with replacement.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of randomness.
+    n : int
+        Number of items, positive.
+    size : int or tuple of int, default=None
+        Output shape; ``None`` draws a single index.
+
+    Returns
+    -------
+    idx : int or ndarray of int
+        The draw(s).
+    """
+    return rng.integers(n, size=size)
+
+
+def permutation(rng, n):
+    """Draw a uniformly random permutation of ``range(n)``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of randomness.
+    n : int
+        Number of items.
+
+    Returns
+    -------
+    perm : ndarray of int of shape (n,)
+        The permutation.
+    """
+    return rng.permutation(n)
+
+
 def gamma(rng, shape, scale, size=None):
     """Draw Gamma variates (shape ``k``, scale ``theta``; mean ``k theta``).
 

@@ -16,14 +16,32 @@ import warnings
 import numpy as np
 from sklearn import clone, config_context
 
-from ..accounting import PureDP, compose
-from .validation import check_privacy_params
+from ..accounting import ApproxDP, PureDP, compose
+from .validation import check_approx_privacy_params, check_privacy_params
 
 
 def _data(n_samples=20_000, n_features=4, scale=1.0, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n_samples, n_features)) * np.linspace(1.0, 0.3, n_features)
     return scale * X / np.linalg.norm(X, axis=1).max()
+
+
+def _check_data(estimator, n_samples, scale=1.0):
+    # Estimators that only answer on structured data (the stability-based
+    # subspace learners declare ``_approx_dp_only``) get rows exactly in a
+    # 2-dimensional subspace of R^4, integer-valued so that exact arithmetic
+    # sees the structure; the others get Gaussian rows.
+    if not getattr(estimator, "_approx_dp_only", False):
+        return _data(n_samples, scale=scale)
+    rng = np.random.default_rng(0)
+    basis = rng.integers(-3, 4, size=(2, 4))
+    return scale * (rng.integers(-9, 10, size=(n_samples, 2)) @ basis).astype(float)
+
+
+def _configured_guarantee(estimator, epsilon, delta, rho=None):
+    if getattr(estimator, "_approx_dp_only", False):
+        return check_approx_privacy_params(epsilon, delta)
+    return check_privacy_params(epsilon, delta, rho)
 
 
 def _fitted_output(estimator):
@@ -46,7 +64,7 @@ def check_privacy_params_validated_in_fit(estimator):
     estimator : estimator instance
         The estimator to check.
     """
-    X = _data(200)
+    X = _check_data(estimator, 200)
     for params in (
         {"epsilon": 0.0},
         {"epsilon": -1.0},
@@ -90,10 +108,14 @@ def check_seeded_fits_reproducible(estimator):
     estimator : estimator instance
         The estimator to check.
     """
-    X = _data(3000)
+    X = _check_data(estimator, 3000)
     a = _fitted_output(clone(estimator).set_params(random_state=3).fit(X))
     b = _fitted_output(clone(estimator).set_params(random_state=3).fit(X))
     np.testing.assert_array_equal(a, b)
+    if getattr(estimator, "_deterministic_release", False):
+        # The randomness only decides whether to release; what is released
+        # is a function of the data (ExactSubspace).
+        return
     c = _fitted_output(clone(estimator).set_params(random_state=None).fit(X))
     d = _fitted_output(clone(estimator).set_params(random_state=None).fit(X))
     assert not np.allclose(c, d), "random_state=None fits are identical"
@@ -115,7 +137,7 @@ def check_budget_accounted(estimator):
     estimator : estimator instance
         The estimator to check.
     """
-    X = _data(3000)
+    X = _check_data(estimator, 3000)
     cases = (
         {"epsilon": 0.7, "delta": 1e-6, "rho": None},
         {"epsilon": 0.7, "delta": 0.0, "rho": None},
@@ -126,13 +148,28 @@ def check_budget_accounted(estimator):
             if params["rho"] is not None:
                 continue
             params = {k: v for k, v in params.items() if k != "rho"}
-        est = clone(estimator).set_params(random_state=0, **params).fit(X)
-        configured = check_privacy_params(
-            params["epsilon"], params["delta"], params.get("rho")
-        )
+        est = clone(estimator).set_params(random_state=0, **params)
+        try:
+            configured = _configured_guarantee(
+                estimator, params["epsilon"], params["delta"], params.get("rho")
+            )
+        except ValueError:
+            configured = None
+        if configured is None:
+            # delta=0 for an (epsilon, delta)-only estimator: fit must refuse.
+            try:
+                est.fit(X)
+            except ValueError:
+                continue
+            raise AssertionError(f"{type(estimator).__name__} accepted {params}")
+        est.fit(X)
         composed = compose(est.budget_split_.values())
         assert type(composed) is type(configured) is type(est.guarantee_)
-        if isinstance(configured, PureDP):
+        if isinstance(configured, ApproxDP):
+            assert math.isclose(composed.epsilon, configured.epsilon, rel_tol=1e-9)
+            assert math.isclose(composed.delta, configured.delta, rel_tol=1e-9)
+            assert est.guarantee_ == configured
+        elif isinstance(configured, PureDP):
             assert math.isclose(composed.epsilon, configured.epsilon, rel_tol=1e-9)
             assert math.isclose(
                 est.guarantee_.epsilon, configured.epsilon, rel_tol=1e-9
@@ -160,7 +197,7 @@ def check_no_undocumented_outputs(estimator):
     """
     from numpydoc.docscrape import ClassDoc  # a test dependency
 
-    X = _data(3000, scale=50.0)
+    X = _check_data(estimator, 3000, scale=50.0)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         est = clone(estimator).set_params(random_state=0).fit(X)

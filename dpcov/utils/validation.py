@@ -11,7 +11,7 @@ switched off by ``sklearn.set_config(skip_parameter_validation=True)``).
 import math
 from numbers import Real
 
-from ..accounting import ZCDP, PureDP, zcdp_epsilon, zcdp_rho
+from ..accounting import ZCDP, ApproxDP, PureDP, zcdp_epsilon, zcdp_rho
 
 
 def _is_real(value):
@@ -72,6 +72,36 @@ def check_privacy_params(epsilon, delta, rho=None):
     if delta == 0:
         return PureDP(float(epsilon))
     return ZCDP(zcdp_rho(float(epsilon), float(delta)))
+
+
+def check_approx_privacy_params(epsilon, delta):
+    """Validate an (epsilon, delta) budget whose delta must be positive.
+
+    Stability-based mechanisms (a released subspace that is the same on all
+    neighbours) have no pure-DP or zCDP form, so ``delta=0`` is refused.
+
+    Parameters
+    ----------
+    epsilon : float
+        Positive; ``inf`` means no privacy (for testing only).
+    delta : float
+        In (0, 1).
+
+    Returns
+    -------
+    budget : ApproxDP
+        The guarantee to run at.
+    """
+    if not _is_real(epsilon) or not epsilon > 0:
+        raise ValueError(f"epsilon must be a positive number, got {epsilon!r}.")
+    if not _is_real(delta) or not 0 <= delta < 1:
+        raise ValueError(f"delta must be a number in [0, 1), got {delta!r}.")
+    if delta == 0:
+        raise ValueError(
+            "delta must be positive: this estimator is (epsilon, delta)-DP by a "
+            "stability argument, which no pure-DP mechanism allows."
+        )
+    return ApproxDP(float(epsilon), float(delta))
 
 
 def privacy_spent(budget, delta):

@@ -1,0 +1,128 @@
+"""Shared transformer surface of the private subspace learners."""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import numpy as np
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+)
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+
+def pair_differences(X):
+    """Differences of consecutive pairs of rows, ``X[2i + 1] - X[2i]``.
+
+    Each row of X enters one difference, so replacing one row changes one
+    difference: neighbouring datasets map to neighbouring datasets. The
+    differences have mean zero and, for iid rows, twice the covariance.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        The rows.
+
+    Returns
+    -------
+    D : ndarray of shape (n // 2, d)
+        The differences (a last unpaired row is dropped).
+    """
+    half = X.shape[0] // 2
+    return X[1 : 2 * half : 2] - X[0 : 2 * half : 2]
+
+
+class BaseSubspace(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Transformer onto a private k-dimensional subspace through the origin.
+
+    Subclasses set ``components_`` (orthonormal rows) and the privacy
+    attributes in ``fit``.
+    """
+
+    # (epsilon, delta)-DP with delta > 0 only (read by dpcov's DP checks).
+    _approx_dp_only = True
+
+    def transform(self, X):
+        """Coordinates of X in the private subspace: ``X @ components_.T``.
+
+        The subspace passes through the origin and no mean is subtracted (a
+        mean would be a further release).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Data.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_components)
+            Coordinates along ``components_``.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        return X @ self.components_.T.astype(X.dtype, copy=False)
+
+    def inverse_transform(self, X):
+        """Points of the subspace with the given coordinates.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_components)
+            Coordinates.
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features)
+            ``X @ components_``: the orthogonal projection of the original
+            rows onto the subspace, when X came from :meth:`transform`.
+        """
+        check_is_fitted(self)
+        X = np.asarray(X, dtype=self.components_.dtype)
+        return X @ self.components_
+
+    def get_projection(self):
+        """The orthogonal projector onto the subspace.
+
+        Returns
+        -------
+        P : ndarray of shape (n_features, n_features)
+            ``components_.T @ components_`` (post-processing of the release).
+        """
+        check_is_fitted(self)
+        return self.components_.T @ self.components_
+
+    def score(self, X, y=None):
+        """Fraction of the energy of X that the subspace captures.
+
+        ``sum ||P x||**2 / sum ||x||**2`` over the rows of X (about the
+        origin), in [0, 1], higher is better; for model selection on
+        held-out data.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Data.
+        y : Ignored
+            Not used, present for API consistency by convention.
+
+        Returns
+        -------
+        score : float
+            The captured fraction (1.0 when X is all zeros).
+        """
+        coords = self.transform(X)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        total = float(np.sum(np.square(X, dtype=np.float64)))
+        if total == 0:
+            return 1.0
+        return float(np.sum(np.square(coords, dtype=np.float64))) / total
+
+    @property
+    def _n_features_out(self):
+        return self.components_.shape[0]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
