@@ -114,6 +114,37 @@ def predicted_error(cell_width, n_features, n_reference, n_components):
     )
 
 
+def split_blocks(X, order, n_repeats, n_blocks, block_size, *, pairs):
+    """Disjoint blocks of rows, by a data-independent rule.
+
+    The rows are reordered by the public permutation ``order``, paired up and
+    differenced if ``pairs``, and cut into consecutive blocks; leftover rows
+    are unused. Each row of X enters at most one block, so replacing one row
+    changes at most one block.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        The rows.
+    order : ndarray of int of shape (n,)
+        A permutation drawn independently of X.
+    n_repeats, n_blocks, block_size : int
+        Runs, blocks per run and rows per block.
+    pairs : bool
+        Whether to use pair differences.
+
+    Returns
+    -------
+    blocks : ndarray of shape (n_repeats, n_blocks, block_size, d)
+        The blocks.
+    """
+    rows = X[order].astype(np.float64, copy=False)
+    if pairs:
+        rows = pair_differences(rows)
+    used = n_repeats * n_blocks * block_size
+    return rows[:used].reshape(n_repeats, n_blocks, block_size, X.shape[1])
+
+
 def block_projections(blocks, reference, n_components):
     """Project the reference points onto each block's top-k subspace.
 
@@ -516,10 +547,7 @@ class ApproximateSubspace(BaseSubspace):
                 "coordinates; raise eigengap or max_error."
             )
 
-        rows = X[order].astype(np.float64, copy=False)
-        if not self.assume_centered:
-            rows = pair_differences(rows)
-        rows = rows[: repeats * t * m].reshape(repeats, t, m, d)
+        rows = split_blocks(X, order, repeats, t, m, pairs=not self.assume_centered)
 
         outputs = []
         for r in range(repeats):
