@@ -409,23 +409,29 @@ class ExactSubspace(BaseSubspace):
         self.assume_centered = assume_centered
         self.random_state = random_state
 
-    def required_samples(self, n_outliers=0):
+    def required_samples(self, n_outliers=0, n_components=1):
         """Rows that guarantee success with ``n_outliers`` rows off the subspace.
 
         A public quantity: ``4 l + 4 B + 4`` ("majority") or ``3 l + 4 B +
         3`` ("gap"), times 2 unless ``assume_centered`` (the pairing), with
-        ``B`` the truncated Laplace bound at sensitivity 1.
+        ``B`` the truncated Laplace bound at sensitivity 1 and ``l =
+        max(n_outliers, n_components - 1)``: the second assumption of the
+        paper (no subspace of lower dimension holds more than ``l`` rows)
+        needs ``l >= k - 1``, as ``k - 1`` rows span a hyperplane.
 
         Parameters
         ----------
         n_outliers : int, default=0
-            Rows off the subspace, ``l``.
+            Rows off the subspace.
+        n_components : int, default=1
+            Dimension ``k``.
 
         Returns
         -------
         n_samples : int
-            Rows that make the release certain (given general position).
+            Rows that make the release certain.
         """
+        n_outliers = max(n_outliers, n_components - 1)
         epsilon, delta = self.epsilon, self.delta
         if self.selection == "majority":
             delta = 0.9 * delta  # the test's share (class Notes)
@@ -480,7 +486,7 @@ class ExactSubspace(BaseSubspace):
                 f"(n_samples={n_samples}): a release needs a score above n/2 + 1."
             )
         if self.n_outliers is not None:
-            needed = self.required_samples(self.n_outliers)
+            needed = self.required_samples(self.n_outliers, k)
             if n_samples < needed:
                 raise ValueError(
                     f"n_samples={n_samples} is below the {needed} rows that make "
@@ -515,7 +521,8 @@ class ExactSubspace(BaseSubspace):
                 "bottom). Certain success needs all but l rows in one "
                 f"{k}-dimensional subspace, exactly (see the Notes on exact "
                 "arithmetic), and at least "
-                f"{self.required_samples(0)} + 4 l rows here (n_samples="
+                f"{self.required_samples(0, k)} rows here with l <= {k - 1} rows "
+                "off it, more with more (see required_samples) (n_samples="
                 f"{n_samples}). The budget is spent: refitting on the same "
                 "data is a new release."
             )

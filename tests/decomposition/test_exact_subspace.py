@@ -11,13 +11,13 @@ from sklearn.pipeline import make_pipeline
 
 from dpcov.accounting import ApproxDP
 from dpcov.decomposition import ExactSubspace, NoStableSubspace
-from dpcov.mechanisms import stability_test
 from dpcov.decomposition._exact_subspace import (
     enumerate_scores,
     majority_search,
     search_trials,
     subspace_score,
 )
+from dpcov.mechanisms import stability_test
 from dpcov.utils._exact import IntegerSpan, integer_rows
 
 
@@ -187,7 +187,7 @@ def test_planted_recovery_with_pairs_and_outliers(seed):
     X = X + 7.0
     est = ExactSubspace(3, n_outliers=5, random_state=seed).fit(X)
     assert _same_span(est, basis)
-    assert est.required_samples(5) <= 200
+    assert est.required_samples(5, 3) <= 200
     assert est.guarantee_ == ApproxDP(1.0, 1e-6)
     assert set(est.budget_split_) == {"search", "selection"}
     Xc = X - 7.0
