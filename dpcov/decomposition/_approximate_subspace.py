@@ -7,15 +7,12 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils.validation import validate_data
 
 from ..exceptions import NoHeavyCell, NoStableSubspace
 from ..mechanisms import _noise
 from ..mechanisms._histogram import stable_histogram, stable_histogram_threshold
 from ..utils._docstrings import fill_doc
-from ..utils._random import check_random_state
-from ..utils._sklearn_compat import Interval, Options, _fit_context, check_params_always
-from ..utils.validation import check_approx_privacy_params
+from ..utils._sklearn_compat import Interval, _fit_context
 from ._subspace_base import BaseSubspace, pair_differences
 
 
@@ -411,9 +408,7 @@ class ApproximateSubspace(BaseSubspace):
     """
 
     _parameter_constraints: dict = {
-        "n_components": [Interval(Integral, 1, None, closed="left"), None],
-        "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {np.inf})],
-        "delta": [Interval(Real, 0, 1, closed="neither")],
+        **BaseSubspace._parameter_constraints,
         "eigengap": [Interval(Real, 0, None, closed="neither"), None],
         "max_error": [Interval(Real, 0, 1, closed="right")],
         "n_blocks": [Interval(Integral, 2, None, closed="left"), None],
@@ -422,8 +417,6 @@ class ApproximateSubspace(BaseSubspace):
         "bad_fraction": [Interval(Real, 0, 0.5, closed="left")],
         "beta": [Interval(Real, 0, 0.5, closed="neither")],
         "n_repeats": [Interval(Integral, 1, None, closed="left")],
-        "assume_centered": ["boolean"],
-        "random_state": ["random_state", np.random.Generator],
     }
 
     def __init__(
@@ -457,13 +450,8 @@ class ApproximateSubspace(BaseSubspace):
         self.assume_centered = assume_centered
         self.random_state = random_state
 
-    def _geometry(self, n_samples, n_features):
+    def _geometry(self, n_samples, n_features, k):
         # Every public quantity of the fit, from the parameters and the shape.
-        k = n_features if self.n_components is None else self.n_components
-        if k > n_features:
-            raise ValueError(
-                f"n_components={k} must be at most n_features={n_features}."
-            )
         t = self.n_blocks
         if t is None:
             t = default_n_blocks(
@@ -502,7 +490,7 @@ class ApproximateSubspace(BaseSubspace):
                 "data have it), more rows per block or a smaller cell_scale "
                 "lower it."
             )
-        return k, t, m, q, width, gap, alpha
+        return t, m, q, width, gap, alpha
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -527,12 +515,9 @@ class ApproximateSubspace(BaseSubspace):
         NoStableSubspace
             With boosting, no run agreed with more than half of the runs.
         """
-        X = validate_data(self, X, dtype=[np.float64, np.float32])
-        check_params_always(self)
-        budget = check_approx_privacy_params(self.epsilon, self.delta)
-        rng = check_random_state(self.random_state)
+        X, budget, rng, k = self._start_fit(X)
         n_samples, d = X.shape
-        k, t, m, q, width, gap, alpha = self._geometry(n_samples, d)
+        t, m, q, width, gap, alpha = self._geometry(n_samples, d, k)
         repeats = self.n_repeats
 
         # Public randomness, drawn before the data are read.
@@ -575,8 +560,12 @@ class ApproximateSubspace(BaseSubspace):
                     "same data is a new release."
                 )
 
-        self.components_ = outputs[chosen].astype(X.dtype, copy=False)
-        self.n_components_ = k
+        self._record(
+            outputs[chosen].astype(X.dtype, copy=False),
+            k,
+            budget,
+            {"histogram": budget},
+        )
         self.n_blocks_ = t
         self.block_size_ = m
         self.n_reference_ = q
@@ -585,10 +574,6 @@ class ApproximateSubspace(BaseSubspace):
         self.predicted_error_ = alpha
         self.reference_points_ = reference
         self.grid_offsets_ = offsets
-        self.guarantee_ = budget
-        self.epsilon_spent_ = budget.epsilon
-        self.delta_spent_ = budget.delta
-        self.budget_split_ = {"histogram": budget}
         return self
 
     def _run(self, blocks, reference, offset, k, width, budget, rng):

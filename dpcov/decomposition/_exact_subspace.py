@@ -5,10 +5,9 @@
 
 import itertools
 import math
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
-from sklearn.utils.validation import validate_data
 
 from ..accounting import ApproxDP
 from ..exceptions import NoStableSubspace
@@ -22,15 +21,11 @@ from ..utils._exact import (
     max_hyperplane_count,
     rref,
 )
-from ..utils._random import check_random_state
 from ..utils._sklearn_compat import (
     Interval,
-    Options,
     StrOptions,
     _fit_context,
-    check_params_always,
 )
-from ..utils.validation import check_approx_privacy_params
 from ._subspace_base import BaseSubspace, pair_differences
 
 #: Largest public worst-case work of the exact hyperplane count (see
@@ -381,13 +376,9 @@ class ExactSubspace(BaseSubspace):
     _deterministic_release = True
 
     _parameter_constraints: dict = {
-        "n_components": [Interval(Integral, 1, None, closed="left"), None],
-        "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {np.inf})],
-        "delta": [Interval(Real, 0, 1, closed="neither")],
+        **BaseSubspace._parameter_constraints,
         "selection": [StrOptions({"majority", "gap"})],
         "n_outliers": [Interval(Integral, 0, None, closed="left"), None],
-        "assume_centered": ["boolean"],
-        "random_state": ["random_state", np.random.Generator],
     }
 
     def __init__(
@@ -467,16 +458,8 @@ class ExactSubspace(BaseSubspace):
         NoStableSubspace
             The private answer is bottom: no subspace won stably.
         """
-        X = validate_data(self, X, dtype=[np.float64, np.float32])
-        check_params_always(self)
-        budget = check_approx_privacy_params(self.epsilon, self.delta)
-        rng = check_random_state(self.random_state)
+        X, budget, rng, k = self._start_fit(X)
         n_samples, n_features = X.shape
-        k = n_features if self.n_components is None else self.n_components
-        if k > n_features:
-            raise ValueError(
-                f"n_components={k} must be at most n_features={n_features}."
-            )
         rows = X if self.assume_centered else pair_differences(X)
         n = rows.shape[0]
         minimum = 3 if self.assume_centered else 6
@@ -526,12 +509,8 @@ class ExactSubspace(BaseSubspace):
                 f"{n_samples}). The budget is spent: refitting on the same "
                 "data is a new release."
             )
-        self.components_ = span.orthonormal_basis().astype(X.dtype, copy=False)
-        self.n_components_ = k
-        self.guarantee_ = budget
-        self.epsilon_spent_ = budget.epsilon
-        self.delta_spent_ = budget.delta
-        self.budget_split_ = split
+        basis = span.orthonormal_basis().astype(X.dtype, copy=False)
+        self._record(basis, k, budget, split)
         return self
 
     def _select_gap(self, integers, k, budget, rng):

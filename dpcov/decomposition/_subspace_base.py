@@ -3,6 +3,8 @@
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from numbers import Integral, Real
+
 import numpy as np
 from sklearn.base import (
     BaseEstimator,
@@ -10,6 +12,10 @@ from sklearn.base import (
     TransformerMixin,
 )
 from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..utils._random import check_random_state
+from ..utils._sklearn_compat import Interval, Options, check_params_always
+from ..utils.validation import check_approx_privacy_params
 
 
 def pair_differences(X):
@@ -42,6 +48,37 @@ class BaseSubspace(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
 
     # (epsilon, delta)-DP with delta > 0 only (read by dpcov's DP checks).
     _approx_dp_only = True
+
+    _parameter_constraints: dict = {
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {np.inf})],
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "assume_centered": ["boolean"],
+        "random_state": ["random_state", np.random.Generator],
+    }
+
+    def _start_fit(self, X):
+        # Steps 1-3 of every fit: data, privacy parameters (even with
+        # sklearn's validation off), generator; and the dimension k.
+        X = validate_data(self, X, dtype=[np.float64, np.float32])
+        check_params_always(self)
+        budget = check_approx_privacy_params(self.epsilon, self.delta)
+        rng = check_random_state(self.random_state)
+        n_features = X.shape[1]
+        k = n_features if self.n_components is None else self.n_components
+        if k > n_features:
+            raise ValueError(
+                f"n_components={k} must be at most n_features={n_features}."
+            )
+        return X, budget, rng, k
+
+    def _record(self, components, k, budget, split):
+        self.components_ = components
+        self.n_components_ = k
+        self.guarantee_ = budget
+        self.epsilon_spent_ = budget.epsilon
+        self.delta_spent_ = budget.delta
+        self.budget_split_ = split
 
     def transform(self, X):
         """Coordinates of X in the private subspace: ``X @ components_.T``.
