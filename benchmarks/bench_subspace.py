@@ -53,23 +53,29 @@ d)`` (a new basis ``Q`` per repetition and ``d``) and fits every estimator
 with ``random_state = 1000 r + 7``. Every fit is timed (wall clock,
 ``time.perf_counter``). At ``d = 10000`` the private PCA fits form and
 eigendecompose 10000 x 10000 matrices several times (the covariance
-estimator's eigendecompositions, then PCA's), about 10 minutes per fit on
-this 2-core machine, so the largest ``d`` runs fewer repetitions:
+estimator's eigendecompositions, then PCA's): 10 to 18 minutes per fit on a
+2-core machine with 24 GiB (626 s in the recorded run, 1079 s in a trial
+run; peak memory about 6 GiB), so the largest ``d`` runs fewer repetitions:
 ``--repeats-max-d`` (default 3) for ApproximateSubspace and the non-private
 fit, ``--pca-repeats-max-d`` (default 1) for PCA (Adaptive), and PCA (Gauss)
-is skipped there (``--gauss-max-d``, default 1000).
+is skipped there (``--gauss-max-d``, default 1000; it took longer than
+Adaptive at ``d = 2500``). Private PCA is already at error about 1 at
+``d = 1000``.
 
     OPENBLAS_NUM_THREADS=2 python benchmarks/bench_subspace.py --repeats 10 \
         --out benchmarks/results
 
-(OpenBLAS on both cores, for the 10000 x 10000 eigendecompositions; about
-25 minutes) writes ``subspace.json`` (with every run), ``subspace.csv`` (one
+(OpenBLAS on both cores, for the 10000 x 10000 eigendecompositions; 11
+minutes in the recorded run, all but 40 s of it the one PCA fit at
+``d = 10000``) writes ``subspace.json`` (with every run), ``subspace.csv`` (one
 row per run), ``subspace.png`` and ``subspace.rst`` (a csv-table) to
 ``--out``, and copies the table, with the figure, to
 ``docs/user_guide/_bench_subspace.rst`` and the figure to
 ``docs/_static/bench_subspace.png`` (not with ``--quick`` or ``--no-docs``).
 Use ``--quick`` for a smoke run (``d`` in {100, 1000}, 2 repetitions, under
-a minute).
+a minute; writes nothing under ``docs``), and ``--from-json`` to rewrite the
+csv, rst, png and docs copies from an existing ``subspace.json`` without
+fitting.
 """
 
 import argparse
@@ -373,7 +379,7 @@ def _plot(results, path):
                     note,
                     (x, y),
                     textcoords="offset points",
-                    xytext=(6, -12 if m == "ApproximateSubspace" else 6),
+                    xytext=(6, -12) if m == "ApproximateSubspace" else (-30, 6),
                     fontsize=7,
                     color=colour,
                 )
