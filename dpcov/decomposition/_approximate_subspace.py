@@ -540,8 +540,8 @@ class ApproximateSubspace(BaseSubspace):
                 self._run(rows[r], reference[r], offsets[r], k, width, budget, rng)
             )
         if repeats == 1:
-            chosen = 0 if outputs[0] is not None else None
-            if chosen is None:
+            chosen = 0
+            if outputs[0] is None:
                 raise NoHeavyCell(
                     f"No grid cell held half of the t={t} blocks of m={m} rows "
                     f"(cell width {width:.3g}, for eigengap {gap:.3g}; the private "

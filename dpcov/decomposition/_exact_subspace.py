@@ -176,14 +176,14 @@ def majority_search(X, k, trial_rows):
     span : IntegerSpan or None
         The span with the largest count among those found (None if no trial
         drew k independent rows).
-    count : int
-        Its count ``c``.
+    inside : ndarray of bool of shape (n,) or None
+        Which rows lie in it (its count ``c`` is ``inside.sum()``).
     """
-    found = []  # (count, span), counted once each
+    found = []  # (count, span, inside), counted once each
     for trial in trial_rows:
         rows = X[trial]
         known = None
-        for _, span in found:
+        for _, span, _ in found:
             if span.contains(rows).all():
                 known = span
                 break
@@ -195,12 +195,13 @@ def majority_search(X, k, trial_rows):
         if len(pivots) < k:
             continue
         span = IntegerSpan(pivots, reduced)
-        found.append((int(span.contains(X).sum()), span))
+        inside = span.contains(X)
+        found.append((int(inside.sum()), span, inside))
         found.sort(key=lambda item: -item[0])
     if not found:
-        return None, 0
-    count, span = found[0]
-    return span, count
+        return None, None
+    _, span, inside = found[0]
+    return span, inside
 
 
 @fill_doc
@@ -536,7 +537,7 @@ class ExactSubspace(BaseSubspace):
             delta_s = search_share / (1.0 + math.exp(min(epsilon, 700.0)))
         delta_test = delta - search_share
         trials = _noise.indices(rng, n, (search_trials(k, delta_s), k))
-        span, count = majority_search(integers, k, trials)
+        span, inside = majority_search(integers, k, trials)
         split = {
             "search": ApproxDP(0.0, search_share),
             "selection": ApproxDP(epsilon, delta_test),
@@ -547,11 +548,11 @@ class ExactSubspace(BaseSubspace):
         # Release iff v + z > threshold with v = c - m - n/2 (and v = -inf
         # when c - m <= n/2, which can never pass since z <= A): that is
         # m < c - n/2 + z - threshold, decided exactly by a bounded search.
+        count = int(inside.sum())
         limit = count - n / 2.0 + z - stability_threshold(1.0, epsilon, delta_test)
         stop_at = math.ceil(limit)
         if stop_at <= 0:
             return span, False, split
-        inside = span.contains(integers)
         coords = span.coordinates(integers[inside])
         hyperplane = max_hyperplane_count(coords, k, stop_at=stop_at)
         return span, hyperplane < stop_at, split

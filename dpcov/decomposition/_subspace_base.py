@@ -148,8 +148,9 @@ class BaseSubspace(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         score : float
             The captured fraction (1.0 when X is all zeros).
         """
-        coords = self.transform(X)
+        check_is_fitted(self)
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        coords = X @ self.components_.T.astype(X.dtype, copy=False)
         total = float(np.sum(np.square(X, dtype=np.float64)))
         if total == 0:
             return 1.0
