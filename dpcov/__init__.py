@@ -3,7 +3,15 @@
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from . import accounting, covariance, datasets, decomposition, mechanisms, utils
+from . import (
+    accounting,
+    covariance,
+    datasets,
+    decomposition,
+    distributions,
+    mechanisms,
+    utils,
+)
 from .covariance import (
     AdaptiveCovariance,
     EigenSamplingCovariance,
@@ -12,6 +20,7 @@ from .covariance import (
     SeparateCovariance,
 )
 from .decomposition import PCA
+from .distributions import MultivariateGaussian
 
 __version__ = "0.1.0.dev0"
 
@@ -20,6 +29,7 @@ __all__ = [
     "covariance",
     "datasets",
     "decomposition",
+    "distributions",
     "mechanisms",
     "utils",
     "AdaptiveCovariance",
@@ -28,5 +38,6 @@ __all__ = [
     "NuclearLaplaceCovariance",
     "SeparateCovariance",
     "PCA",
+    "MultivariateGaussian",
     "__version__",
 ]

@@ -21,6 +21,7 @@ from dpcov.covariance import (
     SeparateCovariance,
 )
 from dpcov.decomposition import PCA, ApproximateSubspace, ExactSubspace
+from dpcov.distributions import MultivariateGaussian
 from dpcov.utils.estimator_checks import parametrize_with_dp_checks
 
 # The checks must not take the private-radius path (many of their datasets are
@@ -40,6 +41,12 @@ def _tested_estimators():
         yield cls(**params)
     yield PCA(data_norm=10.0)
     yield PCA(data_norm=10.0, covariance="top_k")
+    # The Gaussian learners need no norm bound (their clipping radii follow
+    # from the public covariance bounds). With a condition bound of 10 the
+    # recursive method needs no preconditioning round, so it runs on the
+    # checks' small datasets.
+    yield MultivariateGaussian()
+    yield MultivariateGaussian(method="klsu", min_variance=1.0, max_variance=10.0)
 
 
 def _subspace_estimators_for_sklearn_checks():

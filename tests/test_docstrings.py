@@ -6,13 +6,29 @@ import pytest
 from numpydoc.validate import validate
 
 import dpcov
-from dpcov import accounting, covariance, datasets, mechanisms, utils
+from dpcov import (
+    accounting,
+    covariance,
+    datasets,
+    decomposition,
+    distributions,
+    mechanisms,
+    utils,
+)
 
 # Checks we do not enforce: extended summary (ES01), See Also (SA01) and
 # Examples (EX01) on every method, and RT02 (returns named like scikit-learn's
 # "self : object" are our style, as they are scikit-learn's).
 IGNORED = {"ES01", "SA01", "EX01", "RT02"}
-MODULES = [accounting, covariance, datasets, mechanisms, utils]
+MODULES = [
+    accounting,
+    covariance,
+    datasets,
+    decomposition,
+    distributions,
+    mechanisms,
+    utils,
+]
 
 
 def _public_objects():

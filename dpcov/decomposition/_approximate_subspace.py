@@ -12,8 +12,9 @@ from ..exceptions import NoHeavyCell, NoStableSubspace
 from ..mechanisms import _noise
 from ..mechanisms._histogram import stable_histogram, stable_histogram_threshold
 from ..utils._docstrings import fill_doc
+from ..utils._pairs import pair_differences
 from ..utils._sklearn_compat import Interval, _fit_context
-from ._subspace_base import BaseSubspace, pair_differences
+from ._subspace_base import BaseSubspace
 
 
 def default_n_blocks(epsilon, delta, *, bad_fraction=0.1, beta=0.05):

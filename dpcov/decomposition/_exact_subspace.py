@@ -21,12 +21,13 @@ from ..utils._exact import (
     max_hyperplane_count,
     rref,
 )
+from ..utils._pairs import pair_differences
 from ..utils._sklearn_compat import (
     Interval,
     StrOptions,
     _fit_context,
 )
-from ._subspace_base import BaseSubspace, pair_differences
+from ._subspace_base import BaseSubspace
 
 #: Largest public worst-case work of the exact hyperplane count (see
 #: hyperplane_work; about 20 s), and number of k-subsets
@@ -402,7 +403,7 @@ class ExactSubspace(BaseSubspace):
         self.random_state = random_state
 
     def required_samples(self, n_outliers=0, n_components=1):
-        """Rows that guarantee success with ``n_outliers`` rows off the subspace.
+        """Return the rows that guarantee success with ``n_outliers`` outliers.
 
         A public quantity: ``4 l + 4 B + 4`` ("majority") or ``3 l + 4 B +
         3`` ("gap"), times 2 unless ``assume_centered`` (the pairing), with

@@ -18,27 +18,6 @@ from ..utils._sklearn_compat import Interval, Options, check_params_always
 from ..utils.validation import check_approx_privacy_params
 
 
-def pair_differences(X):
-    """Differences of consecutive pairs of rows, ``X[2i + 1] - X[2i]``.
-
-    Each row of X enters one difference, so replacing one row changes one
-    difference: neighbouring datasets map to neighbouring datasets. The
-    differences have mean zero and, for iid rows, twice the covariance.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n, d)
-        The rows.
-
-    Returns
-    -------
-    D : ndarray of shape (n // 2, d)
-        The differences (a last unpaired row is dropped).
-    """
-    half = X.shape[0] // 2
-    return X[1 : 2 * half : 2] - X[0 : 2 * half : 2]
-
-
 class BaseSubspace(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Transformer onto a private k-dimensional subspace through the origin.
 
@@ -81,7 +60,7 @@ class BaseSubspace(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         self.budget_split_ = split
 
     def transform(self, X):
-        """Coordinates of X in the private subspace: ``X @ components_.T``.
+        """Project X on the private subspace: ``X @ components_.T``.
 
         The subspace passes through the origin and no mean is subtracted (a
         mean would be a further release).
@@ -101,7 +80,7 @@ class BaseSubspace(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         return X @ self.components_.T.astype(X.dtype, copy=False)
 
     def inverse_transform(self, X):
-        """Points of the subspace with the given coordinates.
+        """Map coordinates back to points of the subspace.
 
         Parameters
         ----------

@@ -18,8 +18,17 @@ from ._calibration import (
     laplace_scale,
     truncated_laplace_params,
 )
+from ._coinpress import (
+    best_covariance_plan,
+    best_mean_plan,
+    coinpress_covariance,
+    coinpress_mean,
+    covariance_plan,
+    mean_plan,
+)
 from ._eigen_sampling import sample_eigenvectors
 from ._histogram import stable_histogram, stable_histogram_threshold
+from ._klsu import kv_mean, naive_pce, naive_pme, ppc, ppc_schedule
 from ._nuclear import (
     haar_orthogonal,
     nuclear_profile_exact,
@@ -41,11 +50,26 @@ from ._sparse_vector import (
     above_threshold_scales,
 )
 from ._stability import stability_noise, stability_test, stability_threshold
+from ._tails import covariance_deviation, gaussian_norm_tail, wigner_norm_bound
 
 __all__ = [
     "AdditiveNoise",
     "calibrate_additive",
+    "best_covariance_plan",
+    "best_mean_plan",
     "bingham_envelope",
+    "coinpress_covariance",
+    "coinpress_mean",
+    "covariance_deviation",
+    "covariance_plan",
+    "gaussian_norm_tail",
+    "kv_mean",
+    "mean_plan",
+    "naive_pce",
+    "naive_pme",
+    "ppc",
+    "ppc_schedule",
+    "wigner_norm_bound",
     "bounded_range_epsilon",
     "exponential_scale",
     "gaussian_scale",

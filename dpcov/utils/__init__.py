@@ -4,11 +4,17 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 from ._random import check_random_state
-from .validation import check_approx_privacy_params, check_privacy_params, privacy_spent
+from .validation import (
+    check_approx_privacy_params,
+    check_privacy_params,
+    check_zcdp_privacy_params,
+    privacy_spent,
+)
 
 __all__ = [
     "check_random_state",
     "check_approx_privacy_params",
     "check_privacy_params",
+    "check_zcdp_privacy_params",
     "privacy_spent",
 ]

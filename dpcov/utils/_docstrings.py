@@ -28,6 +28,31 @@ rho : float, default=None
     Budget in zero-concentrated DP, for users who account in zCDP. When set,
     the estimator is ``rho``-zCDP, ``epsilon`` is ignored and ``delta`` is
     only used to report the implied ``epsilon_spent_``.""",
+    "epsilon_zcdp": """
+epsilon : float, default=1.0
+    Privacy-loss parameter, positive. The estimator runs at the largest rho
+    whose zCDP guarantee implies (``epsilon``, ``delta``)-DP
+    (Canonne-Kamath-Steinke conversion). Ignored when ``rho`` is set. ``inf``
+    adds no noise (for testing only).""",
+    "delta_zcdp": """
+delta : float, default=1e-6
+    Failure probability of the (``epsilon``, ``delta``) guarantee, in (0, 1);
+    choose it well below ``1 / n_samples``. Gaussian noise has no pure-DP
+    form, so ``delta=0`` is refused unless ``rho`` is set (then ``delta`` only
+    serves to report ``epsilon_spent_``).""",
+    "privacy_attributes_zcdp": """
+guarantee_ : dpcov.accounting.ZCDP
+    The guarantee of the whole fit (composition of its steps).
+epsilon_spent_ : float
+    Epsilon of the implied (epsilon, delta)-DP guarantee (``inf`` when
+    ``rho`` is set and ``delta=0``).
+delta_spent_ : float
+    Delta of the guarantee.
+rho_spent_ : float
+    The zCDP parameter of the guarantee.
+budget_split_ : dict of str to ZCDP
+    Budget of each step, in the order the steps ran; they compose to
+    ``guarantee_``.""",
     "data_norm": """
 data_norm : float, default=None
     Public bound on the L2 norm of each row; longer rows are scaled down to it

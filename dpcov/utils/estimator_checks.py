@@ -17,7 +17,11 @@ import numpy as np
 from sklearn import clone, config_context
 
 from ..accounting import ApproxDP, PureDP, compose
-from .validation import check_approx_privacy_params, check_privacy_params
+from .validation import (
+    check_approx_privacy_params,
+    check_privacy_params,
+    check_zcdp_privacy_params,
+)
 
 
 def _data(n_samples=20_000, n_features=4, scale=1.0, seed=0):
@@ -30,7 +34,12 @@ def _check_data(estimator, n_samples, scale=1.0):
     # Estimators that only answer on structured data (the stability-based
     # subspace learners declare ``_approx_dp_only``) get rows exactly in a
     # 2-dimensional subspace of R^4, integer-valued so that exact arithmetic
-    # sees the structure; the others get Gaussian rows.
+    # sees the structure; estimators of distributions over {0, 1}^d
+    # (``_binary_input``) get random binary rows, whatever the scale; the
+    # others get Gaussian rows.
+    if getattr(estimator, "_binary_input", False):
+        rng = np.random.default_rng(0)
+        return (rng.random((n_samples, 4)) < [0.5, 0.3, 0.1, 0.02]).astype(float)
     if not getattr(estimator, "_approx_dp_only", False):
         return _data(n_samples, scale=scale)
     rng = np.random.default_rng(0)
@@ -41,6 +50,8 @@ def _check_data(estimator, n_samples, scale=1.0):
 def _configured_guarantee(estimator, epsilon, delta, rho=None):
     if getattr(estimator, "_approx_dp_only", False):
         return check_approx_privacy_params(epsilon, delta)
+    if getattr(estimator, "_zcdp_only", False):
+        return check_zcdp_privacy_params(epsilon, delta, rho)
     return check_privacy_params(epsilon, delta, rho)
 
 
@@ -156,7 +167,8 @@ def check_budget_accounted(estimator):
         except ValueError:
             configured = None
         if configured is None:
-            # delta=0 for an (epsilon, delta)-only estimator: fit must refuse.
+            # delta=0 for an (epsilon, delta)-only or a zCDP-only estimator:
+            # fit must refuse.
             try:
                 est.fit(X)
             except ValueError:

@@ -104,6 +104,50 @@ def check_approx_privacy_params(epsilon, delta):
     return ApproxDP(float(epsilon), float(delta))
 
 
+def check_zcdp_privacy_params(epsilon, delta, rho=None):
+    """Validate the budget of an estimator that has only a zCDP form.
+
+    Gaussian-noise estimators with no pure-DP variant (the Gaussian and
+    product-distribution learners) run at ``ZCDP(rho)`` when ``rho`` is set,
+    else at the largest rho whose conversion gives (``epsilon``, ``delta``)-DP.
+    ``delta=0`` without ``rho`` asks for pure DP, which they cannot give, so it
+    is refused.
+
+    Parameters
+    ----------
+    epsilon : float
+        Positive; ``inf`` means no privacy (for testing only).
+    delta : float
+        In [0, 1); positive unless ``rho`` is set.
+    rho : float or None, default=None
+        Positive zCDP budget, or None.
+
+    Returns
+    -------
+    budget : ZCDP
+        The budget the estimator runs at.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of range, or ``delta=0`` and ``rho`` is None.
+
+    Examples
+    --------
+    >>> from dpcov.utils import check_zcdp_privacy_params
+    >>> round(check_zcdp_privacy_params(1.0, 1e-6).rho, 4)
+    0.0244
+    """
+    budget = check_privacy_params(epsilon, delta, rho)
+    if isinstance(budget, PureDP):
+        raise ValueError(
+            "delta must be positive (or rho set): this estimator adds Gaussian "
+            "noise and is rho-zCDP, which implies (epsilon, delta)-DP only for "
+            "delta > 0; it has no pure-DP variant."
+        )
+    return budget
+
+
 def privacy_spent(budget, delta):
     """The (epsilon, delta, rho) an estimator reports for the budget it spent.
 
