@@ -74,8 +74,8 @@ def step_budgets(rho, n_steps, early_share):
     rhos : tuple of float
         Budget of each step; they add up to ``rho``.
     """
-    if n_steps == 1:
-        return (rho,)
+    if n_steps == 1 or math.isinf(rho):
+        return (rho,) * n_steps
     early = rho * early_share / (n_steps - 1)
     return (early,) * (n_steps - 1) + (rho - early * (n_steps - 1),)
 

@@ -247,3 +247,37 @@ def test_mean_accuracy_with_far_mean():
     assert plan.n_steps > 1
     estimate = coinpress_mean(X, plan, rng)
     assert np.linalg.norm(estimate - mu) < 5 * math.sqrt(d / n)
+
+
+def _audit_mu(plan, fits, level=1e-3):
+    # Threshold test "first coordinate > 0" on neighbours with one adversarial
+    # row at +-1e6 e1 among zeros; returns the Clopper-Pearson lower bound on
+    # the Gaussian-DP parameter mu = Phi^-1(TPR) - Phi^-1(FPR).
+    n = 200
+    X = np.zeros((n, 2))
+    X_prime = X.copy()
+    X[-1, 0], X_prime[-1, 0] = 1e6, -1e6
+    hits = [
+        sum(
+            coinpress_mean(data, plan, np.random.default_rng(s))[0] > 0
+            for s in range(fits)
+        )
+        for data in (X, X_prime)
+    ]
+    tpr_lo = stats.beta.ppf(level / 2, hits[0], fits - hits[0] + 1)
+    fpr_hi = stats.beta.ppf(1 - level / 2, hits[1] + 1, fits - hits[1])
+    return stats.norm.ppf(tpr_lo) - stats.norm.ppf(fpr_hi)
+
+
+def test_mean_step_neighbour_audit():
+    # One rho-zCDP mean step: its release is sqrt(2 rho)-GDP, tight for
+    # adversarial rows projected to opposite ends of the ball. With 4000 fits
+    # per side the 99.9% lower bound on mu stays below sqrt(2 rho) = 0.45, and
+    # the same audit of a plan with half the noise (mu = 0.89) rejects it.
+    from dataclasses import replace
+
+    rho = 0.1
+    plan = mean_plan(200, 2, rho, 1.0, 1.0, n_steps=1, early_share=0.25, beta=0.1)
+    assert _audit_mu(plan, 4000) <= math.sqrt(2 * rho)
+    half = replace(plan, noise_scales=(plan.noise_scales[0] / 2,))
+    assert _audit_mu(half, 4000) > math.sqrt(2 * rho)

@@ -1,0 +1,191 @@
+"""KLSU19 mechanisms: NaivePCE, PPC, KVMean."""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpcov.mechanisms import kv_mean, naive_pce, ppc, ppc_schedule
+from dpcov.mechanisms._klsu import (
+    MIN_CONDITION,
+    kv_coarse_bin,
+    kv_fine_width,
+    naive_pce_noise,
+    naive_pce_threshold,
+    weak_ppc_condition,
+)
+
+
+def test_naive_pce_noise_closed_form():
+    n, d, K, rho, beta = 2000, 3, 50.0, 0.5, 0.1
+    T = K * (d + 2 * math.sqrt(d * math.log(2 * n / beta)) + 2 * math.log(2 * n / beta))
+    assert naive_pce_threshold(n, d, K, beta) == pytest.approx(T)
+    scale, _ = naive_pce_noise(n, d, K, rho, beta)
+    # sigma = Delta_F / sqrt(2 rho) with Delta_F = sqrt(2) T / n.
+    assert scale == pytest.approx(T / (n * math.sqrt(rho)))
+
+
+def test_naive_pce_sensitivity_is_tight_and_rows_are_clipped():
+    # Spec §5.5.2: neighbours sqrt(T) e1 and sqrt(T) e2 move the clipped second
+    # moment by exactly sqrt(2) T / n in Frobenius norm; a longer row counts as
+    # one of norm sqrt(T). Checked at epsilon = inf (no noise).
+    n, d, K, beta = 100, 3, 4.0, 0.1
+    T = naive_pce_threshold(n, d, K, beta)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, d)) * 0.1
+    X1, X2 = X.copy(), X.copy()
+    X1[-1] = math.sqrt(T) * np.eye(d)[0]
+    X2[-1] = math.sqrt(T) * np.eye(d)[1]
+    kwargs = dict(rho=np.inf, beta=beta, condition=K, rng=rng)
+    diff = naive_pce(X1, **kwargs) - naive_pce(X2, **kwargs)
+    assert np.linalg.norm(diff) == pytest.approx(math.sqrt(2) * T / n)
+    X3 = X1.copy()
+    X3[-1] *= 1e6
+    np.testing.assert_allclose(naive_pce(X3, **kwargs), naive_pce(X1, **kwargs))
+
+
+def test_naive_pce_noise_variance(global_random_seed):
+    # Upper-triangular entries of release - exact moment (PSD projection
+    # inactive: eigenvalues far above the noise): pooled variance over 6 x 2000
+    # draws within 5 standard errors (sqrt(2 / N)) of T**2 / (n**2 rho).
+    rng = np.random.default_rng(global_random_seed)
+    n, d, K, rho, beta = 3000, 3, 2.0, 4.0, 0.1
+    Z = rng.normal(size=(n, d))
+    exact = Z.T @ Z / n
+    scale, _ = naive_pce_noise(n, d, K, rho, beta)
+    rows, cols = np.triu_indices(d)
+    draws = np.array(
+        [
+            (
+                naive_pce(
+                    Z, rho=rho, beta=beta, condition=K, rng=np.random.default_rng(s)
+                )
+                - exact
+            )[rows, cols]
+            for s in range(2000)
+        ]
+    )
+    ratio = draws.var() / scale**2
+    assert abs(ratio - 1) < 5 * math.sqrt(2 / draws.size)
+
+
+def test_ppc_schedule_is_public_recursion():
+    m, d, K, rho, beta = 100_000, 10, 1e3, 0.5, 0.1
+    conditions = ppc_schedule(m, d, K, rho, beta)
+    rounds = len(conditions) - 1
+    assert conditions[-1] <= MIN_CONDITION
+    for j in range(rounds):
+        assert conditions[j + 1] == pytest.approx(
+            weak_ppc_condition(m, d, conditions[j], rho / rounds, beta / rounds)
+        )
+    # One round fewer does not reach the target (the first r that works).
+    shorter = [K]
+    for _ in range(rounds - 1):
+        shorter.append(
+            weak_ppc_condition(
+                m, d, shorter[-1], rho / (rounds - 1), beta / (rounds - 1)
+            )
+        )
+    assert shorter[-1] > MIN_CONDITION
+    assert ppc_schedule(m, d, 10.0, rho, beta) == [10.0]
+
+
+def test_ppc_schedule_refuses_publicly():
+    with pytest.raises(ValueError, match="cannot reach a condition bound"):
+        ppc_schedule(2000, 10, 1e3, 0.5, 0.1)
+
+
+def test_ppc_invariant():
+    # Spec §5.5.4: I <= A S A.T <= K_r I, checked as lambda_min >= 0.9 and
+    # lambda_max <= K_r, on a rotated S with condition number 1e3, in all but
+    # a beta fraction of 8 trials (plus 4 binomial standard errors).
+    d, m, K, rho, beta = 10, 100_000, 1e3, 0.5, 0.1
+    rng = np.random.default_rng(0)
+    Q, _ = np.linalg.qr(rng.normal(size=(d, d)))
+    S = (Q * np.logspace(0, 3, d)) @ Q.T
+    conditions = ppc_schedule(m, d, K, rho, beta)
+    fails, trials = 0, 8
+    for seed in range(trials):
+        trial_rng = np.random.default_rng(seed)
+        Z = trial_rng.multivariate_normal(np.zeros(d), S, size=m)
+        A = ppc(Z, conditions=conditions, rho=rho, beta=beta, rng=trial_rng)
+        w = np.linalg.eigvalsh(A @ S @ A.T)
+        fails += w[0] < 0.9 or w[-1] > conditions[-1]
+    assert fails / trials <= beta + 4 * math.sqrt(beta * (1 - beta) / trials)
+
+
+def _brute_force_bin(values, rho, width, radius, rng):
+    # Reference: noise on every bin explicitly.
+    half = math.ceil(radius / width) + 1
+    index = np.clip(np.rint(values / width), -half, half).astype(int) + half
+    counts = np.bincount(index, minlength=2 * half + 1)
+    noisy = counts + rng.normal(scale=1 / math.sqrt(rho), size=counts.shape[0])
+    return (int(np.argmax(noisy)) - half) * width
+
+
+def test_coarse_bin_noises_empty_bins():
+    # Spec §6.4.2: the one-draw maximum over empty bins has the law of noising
+    # each bin. With one row and a small budget, empty bins often win; the
+    # distribution of the chosen bin over 9 bins must match the brute-force
+    # reference (chi-square two-sample test at level 1e-3), and the empty bins
+    # must be chosen uniformly among themselves.
+    values = np.array([0.2])
+    rho, width, radius, n_draws = 0.05, 1.0, 3.0, 6000
+    ours = [
+        kv_coarse_bin(
+            values, rho=rho, width=width, radius=radius, rng=np.random.default_rng(s)
+        )
+        for s in range(n_draws)
+    ]
+    rng = np.random.default_rng(10**6)
+    reference = [
+        _brute_force_bin(values, rho, width, radius, rng) for _ in range(n_draws)
+    ]
+    bins = np.arange(-4, 5)
+    table = np.array(
+        [[np.sum(np.array(x) == b) for b in bins] for x in (ours, reference)]
+    )
+    assert stats.chi2_contingency(table).pvalue > 1e-3
+    empty = table[0][bins != 0]
+    assert stats.chisquare(empty).pvalue > 1e-3
+
+
+def test_coarse_bin_huge_range_is_cheap_and_correct():
+    # J = 1e6 bins: the empty-bin trick keeps the cost O(n); with many rows in
+    # one bin the argmax is that bin.
+    values = np.full(500, 123.4)
+    center = kv_coarse_bin(
+        values, rho=0.5, width=1.0, radius=1e6, rng=np.random.default_rng(0)
+    )
+    assert center == 123.0
+
+
+def test_kv_mean_noise_variance():
+    # Spec §6.4.1: data far from bin edges, so the coarse step is
+    # deterministic in practice; the fine step's output variance over 3000
+    # runs must be (2 w / n)**2 / (2 rho / 2) within 5 standard errors of a
+    # sample variance (sqrt(2 / 3000) relative).
+    rng = np.random.default_rng(0)
+    n, rho, beta = 2000, 0.5, 0.1
+    values = rng.normal(size=n) * 0.2 + 10.0
+    w = kv_fine_width(n, 1.0, beta)
+    sigma = (2 * w / n) / math.sqrt(2 * rho / 2)
+    draws = np.array(
+        [
+            kv_mean(
+                values,
+                rho=rho,
+                beta=beta,
+                width=1.0,
+                radius=100.0,
+                rng=np.random.default_rng(s),
+            )
+            for s in range(3000)
+        ]
+    )
+    assert abs(draws.mean() - values.mean()) < 5 * sigma / math.sqrt(3000)
+    assert abs(draws.var() / sigma**2 - 1) < 5 * math.sqrt(2 / 3000)
