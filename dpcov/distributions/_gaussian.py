@@ -74,9 +74,11 @@ class MultivariateGaussian(DensityMixin, BaseEstimator):
     {delta_zcdp}
     {rho}
     min_variance : float, default=1e-4
-        Public lower bound on the eigenvalues of the covariance. It fixes the
-        scale of the problem and the accuracy target (the error is measured
-        relative to the covariance); it must not be computed from the data.
+        Public lower bound on the eigenvalues of the covariance; it must not be
+        computed from the data. Privacy does not depend on it. With
+        "coinpress" it only enters the choice of plan and the final eigenvalue
+        floor (the first clipping radius comes from ``max_variance``); with
+        "klsu" it sets the condition bound the recursion must reduce.
     max_variance : float, default=1e4
         Public upper bound on the eigenvalues of the covariance (must exceed
         ``min_variance``); it must not be computed from the data.
