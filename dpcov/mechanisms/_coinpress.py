@@ -80,6 +80,18 @@ def step_budgets(rho, n_steps, early_share):
     return (early,) * (n_steps - 1) + (rho - early * (n_steps - 1),)
 
 
+def _best_plan(make_plan, n_steps):
+    # The plan of smallest predicted error among 1..MAX_STEPS steps and the
+    # early shares ("auto"), or among the early shares for a fixed count.
+    counts = range(1, MAX_STEPS + 1) if n_steps == "auto" else (int(n_steps),)
+    plans = [
+        make_plan(t, share)
+        for t in counts
+        for share in (EARLY_SHARES if t > 1 else EARLY_SHARES[:1])
+    ]
+    return min(plans, key=lambda plan: plan.predicted_error)
+
+
 @dataclass(frozen=True)
 class CovariancePlan:
     """The public plan of a CoinPress covariance fit.
@@ -229,9 +241,8 @@ def best_covariance_plan(
     plan : CovariancePlan
         The chosen plan (a function of public quantities only).
     """
-    counts = range(1, MAX_STEPS + 1) if n_steps == "auto" else (int(n_steps),)
-    plans = [
-        covariance_plan(
+    return _best_plan(
+        lambda t, share: covariance_plan(
             n_samples,
             n_features,
             rho,
@@ -239,11 +250,9 @@ def best_covariance_plan(
             n_steps=t,
             early_share=share,
             beta=beta,
-        )
-        for t in counts
-        for share in (EARLY_SHARES if t > 1 else EARLY_SHARES[:1])
-    ]
-    return min(plans, key=lambda plan: plan.predicted_error)
+        ),
+        n_steps,
+    )
 
 
 def _clipped_second_moment(Z, preconditioner, radius):
@@ -442,9 +451,8 @@ def best_mean_plan(n_samples, n_features, rho, radius, upper, *, beta, n_steps="
     plan : MeanPlan
         The chosen plan (public).
     """
-    counts = range(1, MAX_STEPS + 1) if n_steps == "auto" else (int(n_steps),)
-    plans = [
-        mean_plan(
+    return _best_plan(
+        lambda t, share: mean_plan(
             n_samples,
             n_features,
             rho,
@@ -453,11 +461,9 @@ def best_mean_plan(n_samples, n_features, rho, radius, upper, *, beta, n_steps="
             n_steps=t,
             early_share=share,
             beta=beta,
-        )
-        for t in counts
-        for share in (EARLY_SHARES if t > 1 else EARLY_SHARES[:1])
-    ]
-    return min(plans, key=lambda plan: plan.predicted_error)
+        ),
+        n_steps,
+    )
 
 
 def coinpress_mean(X, plan, rng):
