@@ -21,7 +21,7 @@ from dpcov.covariance import (
     SeparateCovariance,
 )
 from dpcov.decomposition import PCA, ApproximateSubspace, ExactSubspace
-from dpcov.distributions import MultivariateGaussian
+from dpcov.distributions import MultivariateGaussian, ProductBernoulli
 from dpcov.utils.estimator_checks import parametrize_with_dp_checks
 
 # The checks must not take the private-radius path (many of their datasets are
@@ -47,6 +47,11 @@ def _tested_estimators():
     # checks' small datasets.
     yield MultivariateGaussian()
     yield MultivariateGaussian(method="klsu", min_variance=1.0, max_variance=10.0)
+    # scikit-learn's checks fit random real-valued data: binarize at 0, as
+    # BernoulliNB does. method="ppde" refuses the checks' small datasets (its
+    # public pre-check on rows per round); it is tested in
+    # tests/distributions/test_product.py.
+    yield ProductBernoulli(binarize=0.0)
 
 
 def _subspace_estimators_for_sklearn_checks():
