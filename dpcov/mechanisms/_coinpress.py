@@ -255,19 +255,45 @@ def best_covariance_plan(
     )
 
 
-def _clipped_second_moment(Z, preconditioner, radius):
-    # sum_i w_i w_i^T / m over w_i = clip(A z_i, radius), chunk by chunk so
-    # the whitened copy of the data never exists whole.
-    n_samples, n_features = Z.shape
+def _clipped_chunks(X, radius, *, transform=None, center=None):
+    # Rows of X, mapped by `transform` (w = A x) or shifted by `-center`, then
+    # scaled down to norm <= radius; chunk by chunk (about 8 MiB of float64),
+    # so the processed copy of the data never exists whole.
+    n_samples, n_features = X.shape
     step = max(1, (8 * 2**20) // (8 * max(1, n_features)))
-    gram = np.zeros((n_features, n_features))
     for start in range(0, n_samples, step):
-        rows = Z[start : start + step] @ preconditioner.T
+        rows = X[start : start + step]
+        rows = rows @ transform.T if transform is not None else rows - center
         norms = np.linalg.norm(rows, axis=1)
         over = norms > radius
         rows[over] *= (radius / norms[over])[:, np.newaxis]
+        yield rows
+
+
+def clipped_second_moment(Z, radius, preconditioner=None):
+    """``sum_i w_i w_i^T / m`` over ``w_i = clip(A z_i, radius)``.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (m, d)
+        Rows.
+    radius : float
+        Norm bound the whitened rows are scaled down to.
+    preconditioner : ndarray of shape (d, d), default=None
+        ``A``; the identity when None.
+
+    Returns
+    -------
+    moment : ndarray of shape (d, d)
+        The clipped second moment.
+    """
+    n_features = Z.shape[1]
+    if preconditioner is None:
+        preconditioner = np.eye(n_features)
+    gram = np.zeros((n_features, n_features))
+    for rows in _clipped_chunks(Z, radius, transform=preconditioner):
         gram += rows.T @ rows
-    return gram / n_samples
+    return gram / Z.shape[0]
 
 
 def inverse_sqrt(matrix):
@@ -316,7 +342,7 @@ def coinpress_covariance(Z, plan, rng):
     n_features = Z.shape[1]
     A = np.eye(n_features)
     for step in range(plan.n_steps):
-        moment = _clipped_second_moment(Z, A, plan.clip_radii[step])
+        moment = clipped_second_moment(Z, plan.clip_radii[step], A)
         noisy = moment + _noise.symmetric_matrix(
             rng, n_features, plan.noise_scales[step]
         )
@@ -489,15 +515,9 @@ def coinpress_mean(X, plan, rng):
     """
     n_samples, n_features = X.shape
     center = np.zeros(n_features)
-    step_rows = max(1, (8 * 2**20) // (8 * max(1, n_features)))
     for step in range(plan.n_steps):
-        clip = plan.clip_radii[step]
         total = np.zeros(n_features)
-        for start in range(0, n_samples, step_rows):
-            rows = X[start : start + step_rows] - center
-            norms = np.linalg.norm(rows, axis=1)
-            over = norms > clip
-            rows[over] *= (clip / norms[over])[:, np.newaxis]
+        for rows in _clipped_chunks(X, plan.clip_radii[step], center=center):
             total += rows.sum(axis=0)
         center = (
             center

@@ -31,6 +31,7 @@ from scipy.special import ndtri
 
 from . import _noise
 from ._calibration import gaussian_scale
+from ._coinpress import clipped_second_moment
 from ._projection import project_psd
 from ._tails import covariance_deviation, wigner_norm_bound
 
@@ -129,11 +130,7 @@ def naive_pce(Z, *, rho, beta, condition, rng):
     n_samples, n_features = Z.shape
     threshold = naive_pce_threshold(n_samples, n_features, condition, beta)
     scale, _ = naive_pce_noise(n_samples, n_features, condition, rho, beta)
-    radius = math.sqrt(threshold)
-    norms = np.linalg.norm(Z, axis=1)
-    factor = np.minimum(1.0, radius / np.maximum(norms, np.finfo(float).tiny))
-    clipped = Z * factor[:, np.newaxis]
-    moment = clipped.T @ clipped / n_samples
+    moment = clipped_second_moment(Z, math.sqrt(threshold))
     return project_psd(moment + _noise.symmetric_matrix(rng, n_features, scale))
 
 
