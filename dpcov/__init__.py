@@ -5,6 +5,7 @@
 
 from . import (
     accounting,
+    base,
     covariance,
     datasets,
     decomposition,
@@ -26,6 +27,7 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "accounting",
+    "base",
     "covariance",
     "datasets",
     "decomposition",

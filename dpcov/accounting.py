@@ -14,9 +14,13 @@ zCDP and pure DP compose by adding :math:`\\rho` (respectively
 :math:`\\varepsilon`); approximate DP composes (basically) by adding both
 parameters.
 
-This module knows nothing of scikit-learn; estimators use it to turn their
-``epsilon``/``delta``/``rho`` parameters into a budget, split the budget between
-their steps, and report what they spent.
+Estimators use this module to turn their ``epsilon``/``delta``/``rho``
+parameters into a budget, split the budget between their steps, and report
+what they spent. Across fits, a :class:`BudgetAccountant` shared by several
+estimators (through their ``accountant`` parameter) records every fit's
+guarantee, composes them and refuses a fit that would exceed a total set by the
+user; :func:`search_cost` computes what a hyperparameter search spends. Only
+:func:`search_cost` touches scikit-learn objects (duck-typed).
 
 References
 ----------
@@ -32,11 +36,14 @@ References
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
+import threading
 from dataclasses import dataclass
 from numbers import Real
 
 import numpy as np
 from scipy.optimize import brentq, minimize_scalar
+
+from .exceptions import BudgetExceeded
 
 __all__ = [
     "PureDP",
@@ -46,6 +53,8 @@ __all__ = [
     "zcdp_rho",
     "compose",
     "split_budget",
+    "BudgetAccountant",
+    "search_cost",
 ]
 
 
@@ -432,3 +441,455 @@ def split_budget(budget, shares):
     if np.any(values < 0) or not math.isclose(values.sum(), 1.0, rel_tol=1e-12):
         raise ValueError(f"shares must be non-negative and sum to 1, got {shares}.")
     return {name: budget.fraction(share) for name, share in shares.items()}
+
+
+# Relative slack when comparing a composed total with a cap: budgets that add
+# up exactly (two fits at epsilon / 2) must not be refused for rounding.
+_CAP_RTOL = 1e-9
+
+
+class BudgetAccountant:
+    """A ledger of the privacy spent by fits on the same rows, with a cap.
+
+    Share one accountant across fits (pass it as the ``accountant`` parameter
+    of every dpcov estimator, or record guarantees with :meth:`spend`). Before
+    an estimator reads its data it asks the accountant whether its guarantee
+    fits in what is left, and a fit that would exceed the cap raises
+    :class:`~dpcov.exceptions.BudgetExceeded` without touching the data;
+    otherwise the fit's guarantee is recorded once the input is validated,
+    before any private step runs. A recorded fit stays recorded even if it
+    fails later (its private steps may have run); fits are never refunded.
+
+    The recorded guarantees compose as follows: pure-DP and zCDP fits add up
+    in zCDP (a pure ``epsilon``-DP fit counts ``epsilon**2 / 2``) and
+    (epsilon, delta)-only fits (the stability-based subspace learners) add
+    both parameters. The total (epsilon, delta) is reported with the tight
+    conversion from zCDP of Canonne, Kamath and Steinke (2020), see
+    :func:`zcdp_epsilon`, spending ``delta`` minus the (epsilon, delta) fits'
+    deltas on the conversion; pure fits are also counted by adding their
+    epsilons when that is smaller.
+
+    The accountant is shared, not copied: :func:`copy.copy`,
+    :func:`copy.deepcopy` and therefore :func:`sklearn.base.clone` of an
+    estimator return the same accountant, so every clone that
+    :class:`~sklearn.model_selection.GridSearchCV` fits (with ``n_jobs=1`` or a
+    threading backend) records into it. Fits in other processes
+    (``n_jobs > 1`` with the default process-based backend) record into
+    pickled copies that the caller never sees: account such a search with
+    :func:`search_cost` instead.
+
+    Parameters
+    ----------
+    epsilon : float, default=None
+        Cap on the total epsilon. With ``delta=0`` (the default) the cap is pure
+        ``epsilon``-DP and only pure-DP fits are accepted; with ``delta > 0``
+        it is (``epsilon``, ``delta``)-DP.
+    delta : float, default=0.0
+        Delta of the cap, in [0, 1); also the delta at which :attr:`epsilon`
+        reports the total when no cap is set.
+    rho : float, default=None
+        Cap on the total in zCDP (pure fits count ``epsilon**2 / 2``).
+        (epsilon, delta)-only fits have no zCDP guarantee and are refused.
+        Exclusive with ``epsilon``.
+
+    Attributes
+    ----------
+    ledger : list of tuple (str, PureDP or ZCDP or ApproxDP)
+        Copy of the recorded fits: a label and a guarantee each.
+
+    See Also
+    --------
+    search_cost : The cost of a hyperparameter search, from its results.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcov.accounting import BudgetAccountant
+    >>> from dpcov.covariance import SeparateCovariance
+    >>> X = np.random.default_rng(0).uniform(-0.5, 0.5, size=(1000, 3))
+    >>> accountant = BudgetAccountant(epsilon=1.0, delta=1e-6)
+    >>> est = SeparateCovariance(epsilon=0.5, data_norm=1.0, accountant=accountant)
+    >>> for _ in range(3):
+    ...     _ = est.fit(X)
+    >>> # three fits at (0.5, 1e-6) compose in zCDP to less than (1, 1e-6)
+    >>> len(accountant), round(accountant.epsilon, 3)
+    (3, 0.898)
+    >>> est.fit(X)  # a fourth would exceed the cap
+    Traceback (most recent call last):
+    ...
+    dpcov.exceptions.BudgetExceeded: SeparateCovariance: ZCDP(rho=...) would ...
+    """
+
+    def __init__(self, epsilon=None, delta=0.0, rho=None):
+        if epsilon is not None and rho is not None:
+            raise ValueError("set a cap in epsilon or in rho, not both.")
+        if epsilon is not None:
+            _check_nonnegative("epsilon", epsilon)
+        if rho is not None:
+            _check_nonnegative("rho", rho)
+        _check_nonnegative("delta", delta)
+        if delta >= 1:
+            raise ValueError(f"delta must be smaller than 1, got {delta!r}.")
+        self.epsilon_cap = None if epsilon is None else float(epsilon)
+        self.delta_cap = float(delta)
+        self.rho_cap = None if rho is None else float(rho)
+        self._ledger = []
+        self._lock = threading.Lock()
+
+    # The accountant is shared state: copies (clone, deepcopy) are the same
+    # object, so that every clone of an estimator records into it.
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def __len__(self):
+        return len(self._ledger)
+
+    def __repr__(self):
+        if self.rho_cap is not None:
+            cap = f"rho={self.rho_cap!r}"
+        elif self.epsilon_cap is not None:
+            cap = f"epsilon={self.epsilon_cap!r}, delta={self.delta_cap!r}"
+        else:
+            cap = f"delta={self.delta_cap!r}"
+        return f"BudgetAccountant({cap}, n_fits={len(self)})"
+
+    @property
+    def ledger(self):
+        """Copy of the recorded fits, as (label, guarantee) pairs."""
+        return list(self._ledger)
+
+    @staticmethod
+    def _sums(entries):
+        pure = [g.epsilon for _, g in entries if isinstance(g, PureDP)]
+        rho = math.fsum(g.rho for _, g in entries if isinstance(g, ZCDP))
+        approx = [g for _, g in entries if isinstance(g, ApproxDP)]
+        return (
+            pure,
+            rho,
+            math.fsum(g.epsilon for g in approx),
+            math.fsum(g.delta for g in approx),
+        )
+
+    @classmethod
+    def _total_epsilon(cls, entries, delta):
+        # Smallest epsilon this accountant certifies at ``delta`` for the
+        # entries (see the class docstring).
+        if not entries:
+            return 0.0
+        pure, rho, approx_epsilon, approx_delta = cls._sums(entries)
+        pure_sum = math.fsum(pure)
+        if rho == 0 and not approx_epsilon and approx_delta == 0:
+            return pure_sum  # all pure: no delta needed
+        if approx_delta > delta:
+            return math.inf
+        conversion_delta = delta - approx_delta
+        if rho == 0 and not pure:
+            return approx_epsilon
+        if conversion_delta <= 0:
+            # Nothing left for the zCDP conversion: only pure parts can count.
+            return approx_epsilon + pure_sum if rho == 0 else math.inf
+        all_zcdp = zcdp_epsilon(
+            rho + math.fsum(e * e / 2.0 for e in pure), conversion_delta
+        )
+        pure_apart = pure_sum + (zcdp_epsilon(rho, conversion_delta) if rho else 0.0)
+        return approx_epsilon + min(all_zcdp, pure_apart)
+
+    @property
+    def epsilon(self):
+        """Epsilon of the total (epsilon, delta)-DP guarantee, at the cap's delta.
+
+        Pure-only ledgers report their epsilon sum (delta is then 0).
+        """
+        with self._lock:
+            return self._total_epsilon(self._ledger, self.delta_cap)
+
+    def epsilon_at(self, delta):
+        """Epsilon of the total (epsilon, delta)-DP guarantee at ``delta``.
+
+        Parameters
+        ----------
+        delta : float
+            Target delta in [0, 1).
+
+        Returns
+        -------
+        epsilon : float
+            The smallest epsilon the accountant certifies (``inf`` when
+            ``delta`` is smaller than the (epsilon, delta) fits' deltas, or 0
+            with zCDP fits recorded).
+        """
+        _check_nonnegative("delta", delta)
+        with self._lock:
+            return self._total_epsilon(self._ledger, float(delta))
+
+    @property
+    def rho(self):
+        """The total in zCDP (``inf`` once an (epsilon, delta)-only fit is in)."""
+        with self._lock:
+            pure, rho, approx_epsilon, approx_delta = self._sums(self._ledger)
+            if any(isinstance(g, ApproxDP) for _, g in self._ledger):
+                return math.inf
+            return rho + math.fsum(e * e / 2.0 for e in pure)
+
+    def total(self):
+        """The composition of every recorded fit, as one guarantee.
+
+        Returns
+        -------
+        guarantee : PureDP, ZCDP or ApproxDP
+            ``PureDP`` when every fit is pure, ``ZCDP`` when none is an
+            (epsilon, delta)-only fit, else ``ApproxDP`` at the cap's delta
+            (:attr:`epsilon`). ``PureDP(0.0)`` for an empty ledger.
+        """
+        with self._lock:
+            entries = list(self._ledger)
+        if not entries:
+            return PureDP(0.0)
+        kinds = {type(g) for _, g in entries}
+        if ApproxDP not in kinds:
+            return compose(g for _, g in entries)
+        return ApproxDP(self._total_epsilon(entries, self.delta_cap), self.delta_cap)
+
+    def _refusal(self, entries):
+        # Why adding ``entries`` would break the cap (None if it would not).
+        kinds = {type(g) for _, g in entries}
+        if self.rho_cap is not None:
+            if ApproxDP in kinds:
+                return "an (epsilon, delta)-only guarantee has no zCDP form"
+            pure, rho, _, _ = self._sums(self._ledger + entries)
+            total = rho + math.fsum(e * e / 2.0 for e in pure)
+            if total > self.rho_cap * (1 + _CAP_RTOL):
+                return f"would bring the total to rho={total:.6g} > {self.rho_cap:g}"
+            return None
+        if self.epsilon_cap is None:
+            return None
+        if self.delta_cap == 0 and kinds - {PureDP}:
+            return "the cap is pure epsilon-DP, which only pure-DP fits keep"
+        total = self._total_epsilon(self._ledger + entries, self.delta_cap)
+        if total > self.epsilon_cap * (1 + _CAP_RTOL):
+            return (
+                f"would bring the total to epsilon={total:.6g} > "
+                f"{self.epsilon_cap:g} at delta={self.delta_cap:g}"
+            )
+        return None
+
+    @staticmethod
+    def _entries(guarantee, label):
+        if isinstance(guarantee, BudgetAccountant):
+            return guarantee.ledger
+        if not isinstance(guarantee, PureDP | ZCDP | ApproxDP):
+            raise TypeError(
+                "expected a PureDP, ZCDP or ApproxDP guarantee or a "
+                f"BudgetAccountant, got {type(guarantee).__name__}."
+            )
+        return [(str(label), guarantee)]
+
+    def check(self, guarantee, *, label="fit"):
+        """Raise if spending ``guarantee`` would exceed the cap; record nothing.
+
+        Parameters
+        ----------
+        guarantee : PureDP, ZCDP, ApproxDP or BudgetAccountant
+            What the next fit (or, for an accountant, every fit in its ledger)
+            would spend.
+        label : str, default="fit"
+            Name used in the error message.
+
+        Raises
+        ------
+        BudgetExceeded
+            If the total would exceed the cap.
+        """
+        entries = self._entries(guarantee, label)
+        with self._lock:
+            reason = self._refusal(entries)
+        if reason is not None:
+            raise BudgetExceeded(self._message(label, guarantee, reason))
+
+    def spend(self, guarantee, *, label="fit"):
+        """Record ``guarantee`` if it fits under the cap, atomically.
+
+        Parameters
+        ----------
+        guarantee : PureDP, ZCDP, ApproxDP or BudgetAccountant
+            What a fit spends; an accountant's whole ledger is recorded at once
+            (for example the result of :func:`search_cost`).
+        label : str, default="fit"
+            Label of the ledger entry (ignored for an accountant, whose labels
+            are kept).
+
+        Returns
+        -------
+        self : BudgetAccountant
+            The accountant.
+
+        Raises
+        ------
+        BudgetExceeded
+            If the total would exceed the cap; nothing is recorded.
+        """
+        entries = self._entries(guarantee, label)
+        with self._lock:
+            reason = self._refusal(entries)
+            if reason is None:
+                self._ledger.extend(entries)
+        if reason is not None:
+            raise BudgetExceeded(self._message(label, guarantee, reason))
+        return self
+
+    def _message(self, label, guarantee, reason):
+        # Public values only: the guarantees and the cap.
+        what = (
+            f"{len(guarantee)} recorded fits"
+            if isinstance(guarantee, BudgetAccountant)
+            else repr(guarantee)
+        )
+        return (
+            f"{label}: {what} {reason}; refused before reading the data "
+            f"({len(self)} fits already recorded by {self!r})."
+        )
+
+
+def _walk_costs(estimator):
+    # Guarantees of the private estimators inside ``estimator`` (itself, the
+    # steps of a Pipeline, ...), found through get_params(deep=True).
+    if hasattr(estimator, "privacy_cost"):
+        return [(type(estimator).__name__, estimator.privacy_cost())]
+    costs = []
+    params = (
+        estimator.get_params(deep=False) if hasattr(estimator, "get_params") else {}
+    )
+    for value in params.values():
+        if hasattr(value, "get_params") and not isinstance(value, type):
+            costs.extend(_walk_costs(value))
+        elif isinstance(value, list | tuple):
+            for item in value:
+                step = item[-1] if isinstance(item, tuple) else item
+                if hasattr(step, "get_params") and not isinstance(step, type):
+                    costs.extend(_walk_costs(step))
+    return costs
+
+
+def search_cost(search):
+    """What a scikit-learn hyperparameter search spends, fit by fit.
+
+    A search fits every candidate on every training split and, with ``refit``,
+    the best candidate once more on all rows: ``n_candidates * n_splits + 1``
+    fits on overlapping subsets of the same rows, which compose. This function
+    recomputes each fit's guarantee from its parameters (the estimator's
+    ``privacy_cost()``; every dpcov estimator found in a
+    :class:`~sklearn.pipeline.Pipeline` or another meta-estimator counts) and
+    returns them as a ledger.
+
+    Use it for searches with ``n_jobs > 1``, whose fits run in other processes
+    where an accountant passed to the estimator cannot record (see
+    :class:`BudgetAccountant`). For a fitted search the candidates come from
+    ``cv_results_["params"]``; for an unfitted
+    :class:`~sklearn.model_selection.GridSearchCV` from its ``param_grid`` and
+    the number of splits of its ``cv`` (so the cost can be checked before the
+    search reads any data). The count covers the fits only: choosing the best
+    candidate from held-out scores is not private (see the privacy-model
+    chapter).
+
+    Parameters
+    ----------
+    search : GridSearchCV, RandomizedSearchCV or similar
+        A fitted search (anything with ``cv_results_``, ``n_splits_`` and
+        ``refit``), or an unfitted ``GridSearchCV`` whose ``cv`` has a
+        data-independent number of splits.
+
+    Returns
+    -------
+    cost : BudgetAccountant
+        An accountant without cap whose ledger holds one entry per private
+        fit; read the total with :meth:`BudgetAccountant.total` or
+        :attr:`BudgetAccountant.epsilon`, or charge it to your own accountant
+        with ``accountant.spend(cost)``.
+
+    Examples
+    --------
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from dpcov.accounting import search_cost
+    >>> from dpcov.covariance import SeparateCovariance
+    >>> search = GridSearchCV(
+    ...     SeparateCovariance(data_norm=1.0), {"epsilon": [0.5, 1.0]}, cv=3
+    ... )
+    >>> cost = search_cost(search)  # before fitting: 2 * 3 + 1 fits
+    >>> len(cost), cost.total()
+    (7, ZCDP(rho=...))
+    """
+    from sklearn.base import clone  # noqa: PLC0415  (only this helper needs it)
+
+    if hasattr(search, "cv_results_"):
+        candidates = list(search.cv_results_["params"])
+        n_splits = int(search.n_splits_)
+        best = getattr(search, "best_params_", None) if search.refit else None
+        refit_unknown = False
+    elif hasattr(search, "param_grid"):
+        from sklearn.model_selection import ParameterGrid, check_cv  # noqa: PLC0415
+
+        candidates = list(ParameterGrid(search.param_grid))
+        n_splits = check_cv(search.cv).get_n_splits()
+        if n_splits is None:
+            raise ValueError(
+                "the search's cv has a data-dependent number of splits; fit the "
+                "search first and call search_cost on the fitted search."
+            )
+        best = None
+        refit_unknown = bool(search.refit)
+    else:
+        raise TypeError(
+            "search_cost needs a fitted search (with cv_results_) or an "
+            "unfitted GridSearchCV."
+        )
+
+    def costs(params):
+        return _walk_costs(clone(search.estimator).set_params(**params))
+
+    cost = BudgetAccountant()
+    per_candidate = [costs(params) for params in candidates]
+    for params, entries in zip(candidates, per_candidate, strict=True):
+        for split in range(n_splits):
+            for name, guarantee in entries:
+                cost.spend(guarantee, label=f"{name} {params} split {split}")
+    if best is not None:
+        for name, guarantee in costs(best):
+            cost.spend(guarantee, label=f"{name} {best} refit")
+    elif not hasattr(search, "cv_results_") and refit_unknown and per_candidate:
+        # The refit's candidate is not known before the search runs: charge a
+        # guarantee that dominates every candidate's.
+        guarantee = _dominating([compose(g for _, g in e) for e in per_candidate if e])
+        if guarantee is not None:
+            cost.spend(guarantee, label="refit (the costliest candidate)")
+    return cost
+
+
+def _dominating(guarantees):
+    # One guarantee at least as strong a cost as each of ``guarantees``.
+    if not guarantees:
+        return None
+    kinds = {type(g) for g in guarantees}
+    if kinds == {PureDP}:
+        return PureDP(max(g.epsilon for g in guarantees))
+    if ApproxDP not in kinds:
+        return ZCDP(max(g.to_zcdp().rho for g in guarantees))
+    if ZCDP in kinds:
+        raise ValueError(
+            "the candidates mix zCDP and (epsilon, delta)-only guarantees, so "
+            "the refit's cost is not known before the search: fit the search "
+            "and call search_cost on the fitted search."
+        )
+    approx = [g.to_approx_dp(0.0) if isinstance(g, PureDP) else g for g in guarantees]
+    return ApproxDP(max(g.epsilon for g in approx), max(g.delta for g in approx))

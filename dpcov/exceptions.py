@@ -11,7 +11,7 @@ norm computed from the data.
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-__all__ = ["NoPrivateResult", "NoStableSubspace", "NoHeavyCell"]
+__all__ = ["NoPrivateResult", "NoStableSubspace", "NoHeavyCell", "BudgetExceeded"]
 
 
 class NoPrivateResult(RuntimeError):
@@ -36,4 +36,12 @@ class NoHeavyCell(NoPrivateResult):
     """No grid cell of the private histogram held enough blocks.
 
     Raised by :class:`dpcov.decomposition.ApproximateSubspace`.
+    """
+
+
+class BudgetExceeded(RuntimeError):
+    """A fit would exceed the cap of its :class:`~dpcov.accounting.BudgetAccountant`.
+
+    Raised before the estimator reads its data; nothing is recorded. The
+    message states the guarantees and the cap, which are public.
     """

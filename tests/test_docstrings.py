@@ -8,6 +8,7 @@ from numpydoc.validate import validate
 import dpcov
 from dpcov import (
     accounting,
+    base,
     covariance,
     datasets,
     decomposition,
@@ -22,6 +23,7 @@ from dpcov import (
 IGNORED = {"ES01", "SA01", "EX01", "RT02"}
 MODULES = [
     accounting,
+    base,
     covariance,
     datasets,
     decomposition,

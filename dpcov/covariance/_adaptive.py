@@ -182,6 +182,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
     {eigenvalue_floor}
     {store_precision}
     {store_raw}
+    {accountant}
     {random_state}
     beta : float, default=0.1
         Failure probability of the error bounds that drive the choices (the
@@ -279,6 +280,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
         eigenvalue_floor=0.0,
         store_precision=True,
         store_raw=False,
+        accountant=None,
         random_state=None,
         beta=0.1,
         n_thresholds=80,
@@ -294,6 +296,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
             eigenvalue_floor=eigenvalue_floor,
             store_precision=store_precision,
             store_raw=store_raw,
+            accountant=accountant,
             random_state=random_state,
         )
         self.beta = beta

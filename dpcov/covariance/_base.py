@@ -23,7 +23,8 @@ import numpy as np
 from sklearn.covariance import EmpiricalCovariance
 from sklearn.utils.validation import validate_data
 
-from ..accounting import compose, split_budget
+from ..accounting import BudgetAccountant, compose, split_budget
+from ..base import PrivateEstimatorMixin
 from ..mechanisms import (
     calibrate_additive,
     private_radius,
@@ -33,7 +34,7 @@ from ..mechanisms import (
     project_psd,
     project_psd_bounded,
 )
-from ..utils import check_privacy_params, check_random_state, privacy_spent
+from ..utils import check_random_state, privacy_spent
 from ..utils._gram import processed_gram, processed_norms, processed_sum
 from ..utils._sklearn_compat import (
     Interval,
@@ -134,7 +135,7 @@ def eigenvalue_sensitivities(radius, n_samples):
     return np.sqrt(2.0) * scale, 2.0 * scale
 
 
-class BasePrivateCovariance(EmpiricalCovariance):
+class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
     """Base class of dpcov's private covariance estimators (not for direct use).
 
     Subclasses set ``_mechanism`` (a function of the exact second moment, like
@@ -160,6 +161,7 @@ class BasePrivateCovariance(EmpiricalCovariance):
             Interval(Real, 0, None, closed="left"),
         ],
         "store_raw": ["boolean"],
+        "accountant": [BudgetAccountant, None],
         "random_state": ["random_state", np.random.Generator],
     }
 
@@ -175,6 +177,7 @@ class BasePrivateCovariance(EmpiricalCovariance):
         eigenvalue_floor=0.0,
         store_precision=True,
         store_raw=False,
+        accountant=None,
         random_state=None,
     ):
         self.epsilon = epsilon
@@ -186,6 +189,7 @@ class BasePrivateCovariance(EmpiricalCovariance):
         self.eigenvalue_floor = eigenvalue_floor
         self.store_precision = store_precision
         self.store_raw = store_raw
+        self.accountant = accountant
         self.random_state = random_state
 
     def _release(self, X, *, clip_norm, center, radius, budget, rng, norms=None):
@@ -241,11 +245,12 @@ class BasePrivateCovariance(EmpiricalCovariance):
         self : object
             Returns the instance itself.
         """
-        X = validate_data(self, X, dtype=[np.float64, np.float32])
         # Declarative validation is skipped under skip_parameter_validation=True;
-        # a private estimator validates its parameters regardless.
+        # a private estimator validates its parameters regardless. The budget
+        # is checked against the accountant before the data are read.
         check_params_always(self)
-        budget = check_privacy_params(self.epsilon, self.delta, self.rho)
+        budget = self._check_budget()
+        X = validate_data(self, X, dtype=[np.float64, np.float32])
         rng = check_random_state(self.random_state)
         n_samples, n_features = X.shape
 
@@ -272,6 +277,9 @@ class BasePrivateCovariance(EmpiricalCovariance):
                     f"{n_samples}. Pass data_norm (a public bound on the row "
                     "norms) or a larger budget."
                 )
+        self._spend_budget(budget)  # every check above used public values only
+
+        if self.data_norm is None:
             norms = processed_norms(X)
             data_norm = private_radius(norms, epsilon=epsilon_radius, rng=rng)
         else:

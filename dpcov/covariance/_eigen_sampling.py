@@ -253,6 +253,7 @@ class EigenSamplingCovariance(BasePrivateCovariance):
     {eigenvalue_floor}
     {store_precision}
     {store_raw}
+    {accountant}
     {random_state}
     n_components : int, default=None
         Number ``k`` of eigenvectors to sample; ``None`` samples all of them.
@@ -379,6 +380,7 @@ class EigenSamplingCovariance(BasePrivateCovariance):
         eigenvalue_floor=0.0,
         store_precision=True,
         store_raw=False,
+        accountant=None,
         random_state=None,
         n_components=None,
         allocation="adaptive",
@@ -395,6 +397,7 @@ class EigenSamplingCovariance(BasePrivateCovariance):
             eigenvalue_floor=eigenvalue_floor,
             store_precision=store_precision,
             store_raw=store_raw,
+            accountant=accountant,
             random_state=random_state,
         )
         self.n_components = n_components

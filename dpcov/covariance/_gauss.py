@@ -98,6 +98,7 @@ class GaussianCovariance(BasePrivateCovariance):
     {eigenvalue_floor}
     {store_precision}
     {store_raw}
+    {accountant}
     {random_state}
 
     Attributes

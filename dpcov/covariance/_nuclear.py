@@ -165,6 +165,7 @@ class NuclearLaplaceCovariance(BasePrivateCovariance):
     {eigenvalue_floor}
     {store_precision}
     {store_raw}
+    {accountant}
     {random_state}
     project : bool, default=False
         Algorithm 2 of [1]_: spend half of the budget on a private trace
@@ -247,6 +248,7 @@ class NuclearLaplaceCovariance(BasePrivateCovariance):
         eigenvalue_floor=0.0,
         store_precision=True,
         store_raw=False,
+        accountant=None,
         random_state=None,
         project=False,
         exact_max_dim=EXACT_MAX_DIM,
@@ -262,6 +264,7 @@ class NuclearLaplaceCovariance(BasePrivateCovariance):
             eigenvalue_floor=eigenvalue_floor,
             store_precision=store_precision,
             store_raw=store_raw,
+            accountant=accountant,
             random_state=random_state,
         )
         self.project = project

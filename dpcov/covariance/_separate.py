@@ -127,6 +127,7 @@ class SeparateCovariance(BasePrivateCovariance):
     {eigenvalue_floor}
     {store_precision}
     {store_raw}
+    {accountant}
     {random_state}
 
     Attributes

@@ -321,6 +321,7 @@ class ApproximateSubspace(BaseSubspace):
         rows are differenced (``X[2i + 1] - X[2i]``, after the public
         shuffle), which removes the mean and keeps the principal subspace,
         with half as many rows.
+    {accountant}
     {random_state}
 
     Attributes
@@ -435,6 +436,7 @@ class ApproximateSubspace(BaseSubspace):
         beta=0.05,
         n_repeats=1,
         assume_centered=False,
+        accountant=None,
         random_state=None,
     ):
         self.n_components = n_components
@@ -449,6 +451,7 @@ class ApproximateSubspace(BaseSubspace):
         self.beta = beta
         self.n_repeats = n_repeats
         self.assume_centered = assume_centered
+        self.accountant = accountant
         self.random_state = random_state
 
     def _geometry(self, n_samples, n_features, k):
@@ -533,6 +536,7 @@ class ApproximateSubspace(BaseSubspace):
                 "coordinates; raise eigengap or max_error."
             )
 
+        self._spend_budget(budget)  # every check above used public values only
         rows = split_blocks(X, order, repeats, t, m, pairs=not self.assume_centered)
 
         outputs = []

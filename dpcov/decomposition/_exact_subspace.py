@@ -259,6 +259,7 @@ class ExactSubspace(BaseSubspace):
         paired up (``X[2i + 1] - X[2i]``) and the differences are used: they
         lie in the direction space of an affine subspace that holds the
         rows, whose offset is not released; this halves the rows.
+    {accountant}
     {random_state}
 
     Attributes
@@ -392,6 +393,7 @@ class ExactSubspace(BaseSubspace):
         selection="majority",
         n_outliers=None,
         assume_centered=False,
+        accountant=None,
         random_state=None,
     ):
         self.n_components = n_components
@@ -400,6 +402,7 @@ class ExactSubspace(BaseSubspace):
         self.selection = selection
         self.n_outliers = n_outliers
         self.assume_centered = assume_centered
+        self.accountant = accountant
         self.random_state = random_state
 
     def required_samples(self, n_outliers=0, n_components=1):
@@ -493,6 +496,7 @@ class ExactSubspace(BaseSubspace):
                 'selection="majority".'
             )
 
+        self._spend_budget(budget)  # every check above used public values only
         integers = np.array(integer_rows(rows), dtype=object).reshape(n, n_features)
         if self.selection == "gap":
             span, released = self._select_gap(integers, k, budget, rng)

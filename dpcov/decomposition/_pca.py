@@ -11,6 +11,8 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..accounting import BudgetAccountant
+from ..base import PrivateEstimatorMixin
 from ..covariance import (
     AdaptiveCovariance,
     EigenSamplingCovariance,
@@ -48,7 +50,7 @@ def _default_params(estimator):
 
 
 @fill_doc
-class PCA(_BasePCA):
+class PCA(PrivateEstimatorMixin, _BasePCA):
     """Differentially private principal component analysis.
 
     A drop-in for :class:`sklearn.decomposition.PCA`: the principal axes are
@@ -103,6 +105,7 @@ class PCA(_BasePCA):
         If False, a private mean (1/8 of the budget, see the covariance
         estimators) is released as ``mean_`` and the data are centred about
         it. If True, the data are taken as centred and ``mean_`` is zero.
+    {accountant}
     {random_state}
 
     Attributes
@@ -196,6 +199,7 @@ class PCA(_BasePCA):
         },
         "covariance": [BasePrivateCovariance, StrOptions({"top_k"}), None],
         "whiten": ["boolean"],
+        "accountant": [BudgetAccountant, None],
     }
 
     def __init__(
@@ -209,6 +213,7 @@ class PCA(_BasePCA):
         covariance=None,
         whiten=False,
         assume_centered=False,
+        accountant=None,
         random_state=None,
     ):
         self.n_components = n_components
@@ -219,6 +224,7 @@ class PCA(_BasePCA):
         self.covariance = covariance
         self.whiten = whiten
         self.assume_centered = assume_centered
+        self.accountant = accountant
         self.random_state = random_state
 
     def _covariance_estimator(self, n_features):
@@ -240,6 +246,8 @@ class PCA(_BasePCA):
                 if estimator.get_params()[name] is not default
                 and estimator.get_params()[name] != default
             ]
+            if estimator.get_params().get("accountant") is not None:
+                changed.append("accountant")
             if changed:
                 raise ValueError(
                     f"covariance={type(estimator).__name__}(...) sets {changed}; "
@@ -295,8 +303,12 @@ class PCA(_BasePCA):
         return self._transform(X, xp=np, x_is_centered=False)
 
     def _fit(self, X):
-        X = validate_data(self, X, dtype=[np.float64, np.float32])
+        # The budget is checked against the accountant before the data are
+        # read, and recorded after the public checks; the inner covariance
+        # estimator has no accountant (PCA's fit is the one release).
         check_params_always(self)
+        budget = self._check_budget()
+        X = validate_data(self, X, dtype=[np.float64, np.float32])
         n_samples, n_features = X.shape
         if n_samples < 2:
             raise ValueError(
@@ -314,7 +326,9 @@ class PCA(_BasePCA):
                 f"of directions to sample), got {k!r}."
             )
 
-        estimator = self._covariance_estimator(n_features).fit(X)
+        estimator = self._covariance_estimator(n_features)
+        self._spend_budget(budget)
+        estimator.fit(X)
         covariance = estimator.covariance_
         if self.covariance == "top_k":
             components = estimator.components_

@@ -13,12 +13,18 @@ from sklearn.base import (
 )
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..accounting import BudgetAccountant
+from ..base import PrivateEstimatorMixin
 from ..utils._random import check_random_state
 from ..utils._sklearn_compat import Interval, Options, check_params_always
-from ..utils.validation import check_approx_privacy_params
 
 
-class BaseSubspace(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class BaseSubspace(
+    PrivateEstimatorMixin,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+    BaseEstimator,
+):
     """Transformer onto a private k-dimensional subspace through the origin.
 
     Subclasses set ``components_`` (orthonormal rows) and the privacy
@@ -33,15 +39,18 @@ class BaseSubspace(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {np.inf})],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "assume_centered": ["boolean"],
+        "accountant": [BudgetAccountant, None],
         "random_state": ["random_state", np.random.Generator],
     }
 
     def _start_fit(self, X):
         # Steps 1-3 of every fit: data, privacy parameters (even with
         # sklearn's validation off), generator; and the dimension k.
-        X = validate_data(self, X, dtype=[np.float64, np.float32])
+        # The budget is checked against the accountant before the data are
+        # read; subclasses record it (_spend_budget) after their public checks.
         check_params_always(self)
-        budget = check_approx_privacy_params(self.epsilon, self.delta)
+        budget = self._check_budget()
+        X = validate_data(self, X, dtype=[np.float64, np.float32])
         rng = check_random_state(self.random_state)
         n_features = X.shape[1]
         k = n_features if self.n_components is None else self.n_components

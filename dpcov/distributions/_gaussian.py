@@ -11,7 +11,8 @@ from scipy import linalg
 from sklearn.base import BaseEstimator, DensityMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..accounting import ZCDP, split_budget
+from ..accounting import ZCDP, BudgetAccountant, split_budget
+from ..base import PrivateEstimatorMixin
 from ..mechanisms import _noise
 from ..mechanisms._coinpress import (
     best_covariance_plan,
@@ -31,7 +32,7 @@ from ..utils._sklearn_compat import (
     _fit_context,
     check_params_always,
 )
-from ..utils.validation import check_zcdp_privacy_params, privacy_spent
+from ..utils.validation import privacy_spent
 
 #: Share of the budget of the mean under method="coinpress"; the covariance
 #: gets the rest. Its noise is on d entries against d**2 for the covariance;
@@ -50,7 +51,7 @@ def _pairs(X, rng):
 
 
 @fill_doc
-class MultivariateGaussian(DensityMixin, BaseEstimator):
+class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
     """Private Gaussian learner: mean and covariance by private preconditioning.
 
     Learns ``N(mean_, covariance_)`` from rows assumed to be drawn from a
@@ -99,6 +100,7 @@ class MultivariateGaussian(DensityMixin, BaseEstimator):
     beta : float, default=0.1
         Failure probability of each step's accuracy bounds (it sets clipping
         radii and plans, never the privacy guarantee).
+    {accountant}
     {random_state}
 
     Attributes
@@ -199,6 +201,7 @@ class MultivariateGaussian(DensityMixin, BaseEstimator):
             StrOptions({"auto"}),
         ],
         "beta": [Interval(Real, 0, 1, closed="neither")],
+        "accountant": [BudgetAccountant, None],
         "random_state": ["random_state", np.random.Generator],
     }
 
@@ -217,6 +220,7 @@ class MultivariateGaussian(DensityMixin, BaseEstimator):
         method="coinpress",
         n_iterations="auto",
         beta=0.1,
+        accountant=None,
         random_state=None,
     ):
         self.epsilon = epsilon
@@ -228,6 +232,7 @@ class MultivariateGaussian(DensityMixin, BaseEstimator):
         self.method = method
         self.n_iterations = n_iterations
         self.beta = beta
+        self.accountant = accountant
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -247,14 +252,16 @@ class MultivariateGaussian(DensityMixin, BaseEstimator):
         self : object
             Returns the instance itself.
         """
-        X = validate_data(self, X, dtype=[np.float64, np.float32], ensure_min_samples=4)
         check_params_always(self)
-        budget = check_zcdp_privacy_params(self.epsilon, self.delta, self.rho)
         if not self.min_variance < self.max_variance:
             raise ValueError(
                 f"min_variance={self.min_variance!r} must be smaller than "
                 f"max_variance={self.max_variance!r}."
             )
+        # The budget is checked against the accountant before the data are read.
+        budget = self._check_budget()
+        X = validate_data(self, X, dtype=[np.float64, np.float32], ensure_min_samples=4)
+        self._spend_budget(budget)
         rng = check_random_state(self.random_state)
 
         # The known scaling: I <= Sigma / min_variance <= K I.

@@ -9,6 +9,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, DensityMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..accounting import BudgetAccountant
+from ..base import PrivateEstimatorMixin
 from ..mechanisms import _noise
 from ..mechanisms._product import (
     naive_product_release,
@@ -25,7 +27,7 @@ from ..utils._sklearn_compat import (
     _fit_context,
     check_params_always,
 )
-from ..utils.validation import check_zcdp_privacy_params, privacy_spent
+from ..utils.validation import privacy_spent
 
 # Fitted attributes that only method="ppde" sets (removed by a later fit with
 # method="gaussian", so that no stale plan is left behind).
@@ -68,7 +70,7 @@ def default_min_probability(n_samples):
 
 
 @fill_doc
-class ProductBernoulli(DensityMixin, BaseEstimator):
+class ProductBernoulli(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
     """Private product of Bernoulli distributions over {0, 1}^d.
 
     Estimates the marginals ``p_j = P(x_j = 1)`` of a distribution over
@@ -121,6 +123,7 @@ class ProductBernoulli(DensityMixin, BaseEstimator):
     beta : float, default=0.1
         Failure probability of PPDE's truncation radii and of its public
         sample-size requirement, in (0, 1). Ignored by "gaussian".
+    {accountant}
     {random_state}
 
     Attributes
@@ -265,6 +268,7 @@ class ProductBernoulli(DensityMixin, BaseEstimator):
             Interval(Real, 0, 0.5, closed="left"),
         ],
         "beta": [Interval(Real, 0, 1, closed="neither")],
+        "accountant": [BudgetAccountant, None],
         "random_state": ["random_state", np.random.Generator],
     }
 
@@ -279,6 +283,7 @@ class ProductBernoulli(DensityMixin, BaseEstimator):
         binarize=None,
         min_probability="auto",
         beta=0.1,
+        accountant=None,
         random_state=None,
     ):
         self.epsilon = epsilon
@@ -289,6 +294,7 @@ class ProductBernoulli(DensityMixin, BaseEstimator):
         self.binarize = binarize
         self.min_probability = min_probability
         self.beta = beta
+        self.accountant = accountant
         self.random_state = random_state
 
     def _binary_rows(self, X, *, reset):
@@ -326,7 +332,7 @@ class ProductBernoulli(DensityMixin, BaseEstimator):
         # Declarative validation is skipped under skip_parameter_validation=True;
         # a private estimator validates its parameters regardless.
         check_params_always(self)
-        budget = check_zcdp_privacy_params(self.epsilon, self.delta, self.rho)
+        budget = self._check_budget()  # before the data are read
         X = self._binary_rows(X, reset=True)
         rng = check_random_state(self.random_state)
         n_samples, n_features = X.shape
@@ -347,11 +353,13 @@ class ProductBernoulli(DensityMixin, BaseEstimator):
                     "or a larger budget."
                 )
             # Every step runs at the whole budget on its own disjoint block.
+            self._spend_budget(budget)
             release = ppde_release(
                 X, rho=budget.rho, rng=rng, orientation=self.orientation, beta=self.beta
             )
             split = {"blocks (parallel composition)": budget}
         else:
+            self._spend_budget(budget)
             release = naive_product_release(X, rho=budget.rho, rng=rng)
             split = {"marginals": budget}
 

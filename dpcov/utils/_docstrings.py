@@ -99,6 +99,14 @@ store_precision : bool, default=True
 store_raw : bool, default=False
     If True, also keep the noisy symmetric matrix before projection and floor
     in ``raw_covariance_`` (for research; it is a private release too).""",
+    "accountant": """
+accountant : dpcov.accounting.BudgetAccountant, default=None
+    Ledger shared across fits. Before reading the data, ``fit`` asks it whether
+    this fit's guarantee (:meth:`privacy_cost`) fits under its cap, and raises
+    :class:`~dpcov.exceptions.BudgetExceeded` if not; it records the guarantee
+    once the input is validated. ``sklearn.clone`` keeps the same accountant,
+    so every fit of a ``GridSearchCV(n_jobs=1)`` is recorded; for
+    ``n_jobs > 1`` use :func:`dpcov.accounting.search_cost`.""",
     "random_state": """
 random_state : int, numpy.random.Generator, RandomState or None, default=None
     Source of the noise. ``None`` (use this for real releases) seeds a new

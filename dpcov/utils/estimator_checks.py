@@ -16,7 +16,8 @@ import warnings
 import numpy as np
 from sklearn import clone, config_context
 
-from ..accounting import ApproxDP, PureDP, compose
+from ..accounting import ApproxDP, BudgetAccountant, PureDP, compose
+from ..exceptions import BudgetExceeded
 from .validation import (
     check_approx_privacy_params,
     check_privacy_params,
@@ -194,6 +195,87 @@ def check_budget_accounted(estimator):
         assert est.delta_spent_ <= params["delta"]
 
 
+class _Unreadable:
+    # Input that fails the test as soon as anything reads it.
+    def __array__(self, *args, **kwargs):
+        raise AssertionError("fit read the data before consulting its accountant")
+
+    def __len__(self):
+        raise AssertionError("fit read the data before consulting its accountant")
+
+    @property
+    def shape(self):
+        raise AssertionError("fit read the data before consulting its accountant")
+
+
+def _same_guarantee(a, b):
+    if type(a) is not type(b):
+        return False
+    return all(
+        math.isclose(x, y, rel_tol=1e-9)
+        for x, y in zip(vars(a).values(), vars(b).values(), strict=True)
+    )
+
+
+def _cap(guarantee, factor):
+    # An accountant whose cap is ``factor`` times ``guarantee``, in its notion.
+    if isinstance(guarantee, PureDP):
+        return BudgetAccountant(epsilon=factor * guarantee.epsilon)
+    if isinstance(guarantee, ApproxDP):
+        return BudgetAccountant(
+            epsilon=factor * guarantee.epsilon, delta=guarantee.delta
+        )
+    return BudgetAccountant(rho=factor * guarantee.rho)
+
+
+def check_accountant_charged(estimator):
+    """A shared accountant records each fit and refuses before reading data.
+
+    ``privacy_cost()`` (computed from the parameters) equals the fitted
+    ``guarantee_`` and the configured budget; a fit under a cap below it
+    raises ``BudgetExceeded`` without touching ``X`` (an input that fails on
+    any read) and records nothing; under a cap equal to it the first fit is
+    recorded and the second refused; ``clone`` keeps the same accountant.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        The estimator to check.
+    """
+    X = _check_data(estimator, 3000)
+    params = estimator.get_params()
+    configured = _configured_guarantee(
+        estimator, params["epsilon"], params["delta"], params.get("rho")
+    )
+    cost = clone(estimator).privacy_cost()
+    assert _same_guarantee(cost, configured), (cost, configured)
+
+    tight = _cap(cost, 0.5)
+    est = clone(estimator).set_params(accountant=tight, random_state=0)
+    try:
+        est.fit(_Unreadable())
+    except BudgetExceeded:
+        pass
+    else:
+        raise AssertionError("a fit over the cap was not refused")
+    assert len(tight) == 0, "a refused fit was recorded"
+
+    exact = _cap(cost, 1.0)
+    est = clone(estimator).set_params(accountant=exact, random_state=0)
+    assert clone(est).accountant is exact, "clone copied the accountant"
+    est.fit(X)
+    assert _same_guarantee(est.guarantee_, cost), (est.guarantee_, cost)
+    (label, recorded) = exact.ledger[0]
+    assert len(exact) == 1 and recorded == cost and label == type(est).__name__
+    try:
+        est.fit(_Unreadable())
+    except BudgetExceeded:
+        pass
+    else:
+        raise AssertionError("a second fit over the cap was not refused")
+    assert len(exact) == 1
+
+
 def check_no_undocumented_outputs(estimator):
     """No warning on heavily clipped data; every fitted attribute is documented.
 
@@ -227,6 +309,7 @@ DP_CHECKS = [
     check_geometry_resolved_privately,
     check_seeded_fits_reproducible,
     check_budget_accounted,
+    check_accountant_charged,
     check_no_undocumented_outputs,
 ]
 

@@ -1,0 +1,70 @@
+"""Base mixin of dpcov's private estimators: the budget a fit spends.
+
+Every dpcov estimator has privacy parameters (``epsilon``, ``delta`` and, for
+most, ``rho``) and an optional shared :class:`~dpcov.accounting.BudgetAccountant`.
+This mixin turns the parameters into the guarantee a fit spends, before the
+data are read, and talks to the accountant.
+"""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from .utils.validation import (
+    check_approx_privacy_params,
+    check_privacy_params,
+    check_zcdp_privacy_params,
+)
+
+__all__ = ["PrivateEstimatorMixin"]
+
+
+class PrivateEstimatorMixin:
+    """Mixin of private estimators: :meth:`privacy_cost` and the accountant.
+
+    The class flags ``_approx_dp_only`` (an (epsilon, delta)-DP estimator with
+    no pure or zCDP form) and ``_zcdp_only`` (a zCDP estimator with no pure-DP
+    variant) select how the parameters map to a guarantee; by default
+    ``delta=0`` gives pure DP and ``delta > 0`` or ``rho`` gives zCDP.
+
+    Estimators call :meth:`_check_budget` before reading their data and
+    :meth:`_spend_budget` after validating it, before any private step.
+    """
+
+    def privacy_cost(self):
+        """The guarantee a fit spends with the current parameters.
+
+        Computed from the parameters only (no data): it is what ``fit``
+        records in ``guarantee_`` (up to rounding in the composition of its
+        steps) and what it charges to the ``accountant``.
+
+        Returns
+        -------
+        guarantee : dpcov.accounting.PureDP, ZCDP or ApproxDP
+            The guarantee of one fit.
+
+        Raises
+        ------
+        ValueError
+            If the privacy parameters are out of range.
+        """
+        if getattr(self, "_approx_dp_only", False):
+            return check_approx_privacy_params(self.epsilon, self.delta)
+        if getattr(self, "_zcdp_only", False):
+            return check_zcdp_privacy_params(self.epsilon, self.delta, self.rho)
+        return check_privacy_params(self.epsilon, self.delta, self.rho)
+
+    def _check_budget(self):
+        # Before the data are read: validate the privacy parameters and refuse
+        # a fit that would exceed the accountant's cap.
+        cost = self.privacy_cost()
+        accountant = getattr(self, "accountant", None)
+        if accountant is not None:
+            accountant.check(cost, label=type(self).__name__)
+        return cost
+
+    def _spend_budget(self, cost):
+        # After input validation, before any private step: record the fit (the
+        # check is repeated atomically, for accountants shared by threads).
+        accountant = getattr(self, "accountant", None)
+        if accountant is not None:
+            accountant.spend(cost, label=type(self).__name__)

@@ -1,0 +1,353 @@
+"""Tests of the budget accountant shared across fits and of search_cost."""
+
+import copy
+import math
+import pickle
+import threading
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV, RandomizedSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+from dpcov.accounting import (
+    ZCDP,
+    ApproxDP,
+    BudgetAccountant,
+    PureDP,
+    search_cost,
+    zcdp_epsilon,
+    zcdp_rho,
+)
+from dpcov.covariance import GaussianCovariance, SeparateCovariance
+from dpcov.decomposition import PCA, ApproximateSubspace
+from dpcov.exceptions import BudgetExceeded, NoPrivateResult
+
+
+def _rows(n=600, d=3, seed=0):
+    X = np.random.default_rng(seed).normal(size=(n, d))
+    return X / np.linalg.norm(X, axis=1).max()
+
+
+# --- composition ---------------------------------------------------------
+
+
+def test_zcdp_fits_add_rho_and_convert_tightly():
+    acc = BudgetAccountant(delta=1e-6)
+    acc.spend(ZCDP(0.1)).spend(ZCDP(0.2))
+    assert math.isclose(acc.rho, 0.3)
+    assert isinstance(acc.total(), ZCDP) and math.isclose(acc.total().rho, 0.3)
+    # The tight conversion of the summed rho, not the sum of two conversions.
+    assert math.isclose(acc.epsilon, zcdp_epsilon(0.3, 1e-6))
+    assert acc.epsilon < zcdp_epsilon(0.1, 1e-6) + zcdp_epsilon(0.2, 1e-6)
+    assert math.isclose(acc.epsilon_at(1e-9), zcdp_epsilon(0.3, 1e-9))
+
+
+def test_pure_fits_add_epsilon():
+    acc = BudgetAccountant(epsilon=1.0)
+    for _ in range(4):
+        acc.spend(PureDP(0.25))
+    assert acc.total() == PureDP(1.0)
+    assert acc.epsilon == 1.0
+    assert math.isclose(acc.rho, 4 * 0.25**2 / 2)
+
+
+def test_pure_and_zcdp_mix_takes_the_better_of_two_valid_bounds():
+    # Many small pure fits: counting them in zCDP wins; one large pure fit
+    # next to a small zCDP fit: adding its epsilon wins.
+    many = BudgetAccountant(delta=1e-6)
+    for _ in range(100):
+        many.spend(PureDP(0.01))
+    many.spend(ZCDP(0.001))
+    in_zcdp = zcdp_epsilon(0.001 + 100 * 0.01**2 / 2, 1e-6)
+    apart = 1.0 + zcdp_epsilon(0.001, 1e-6)
+    assert math.isclose(many.epsilon, min(in_zcdp, apart)) and in_zcdp < apart
+
+    one = BudgetAccountant(delta=1e-6).spend(PureDP(0.5)).spend(ZCDP(1e-6))
+    in_zcdp = zcdp_epsilon(0.125 + 1e-6, 1e-6)
+    apart = 0.5 + zcdp_epsilon(1e-6, 1e-6)
+    assert math.isclose(one.epsilon, min(in_zcdp, apart)) and apart < in_zcdp
+
+
+def test_approx_fits_add_both_and_leave_the_rest_of_delta_to_the_conversion():
+    acc = BudgetAccountant(delta=1e-5)
+    acc.spend(ApproxDP(0.5, 4e-6)).spend(ZCDP(0.05))
+    assert math.isclose(acc.epsilon, 0.5 + zcdp_epsilon(0.05, 6e-6))
+    assert acc.total() == ApproxDP(acc.epsilon, 1e-5)
+    assert acc.rho == math.inf
+    # Below the approximate fits' delta no epsilon is certified.
+    assert acc.epsilon_at(1e-6) == math.inf
+
+
+def test_empty_ledger():
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-6)
+    assert len(acc) == 0 and acc.epsilon == 0.0 and acc.total() == PureDP(0.0)
+
+
+# --- caps ----------------------------------------------------------------
+
+
+def test_cap_in_epsilon_delta_refuses_the_fit_that_would_exceed_it():
+    rho = zcdp_rho(0.5, 1e-6)
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-6)
+    # zCDP composition: k fits at (0.5, 1e-6) stay below (1, 1e-6) while
+    # zcdp_epsilon(k rho) <= 1, i.e. for k <= 3 (0.898), not k = 4 (1.048).
+    for _ in range(3):
+        acc.spend(ZCDP(rho))
+    assert zcdp_epsilon(3 * rho, 1e-6) <= 1.0 < zcdp_epsilon(4 * rho, 1e-6)
+    with pytest.raises(BudgetExceeded, match="refused before reading the data"):
+        acc.spend(ZCDP(rho), label="fourth")
+    assert len(acc) == 3  # the refused fit is not recorded
+
+
+def test_cap_boundary_is_not_refused_for_rounding():
+    acc = BudgetAccountant(epsilon=0.3)
+    acc.spend(PureDP(0.1)).spend(PureDP(0.2))  # 0.1 + 0.2 > 0.3 in floats
+    with pytest.raises(BudgetExceeded):
+        acc.spend(PureDP(1e-6))
+
+
+def test_pure_cap_refuses_zcdp_and_approx():
+    acc = BudgetAccountant(epsilon=10.0)
+    with pytest.raises(BudgetExceeded, match="pure"):
+        acc.spend(ZCDP(1e-9))
+    with pytest.raises(BudgetExceeded, match="pure"):
+        acc.spend(ApproxDP(0.1, 1e-9))
+    acc.spend(PureDP(1.0))
+
+
+def test_rho_cap_counts_pure_fits_and_refuses_approx():
+    acc = BudgetAccountant(rho=0.5)
+    acc.spend(PureDP(0.6)).spend(ZCDP(0.32))  # 0.18 + 0.32 = 0.5
+    with pytest.raises(BudgetExceeded, match="rho"):
+        acc.spend(ZCDP(1e-6))
+    with pytest.raises(BudgetExceeded, match="zCDP form"):
+        BudgetAccountant(rho=1.0).spend(ApproxDP(0.1, 1e-9))
+
+
+def test_check_records_nothing_and_spend_of_a_ledger_is_atomic():
+    acc = BudgetAccountant(epsilon=1.0)
+    acc.check(PureDP(1.0))
+    assert len(acc) == 0
+    batch = BudgetAccountant().spend(PureDP(0.6)).spend(PureDP(0.6))
+    with pytest.raises(BudgetExceeded, match="2 recorded fits"):
+        acc.spend(batch)
+    assert len(acc) == 0  # neither entry of the batch went in
+    acc.spend(BudgetAccountant().spend(PureDP(0.5), label="a"))
+    assert acc.ledger == [("a", PureDP(0.5))]
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(epsilon=1.0, rho=1.0),
+        dict(epsilon=-1.0),
+        dict(rho=float("nan")),
+        dict(delta=1.0),
+        dict(delta=-1e-6),
+    ],
+)
+def test_bad_caps(kwargs):
+    with pytest.raises(ValueError):
+        BudgetAccountant(**kwargs)
+
+
+def test_spend_rejects_non_guarantees():
+    with pytest.raises(TypeError, match="PureDP"):
+        BudgetAccountant().spend(0.5)
+
+
+def test_threads_never_overspend():
+    # 8 threads race to record 0.1-epsilon fits under a cap of 1: exactly 10
+    # get in, whatever the interleaving.
+    acc = BudgetAccountant(epsilon=1.0)
+    refused = []
+
+    def worker():
+        for _ in range(5):
+            try:
+                acc.spend(PureDP(0.1))
+            except BudgetExceeded:
+                refused.append(1)
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(acc) == 10 and len(refused) == 30
+
+
+# --- sharing: copies, clone, pickle --------------------------------------
+
+
+def test_copies_and_clones_share_the_accountant():
+    acc = BudgetAccountant(epsilon=1.0)
+    assert copy.copy(acc) is acc and copy.deepcopy(acc) is acc
+    est = SeparateCovariance(data_norm=1.0, accountant=acc)
+    assert clone(est).accountant is acc
+    assert clone(est).get_params()["accountant"] is acc
+
+
+def test_pickle_keeps_the_ledger_in_an_independent_copy():
+    acc = BudgetAccountant(epsilon=1.0).spend(PureDP(0.25), label="x")
+    copied = pickle.loads(pickle.dumps(acc))
+    assert copied is not acc and copied.ledger == acc.ledger
+    copied.spend(PureDP(0.25))  # has its own lock and ledger
+    assert len(copied) == 2 and len(acc) == 1
+
+
+def test_repr_states_the_cap_and_fits_only():
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-6).spend(ZCDP(0.01))
+    assert repr(acc) == "BudgetAccountant(epsilon=1.0, delta=1e-06, n_fits=1)"
+
+
+# --- estimators and searches ---------------------------------------------
+
+
+def test_every_fit_of_an_estimator_is_recorded_and_refusal_happens_first():
+    X = _rows()
+    acc = BudgetAccountant(epsilon=1.0)
+    est = GaussianCovariance(epsilon=0.4, delta=0.0, data_norm=1.0, accountant=acc)
+    est.fit(X).fit(X)
+    assert acc.ledger == [("GaussianCovariance", PureDP(0.4))] * 2
+    with pytest.raises(BudgetExceeded) as exc:
+        est.fit(X)
+    # The message carries the guarantee and the cap, nothing from the data.
+    message = str(exc.value)
+    assert "PureDP(epsilon=0.4)" in message and "epsilon=1.2" in message
+    assert len(acc) == 2
+
+
+def test_fits_refused_by_public_checks_or_validation_are_not_recorded():
+    # n < the private radius's minimum: refused from public values, before
+    # the fit is recorded; NaN input: refused by validation, not recorded.
+    acc = BudgetAccountant(epsilon=10.0)
+    est = GaussianCovariance(epsilon=1.0, delta=0.0, accountant=acc)
+    with pytest.raises(ValueError, match="samples"):
+        est.fit(_rows(n=20))
+    X = _rows()
+    X[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        est.fit(X)
+    assert len(acc) == 0
+
+
+def test_a_fit_that_fails_after_it_read_the_data_stays_recorded():
+    # Random rows lie near no line: the private answer is bottom, after the
+    # private steps ran, so the budget is spent.
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-6)
+    est = ApproximateSubspace(n_components=1, accountant=acc, random_state=0)
+    with pytest.raises(NoPrivateResult):
+        est.fit(np.random.default_rng(0).normal(size=(4000, 5)))
+    assert acc.ledger == [("ApproximateSubspace", ApproxDP(1.0, 1e-6))]
+
+
+def test_pca_charges_once_and_refuses_an_inner_accountant():
+    acc = BudgetAccountant(delta=1e-6)
+    PCA(2, data_norm=1.0, accountant=acc).fit(_rows())
+    assert len(acc) == 1 and acc.ledger[0][0] == "PCA"
+    inner = SeparateCovariance(accountant=BudgetAccountant())
+    with pytest.raises(ValueError, match="accountant"):
+        PCA(2, data_norm=1.0, covariance=inner).fit(_rows())
+
+
+def _search(accountant=None, n_jobs=None):
+    est = SeparateCovariance(data_norm=1.0, eigenvalue_floor="auto")
+    if accountant is not None:
+        est.set_params(accountant=accountant)
+    return GridSearchCV(
+        est, {"epsilon": [0.5, 1.0, 2.0]}, cv=3, n_jobs=n_jobs, error_score="raise"
+    )
+
+
+def test_grid_search_n_jobs_1_records_every_fit():
+    acc = BudgetAccountant(delta=1e-6)
+    search = _search(acc).fit(_rows())
+    assert len(acc) == 3 * 3 + 1
+    expected = sum(3 * zcdp_rho(e, 1e-6) for e in (0.5, 1.0, 2.0))
+    expected += zcdp_rho(search.best_params_["epsilon"], 1e-6)
+    assert math.isclose(acc.rho, expected, rel_tol=1e-9)
+    # search_cost recomputes the same ledger from cv_results_.
+    cost = search_cost(search)
+    assert len(cost) == len(acc) and math.isclose(cost.rho, acc.rho, rel_tol=1e-12)
+
+
+def test_grid_search_is_refused_midway_by_a_cap():
+    acc = BudgetAccountant(epsilon=2.0, delta=1e-6)
+    with pytest.raises(BudgetExceeded):
+        _search(acc).fit(_rows())
+    assert 0 < len(acc) < 10
+    assert acc.epsilon <= 2.0
+
+
+def test_unfitted_search_cost_bounds_the_search_before_it_reads_data():
+    planned = search_cost(_search())
+    # 3 candidates x 3 splits + a refit charged at the costliest candidate.
+    assert len(planned) == 10
+    assert math.isclose(planned.ledger[-1][1].rho, zcdp_rho(2.0, 1e-6))
+    acc = BudgetAccountant(delta=1e-6)
+    fitted = search_cost(_search(acc).fit(_rows()))
+    assert planned.rho >= fitted.rho
+    with pytest.raises(BudgetExceeded):
+        BudgetAccountant(epsilon=3.0, delta=1e-6).check(planned)
+    BudgetAccountant(epsilon=5.0, delta=1e-6).check(planned)
+
+
+def test_search_with_processes_needs_search_cost():
+    # With n_jobs=2 the fits run in worker processes on pickled copies: the
+    # caller's accountant only sees the refit; search_cost sees all 10 fits.
+    acc = BudgetAccountant(delta=1e-6)
+    search = _search(acc, n_jobs=2).fit(_rows())
+    assert len(acc) == 1
+    assert len(search_cost(search)) == 10
+
+
+def test_search_cost_walks_pipelines_and_randomized_searches():
+    pipe = make_pipeline(
+        FunctionTransformer(), PCA(2, data_norm=1.0, delta=0.0, epsilon=0.5)
+    )
+    search = RandomizedSearchCV(
+        pipe,
+        {"pca__epsilon": [0.25, 0.5, 1.0]},
+        n_iter=2,
+        cv=2,
+        random_state=0,
+    ).fit(_rows())
+    cost = search_cost(search)
+    assert len(cost) == 2 * 2 + 1
+    eps = [p["pca__epsilon"] for p in search.cv_results_["params"]]
+    expected = 2 * sum(eps) + search.best_params_["pca__epsilon"]
+    assert isinstance(cost.total(), PureDP)
+    assert math.isclose(cost.total().epsilon, expected)
+    assert all(label.startswith("PCA") for label, _ in cost.ledger)
+
+
+def test_search_cost_of_an_approx_only_estimator():
+    grid = GridSearchCV(
+        ApproximateSubspace(n_components=1, delta=1e-6),
+        {"epsilon": [1.0, 2.0]},
+        cv=2,
+    )
+    cost = search_cost(grid)
+    assert len(cost) == 5
+    assert cost.ledger[-1][1] == ApproxDP(2.0, 1e-6)
+    # (epsilon, delta) fits add both: 2 splits x (1 + 2) + a refit at 2.
+    assert math.isclose(cost.epsilon_at(5e-6), 8.0)
+    assert cost.epsilon_at(4e-6) == math.inf
+
+
+def test_search_cost_refuses_what_it_cannot_count():
+    with pytest.raises(TypeError, match="fitted search"):
+        search_cost(SeparateCovariance())
+    mixed = GridSearchCV(
+        make_pipeline(
+            PCA(1, data_norm=1.0), ApproximateSubspace(n_components=1, delta=1e-6)
+        ),
+        {"pca__epsilon": [1.0, 2.0]},
+        cv=2,
+    )
+    with pytest.raises(ValueError, match="zCDP"):
+        search_cost(mixed)
