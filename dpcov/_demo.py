@@ -3,12 +3,15 @@
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import os
 import warnings
 
 import numpy as np
 from sklearn.covariance import EmpiricalCovariance
 from sklearn.datasets import load_digits
 
+from ._cli_fit import write_atomically
+from ._progress import Progress
 from .covariance import (
     AdaptiveCovariance,
     EigenSamplingCovariance,
@@ -21,6 +24,9 @@ from .decomposition import PCA
 #: Pixels of the digits images lie in [0, 16], so each 64-pixel row has norm
 #: at most 16 * 8 = 128: a bound known before seeing the data.
 DIGITS_PUBLIC_NORM = 128.0
+
+#: Number of principal components in the PCA part of the demo.
+DEMO_COMPONENTS = 10
 
 
 def load_unit_digits():
@@ -97,7 +103,13 @@ def demo_pcas(delta, n_components):
 
 
 def run_demo(
-    epsilons=(0.1, 0.5, 1.0, 2.0, 5.0), *, delta=1e-6, repeats=10, seed=0, out=print
+    epsilons=(0.1, 0.5, 1.0, 2.0, 5.0),
+    *,
+    delta=1e-6,
+    repeats=10,
+    seed=0,
+    out=print,
+    progress=None,
 ):
     """Print the error of every private estimator against the non-private one.
 
@@ -117,12 +129,17 @@ def run_demo(
         private against whoever knows the seed; this is a demonstration).
     out : callable, default=print
         Where the lines of the table go.
+    progress : dpcov._progress.Progress, default=None
+        Advanced once per (estimator, epsilon) cell, labelled with the cell
+        being computed; its total should be :func:`n_demo_cells`.
 
     Returns
     -------
     errors : dict of str to ndarray
         Mean error per estimator and epsilon.
     """
+    if progress is None:
+        progress = Progress(0, enabled=False)
     X = load_unit_digits()
     reference = EmpiricalCovariance().fit(X).covariance_
     out(
@@ -139,6 +156,7 @@ def run_demo(
     for name, estimator in demo_estimators(delta).items():
         row = []
         for epsilon in epsilons:
+            progress.update(0, label=f"{name}, eps={epsilon:g}")
             estimator.set_params(epsilon=epsilon, random_state=rng)
             with warnings.catch_warnings():
                 # The Gibbs-sampler notice of NuclearLaplaceCovariance, stated
@@ -149,6 +167,7 @@ def run_demo(
                     for _ in range(repeats)
                 ]
             row.append(np.mean(fit_errors))
+            progress.update()
         errors[name] = np.array(row)
         out(name.ljust(name_width) + "".join(f"{v:<13.4g}" for v in row))
     zero = np.linalg.norm(reference)
@@ -161,7 +180,7 @@ def run_demo(
 
     # PCA: variance captured by the private top-k subspace, relative to the
     # non-private top-k subspace (1 is perfect).
-    k = 10
+    k = DEMO_COMPONENTS
     values = np.linalg.eigvalsh(reference)[::-1]
     out("")
     out(f"PCA, k={k}: variance captured relative to sklearn's top-{k}, mean of fits")
@@ -170,12 +189,14 @@ def run_demo(
     for name, pca in demo_pcas(delta, k).items():
         row = []
         for epsilon in epsilons:
+            progress.update(0, label=f"{name}, eps={epsilon:g}")
             pca.set_params(epsilon=epsilon, random_state=rng)
             captured = []
             for _ in range(repeats):
                 components = pca.fit(X).components_
                 captured.append(np.trace(components @ reference @ components.T))
             row.append(np.mean(captured) / values[:k].sum())
+            progress.update()
         errors[name] = np.array(row)
         out(name.ljust(name_width) + "".join(f"{v:<13.4g}" for v in row))
     out(
@@ -183,3 +204,119 @@ def run_demo(
         + f"{k / X.shape[1]:<13.4g}" * len(epsilons)
     )
     return errors
+
+
+def n_demo_cells(epsilons, delta):
+    """Number of (estimator, epsilon) cells that :func:`run_demo` computes.
+
+    Parameters
+    ----------
+    epsilons : sequence of float
+        Budgets of the demo.
+    delta : float
+        Delta of the approximate-DP variants.
+
+    Returns
+    -------
+    n_cells : int
+        Covariance estimators and PCAs, times the number of budgets.
+    """
+    n_estimators = len(demo_estimators(delta)) + len(demo_pcas(delta, DEMO_COMPONENTS))
+    return n_estimators * len(epsilons)
+
+
+def import_matplotlib():
+    """Import matplotlib's object-oriented API with the Agg canvas.
+
+    Nothing global is changed: no ``pyplot``, no ``matplotlib.use``.
+
+    Returns
+    -------
+    figure_class : type
+        :class:`matplotlib.figure.Figure`.
+    canvas_class : type
+        :class:`matplotlib.backends.backend_agg.FigureCanvasAgg`.
+
+    Raises
+    ------
+    ImportError
+        If matplotlib is not installed (``pip install "dpcov[plot]"``).
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    return Figure, FigureCanvasAgg
+
+
+def plot_demo(errors, epsilons, path, *, delta=1e-6, n_features=64):
+    """Save the demo's two panels as a PNG, atomically.
+
+    Left: Frobenius error of each covariance estimator against epsilon
+    (log-log), with the zero matrix as reference. Right: variance captured by
+    each private PCA relative to scikit-learn's, with a random subspace as
+    reference.
+
+    Parameters
+    ----------
+    errors : dict of str to ndarray
+        What :func:`run_demo` returned for ``epsilons`` and ``delta``.
+    epsilons : sequence of float
+        The budgets of ``errors``.
+    path : str or os.PathLike
+        The PNG to write; its directory must exist. It is written to a
+        temporary file beside it first and then renamed, so a failure leaves
+        no partial file.
+    delta : float, default=1e-6
+        The delta given to :func:`run_demo` (to find the estimators' names).
+    n_features : int, default=64
+        Dimension of the data (for the random-subspace reference).
+
+    Returns
+    -------
+    path : str
+        The path written.
+    """
+    Figure, FigureCanvasAgg = import_matplotlib()
+    epsilons = np.asarray(epsilons, dtype=float)
+    fig = Figure(figsize=(13, 5.5), layout="constrained")
+    FigureCanvasAgg(fig)
+    left, right = fig.subplots(1, 2)
+    families = {}
+    for name in demo_estimators(delta):
+        # One colour per algorithm: solid for (epsilon, delta), dashed for pure.
+        family = name.split(" (")[0]
+        family = "GaussCov" if family == "LapCov" else family.replace("LapCov", "Cov")
+        color = families.setdefault(family, f"C{len(families)}")
+        style = "--" if "(pure)" in name else "-"
+        left.loglog(
+            epsilons, errors[name], style, color=color, marker="o", ms=3, label=name
+        )
+    left.loglog(
+        epsilons, errors["zero matrix"], ":", color="black", label="zero matrix"
+    )
+    left.set(
+        xlabel="epsilon",
+        ylabel="mean Frobenius error vs sklearn",
+        title="Covariance (digits, data_norm=1)",
+    )
+    left.legend(fontsize=7)
+    k = DEMO_COMPONENTS
+    for name in demo_pcas(delta, k):
+        right.semilogx(epsilons, errors[name], marker="o", ms=3, label=name)
+    right.semilogx(
+        epsilons,
+        np.full(len(epsilons), k / n_features),
+        ":",
+        color="black",
+        label=f"random {k}-subspace",
+    )
+    right.set(
+        xlabel="epsilon",
+        ylabel=f"variance captured / sklearn's top-{k}",
+        title=f"PCA, k={k}",
+    )
+    right.legend(fontsize=7)
+    write_atomically(
+        [(path, lambda handle: fig.savefig(handle, format="png", dpi=120))]
+    )
+    return os.fspath(path)

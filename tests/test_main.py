@@ -1,10 +1,23 @@
-"""Tests of the command line (__main__ module) and the demo."""
+"""Tests of the command line (__main__ module), the demo and the progress bar."""
+
+import io
+import os
 
 import numpy as np
 import pytest
 
+import dpcov._demo
 from dpcov.__main__ import main
-from dpcov._demo import demo_estimators, demo_pcas, load_unit_digits, run_demo
+from dpcov._demo import (
+    demo_estimators,
+    demo_pcas,
+    load_unit_digits,
+    n_demo_cells,
+    run_demo,
+)
+from dpcov._progress import Progress
+
+FAST = ["demo", "--repeats", "1", "--epsilons", "1,10"]
 
 
 def test_digits_scaled_by_public_bound():
@@ -28,13 +41,90 @@ def test_demo_table():
             assert values[1] < values[0]
 
 
-def test_cli_demo(capsys):
-    assert main(["demo", "--epsilons", "1,10", "--repeats", "1"]) == 0
+def test_cli_demo(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main([*FAST, "--no-plot"]) == 0
     out = capsys.readouterr().out
     assert "eps=10" in out and "SeparateCov" in out
+    assert os.listdir(tmp_path) == []
 
 
-@pytest.mark.parametrize("argv", [[], ["demo", "--epsilons", "0,1"], ["fit"]])
+def test_cli_demo_plot(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("matplotlib")
+    monkeypatch.chdir(tmp_path)
+    assert main([*FAST, "--plot", "demo.png"]) == 0
+    assert (tmp_path / "demo.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "plot saved to demo.png" in capsys.readouterr().out
+    # Default path, and no temporary file left behind.
+    assert main([*FAST, "--quiet"]) == 0
+    assert sorted(os.listdir(tmp_path)) == ["demo.png", "dpcov-demo.png"]
+    assert "plot saved" not in capsys.readouterr().out
+
+
+def test_cli_demo_without_matplotlib(tmp_path, monkeypatch, capsys):
+    def missing():
+        raise ImportError("No module named 'matplotlib'")
+
+    monkeypatch.setattr(dpcov._demo, "import_matplotlib", missing)
+    monkeypatch.chdir(tmp_path)
+    # Not asked for explicitly: skipped with a note, exit status 0.
+    assert main(FAST) == 0
+    out, err = capsys.readouterr()
+    assert "eps=10" in out
+    assert err.count("\n") == 1 and "plot skipped" in err and "[plot]" in err
+    # Asked for: an error before any computation.
+    assert main([*FAST, "--plot", "p.png"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "[plot]" in err
+    assert os.listdir(tmp_path) == []
+
+
+def test_cli_demo_plot_errors(tmp_path, capsys):
+    for plot in [str(tmp_path / "nodir" / "p.png"), str(tmp_path / "p.pdf")]:
+        assert main([*FAST, "--plot", plot]) == 1
+        out, err = capsys.readouterr()
+        assert out == "" and err.startswith("dpcov: error: ")
+    assert os.listdir(tmp_path) == []
+
+
+def test_cli_demo_progress(capsys):
+    assert main([*FAST, "--no-plot", "--progress"]) == 0
+    out, err = capsys.readouterr()
+    cells = n_demo_cells([1.0, 10.0], 1e-6)
+    assert f"] {cells}/{cells} " in err and err.endswith("\n")
+    assert "\r" not in out and "AdaptiveCov" in out
+    assert main([*FAST, "--no-plot", "--progress", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and "AdaptiveCov" in out
+
+
+def test_progress_bar():
+    stream = io.StringIO()
+    with Progress(4, stream=stream, enabled=True, width=4) as bar:
+        bar.update(0, label="start")
+        bar.update(2, label="half")
+        bar.echo("a table line", file=stream)
+        bar.update(2)
+    text = stream.getvalue()
+    assert "\r[##  ] 2/4 half" in text and "a table line\n" in text
+    assert text.endswith("\r[####] 4/4 half\n")
+    quiet = io.StringIO()
+    with Progress(4, stream=quiet, enabled=False) as bar:
+        bar.update(label="x")
+    assert quiet.getvalue() == ""
+    # Enabled by default only on a terminal.
+    assert not Progress(1, stream=io.StringIO()).enabled
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["demo", "--epsilons", "0,1"],
+        ["fit"],
+        ["demo", "--plot", "a.png", "--no-plot"],
+    ],
+)
 def test_cli_usage_errors(argv, capsys):
     with pytest.raises(SystemExit) as exc:
         main(argv)

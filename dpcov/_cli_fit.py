@@ -1,0 +1,949 @@
+"""The ``dpcov fit`` command: fit a private estimator on a data file.
+
+It reads a CSV or ``.npy`` matrix, fits any public dpcov estimator by name,
+and writes the released matrix (``.npy`` or CSV) and a JSON report of the
+guarantee spent and its budget split. Errors are one line without data in
+them, and nothing is written unless everything succeeded: both files go to
+temporary files beside their destinations and are renamed into place last.
+"""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import argparse
+import ast
+import csv
+import dataclasses
+import json
+import math
+import os
+import re
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from ._progress import Progress
+from .accounting import ZCDP, ApproxDP, BudgetAccountant, PureDP
+from .covariance import (
+    AdaptiveCovariance,
+    EigenSamplingCovariance,
+    GaussianCovariance,
+    NuclearLaplaceCovariance,
+    SeparateCovariance,
+)
+from .decomposition import PCA, ApproximateSubspace, ExactSubspace
+from .distributions import MultivariateGaussian, ProductBernoulli
+from .exceptions import BudgetExceeded, NoPrivateResult
+
+#: Every public estimator, by class name.
+ESTIMATORS = {
+    cls.__name__: cls
+    for cls in (
+        GaussianCovariance,
+        SeparateCovariance,
+        AdaptiveCovariance,
+        EigenSamplingCovariance,
+        NuclearLaplaceCovariance,
+        PCA,
+        ExactSubspace,
+        ApproximateSubspace,
+        MultivariateGaussian,
+        ProductBernoulli,
+    )
+}
+
+#: Short names (matched like class names: case, "-" and "_" ignored).
+ALIASES = {
+    "gauss": "GaussianCovariance",
+    "separate": "SeparateCovariance",
+    "adaptive": "AdaptiveCovariance",
+    "eigen-sampling": "EigenSamplingCovariance",
+    "nuclear": "NuclearLaplaceCovariance",
+    "pca": "PCA",
+    "exact-subspace": "ExactSubspace",
+    "approximate-subspace": "ApproximateSubspace",
+    "gaussian": "MultivariateGaussian",
+    "bernoulli": "ProductBernoulli",
+}
+
+#: The attribute saved by default, when not ``covariance_``.
+RELEASED_ATTRIBUTE = {
+    "PCA": "components_",
+    "ExactSubspace": "components_",
+    "ApproximateSubspace": "components_",
+    "ProductBernoulli": "probabilities_",
+}
+
+#: Command-line options that set the estimator parameter of the same name.
+PARAMETER_OPTIONS = ("epsilon", "delta", "rho", "data_norm", "n_components")
+
+#: Fitted attributes reported in their own fields, or duplicates of others.
+_REPORTED_APART = {
+    "guarantee_",
+    "budget_split_",
+    "epsilon_spent_",
+    "delta_spent_",
+    "rho_spent_",
+    "n_features_in_",
+    "feature_names_in_",
+}
+
+_NOTIONS = {"PureDP": "pure", "ZCDP": "zCDP", "ApproxDP": "approx"}
+
+
+class CommandError(Exception):
+    """A user error, printed as one line ``dpcov: error: ...`` (exit status 1)."""
+
+
+def _one_line(exc):
+    return " ".join(str(exc).split())
+
+
+def _key(name):
+    return name.lower().replace("-", "").replace("_", "")
+
+
+def resolve_estimator(name):
+    """Return the estimator class that ``name`` designates.
+
+    Parameters
+    ----------
+    name : str
+        A class name or an alias from :data:`ALIASES`, in any case, with "-"
+        and "_" ignored.
+
+    Returns
+    -------
+    cls : type
+        The estimator class.
+
+    Examples
+    --------
+    >>> resolve_estimator("eigen-sampling").__name__
+    'EigenSamplingCovariance'
+    >>> resolve_estimator("pca").__name__
+    'PCA'
+    """
+    table = {_key(n): n for n in ESTIMATORS}
+    table.update({_key(alias): n for alias, n in ALIASES.items()})
+    if _key(name) not in table:
+        aliases = {n: a for a, n in ALIASES.items()}
+        valid = ", ".join(f"{n} ({aliases[n]})" for n in ESTIMATORS)
+        raise CommandError(f"unknown estimator {name!r}; valid names: {valid}")
+    return ESTIMATORS[table[_key(name)]]
+
+
+def parse_param(text):
+    """Parse ``KEY=VALUE``: VALUE as a Python literal, else a float, else text.
+
+    Parameters
+    ----------
+    text : str
+        The argument of ``--param``.
+
+    Returns
+    -------
+    key : str
+        The parameter name.
+    value : object
+        The parsed value.
+
+    Examples
+    --------
+    >>> parse_param("n_iterations=3")
+    ('n_iterations', 3)
+    >>> parse_param("projection=feasible")
+    ('projection', 'feasible')
+    >>> parse_param("epsilon=inf")
+    ('epsilon', inf)
+    """
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key.isidentifier():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    try:
+        return key, ast.literal_eval(raw.strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        pass
+    try:
+        return key, float(raw)
+    except ValueError:
+        return key, raw.strip()
+
+
+def documented_attributes(cls):
+    """Names of the fitted attributes in the Attributes section of ``cls``.
+
+    Parameters
+    ----------
+    cls : type
+        An estimator class with a numpydoc docstring.
+
+    Returns
+    -------
+    names : list of str
+        Attribute names ending in "_", in the documented order.
+
+    Examples
+    --------
+    >>> documented_attributes(PCA)[:2]
+    ['components_', 'explained_variance_']
+    """
+    doc = cls.__doc__ or ""
+    match = re.search(
+        r"\n\s*Attributes\n\s*-+\n(.*?)(\n\s*\n\s*[A-Z][\w ]*\n\s*-+\n|$)", doc, re.S
+    )
+    if match is None:
+        return []
+    return re.findall(r"^ {4}(\w+_) :", match.group(1), re.M)
+
+
+def add_fit_arguments(parser):
+    """Add the arguments of ``dpcov fit`` to ``parser``.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The ``fit`` subparser.
+    """
+    parser.add_argument("input", metavar="INPUT", help="data file: .csv or .npy")
+    parser.add_argument(
+        "--estimator",
+        "-e",
+        required=True,
+        metavar="NAME",
+        help="estimator class name or alias: "
+        + ", ".join(f"{a} ({n})" for a, n in ALIASES.items()),
+    )
+    parser.add_argument("--epsilon", type=float, help="privacy budget epsilon")
+    parser.add_argument("--delta", type=float, help="privacy parameter delta")
+    parser.add_argument("--rho", type=float, help="zCDP budget rho (replaces epsilon)")
+    parser.add_argument(
+        "--data-norm",
+        type=float,
+        metavar="B",
+        help="public bound on the L2 norm of a row (never compute it from the data)",
+    )
+    parser.add_argument(
+        "--n-components",
+        type=int,
+        metavar="K",
+        help="number of components (PCA, the subspaces, EigenSamplingCovariance)",
+    )
+    parser.add_argument(
+        "--random-state",
+        type=int,
+        metavar="SEED",
+        help="seed for a reproducible fit (default: fresh operating-system "
+        "entropy); a seeded release is NOT private against anyone who knows "
+        "the seed",
+    )
+    parser.add_argument(
+        "--param",
+        "-p",
+        type=parse_param,
+        action="append",
+        metavar="KEY=VALUE",
+        help="any other estimator parameter; VALUE is a Python literal or "
+        "text, e.g. projection=feasible, n_iterations=3, covariance=top_k "
+        "(PCA's covariance may also name a covariance estimator, e.g. separate)",
+    )
+    parser.add_argument(
+        "--output",
+        "-o",
+        metavar="PATH",
+        help="released matrix, .npy or .csv (default: "
+        "<input stem>.<estimator>.npy in the current directory)",
+    )
+    parser.add_argument(
+        "--report",
+        metavar="PATH",
+        help="JSON report (default: the output path with suffix .json)",
+    )
+    parser.add_argument(
+        "--attribute",
+        metavar="ATTR",
+        help="fitted attribute to save (default: covariance_, components_ "
+        "or probabilities_)",
+    )
+    parser.add_argument(
+        "--delimiter",
+        default=",",
+        help='CSV field delimiter (default ","; "\\t" = tab)',
+    )
+    ledger = parser.add_argument_group(
+        "accounting across fits",
+        "Keep a JSON ledger of every fit on the same data: a fit that would "
+        "exceed the ledger's cap is refused before the data are read, and each "
+        "accepted fit is recorded (even one that ends with no private result).",
+    )
+    ledger.add_argument(
+        "--ledger", metavar="PATH", help="JSON ledger file (created if missing)"
+    )
+    ledger.add_argument(
+        "--max-epsilon",
+        type=float,
+        metavar="E",
+        help="cap of a new ledger: total epsilon (with --max-delta, default 0 = "
+        "pure DP)",
+    )
+    ledger.add_argument(
+        "--max-delta", type=float, metavar="D", help="cap of a new ledger: delta"
+    )
+    ledger.add_argument(
+        "--max-rho", type=float, metavar="R", help="cap of a new ledger: total rho"
+    )
+
+
+# -- input ------------------------------------------------------------------
+
+
+def _is_number(field):
+    try:
+        float(field)
+    except ValueError:
+        return False
+    return True
+
+
+def _read_npy(path):
+    try:
+        data = np.load(path, allow_pickle=False)
+    except ValueError as exc:
+        if "allow_pickle" in str(exc):
+            raise CommandError(f"{path}: holds Python objects, not numbers") from None
+        raise CommandError(f"{path}: not a valid .npy file") from None
+    except (OSError, EOFError) as exc:
+        reason = getattr(exc, "strerror", None) or "not a valid .npy file"
+        raise CommandError(f"{path}: cannot read: {reason}") from None
+    if not isinstance(data, np.ndarray):  # an .npz archive under a .npy name
+        data.close()
+        raise CommandError(f"{path}: an .npz archive, not a .npy array")
+    if data.dtype.kind not in "biuf":
+        raise CommandError(f"{path}: not a numeric array (dtype {data.dtype})")
+    if data.ndim != 2:
+        raise CommandError(f"{path}: expected a 2-D array, got {data.ndim}-D")
+    return data.astype(np.float64)
+
+
+def _csv_problem(path, delimiter, names):
+    # Find what made np.loadtxt fail, naming only a column, never a value or
+    # a row: error messages must not reveal data.
+    with open(path, newline="", encoding="utf-8-sig") as handle:
+        reader = csv.reader(handle, delimiter=delimiter)
+        if names is not None:
+            next(reader)
+        width = None if names is None else len(names)
+        for row in reader:
+            if not row:
+                continue
+            width = len(row) if width is None else width
+            if len(row) != width:
+                return (
+                    f"{path}: rows have different numbers of fields (expected {width})"
+                )
+            for j, field in enumerate(row):
+                if not _is_number(field):
+                    name = f"{names[j]!r}" if names and names[j] else f"{j + 1}"
+                    return (
+                        f"{path}: column {name} is not numeric "
+                        "(a field is empty or not a number)"
+                    )
+    return f"{path}: cannot be parsed as a matrix of numbers"
+
+
+def _read_csv(path, delimiter):
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as handle:
+            first = next(csv.reader(handle, delimiter=delimiter), None)
+        if first is None:
+            raise CommandError(f"{path}: empty file")
+        # A first row with any non-numeric (non-empty) field is a header.
+        header = any(f.strip() and not _is_number(f) for f in first)
+        names = [f.strip() for f in first] if header else None
+        try:
+            with warnings.catch_warnings():
+                # np.loadtxt warns on an input without rows: checked below.
+                warnings.simplefilter("ignore", UserWarning)
+                data = np.loadtxt(
+                    path,
+                    delimiter=delimiter,
+                    skiprows=int(header),
+                    ndmin=2,
+                    dtype=np.float64,
+                    comments=None,
+                    quotechar='"',
+                    encoding="utf-8-sig",
+                )
+        except ValueError:
+            raise CommandError(_csv_problem(path, delimiter, names)) from None
+    except UnicodeDecodeError:
+        raise CommandError(f"{path}: not UTF-8 text") from None
+    except csv.Error:
+        raise CommandError(f"{path}: not a valid CSV file") from None
+    except OSError as exc:
+        raise CommandError(f"{path}: cannot read: {exc.strerror}") from None
+    if names is not None and data.size and len(names) != data.shape[1]:
+        raise CommandError(
+            f"{path}: the header has {len(names)} fields, the rows {data.shape[1]}"
+        )
+    return data, names
+
+
+def read_matrix(path, *, delimiter=","):
+    """Read a finite 2-D float matrix from a ``.csv`` or ``.npy`` file.
+
+    A CSV's first row is a header when any of its fields is not a number.
+    Errors name the file and, for a CSV, the offending column, never a value
+    or a row.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    delimiter : str, default=","
+        CSV field delimiter.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+        The data, as float64.
+    feature_names : list of str or None
+        The CSV header, if any.
+
+    Raises
+    ------
+    CommandError
+        If the file is missing, unreadable, not numeric, not 2-D, empty, or
+        contains NaN or infinity.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if not path.exists():
+        raise CommandError(f"{path}: no such file")
+    if path.is_dir():
+        raise CommandError(f"{path}: is a directory")
+    if suffix == ".npy":
+        X, names = _read_npy(path), None
+    elif suffix == ".csv":
+        X, names = _read_csv(path, delimiter)
+    else:
+        raise CommandError(f"{path}: unsupported file type; use .csv or .npy")
+    if X.shape[0] == 0:
+        raise CommandError(f"{path}: no data rows")
+    if X.shape[1] == 0:
+        raise CommandError(f"{path}: no columns")
+    if not np.isfinite(X).all():
+        raise CommandError(f"{path}: contains NaN or infinity")
+    return X, names
+
+
+# -- estimator --------------------------------------------------------------
+
+
+def build_estimator(cls, args):
+    """Instantiate ``cls`` with the parameters given on the command line.
+
+    Parameters
+    ----------
+    cls : type
+        The estimator class.
+    args : argparse.Namespace
+        Parsed arguments of ``dpcov fit``.
+
+    Returns
+    -------
+    estimator : estimator
+        The unfitted estimator.
+    """
+    valid = cls().get_params(deep=False)
+    given = {}
+    for name in (*PARAMETER_OPTIONS, "random_state"):
+        value = getattr(args, name)
+        if value is not None:
+            given[name] = ("--" + name.replace("_", "-"), value)
+    for key, value in args.param or ():
+        if key in given:
+            raise CommandError(f"parameter {key!r} given twice")
+        given[key] = (f"--param {key}", value)
+    for name, (flag, _) in given.items():
+        if name not in valid:
+            raise CommandError(
+                f"{cls.__name__} has no parameter {name!r} ({flag}); its "
+                f"parameters: {', '.join(sorted(valid))}"
+            )
+    params = {name: value for name, (_, value) in given.items()}
+    covariance = params.get("covariance")
+    if isinstance(covariance, str) and covariance != "top_k":
+        try:
+            inner = resolve_estimator(covariance)
+        except CommandError:
+            inner = None
+        if inner is not None and inner.__module__.startswith("dpcov.covariance"):
+            params["covariance"] = inner()
+    return cls(**params)
+
+
+# -- report -----------------------------------------------------------------
+
+
+def to_json(value):
+    """Convert ``value`` to JSON-safe data.
+
+    Guarantees (:mod:`dpcov.accounting` dataclasses) become
+    ``{"notion": "pure" | "zCDP" | "approx", <fields>}``, arrays lists,
+    non-finite floats the strings "inf", "-inf" and "nan" (strict JSON has no
+    such numbers), and anything else without a JSON form its ``repr``.
+
+    Parameters
+    ----------
+    value : object
+        What to convert.
+
+    Returns
+    -------
+    data : object
+        ``None``, bool, int, float, str, list or dict.
+
+    Examples
+    --------
+    >>> from dpcov.accounting import ZCDP
+    >>> to_json({"step": ZCDP(0.5), "x": np.array([1.0, np.inf])})
+    {'step': {'notion': 'zCDP', 'rho': 0.5}, 'x': [1.0, 'inf']}
+    """
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, np.ndarray):
+        return to_json(value.tolist())
+    if isinstance(value, (list, tuple)):
+        return [to_json(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): to_json(v) for k, v in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        notion = _NOTIONS.get(type(value).__name__, type(value).__name__)
+        fields = dataclasses.fields(value)
+        return {
+            "notion": notion,
+            **{f.name: to_json(getattr(value, f.name)) for f in fields},
+        }
+    return repr(value)
+
+
+def _small(value):
+    # Scalars, 1-D numeric arrays and flat dicts of scalars go into the report.
+    if isinstance(value, (bool, int, float, str, np.generic)):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.ndim <= 1 and value.dtype.kind in "biuf"
+    if isinstance(value, dict):
+        return all(
+            isinstance(v, (bool, int, float, str, np.generic)) for v in value.values()
+        )
+    return False
+
+
+def build_report(estimator, *, X, input_path, output_path, attribute, feature_names):
+    """The JSON report of a fit: parameters, guarantee, split and releases.
+
+    Only documented fitted attributes are reported (dpcov's docstrings audit
+    each as a private release or a public quantity).
+
+    Parameters
+    ----------
+    estimator : estimator
+        The fitted estimator.
+    X : ndarray of shape (n_samples, n_features)
+        The data (only its shape is reported).
+    input_path, output_path : str
+        The files read and written.
+    attribute : str
+        The attribute saved to ``output_path``.
+    feature_names : list of str or None
+        The CSV header, if any.
+
+    Returns
+    -------
+    report : dict
+        JSON-safe data.
+    """
+    from . import __version__
+
+    released = np.asarray(getattr(estimator, attribute))
+    report = {
+        "dpcov_version": __version__,
+        "estimator": type(estimator).__name__,
+        "params": to_json(estimator.get_params(deep=False)),
+        "input": str(input_path),
+        "n_samples": int(X.shape[0]),
+        "n_features": int(X.shape[1]),
+    }
+    if feature_names is not None:
+        report["feature_names"] = feature_names
+    report["output"] = {
+        "path": str(output_path),
+        "attribute": attribute,
+        "shape": list(released.shape),
+    }
+    for name in ("guarantee_", "epsilon_spent_", "delta_spent_", "rho_spent_"):
+        if hasattr(estimator, name):
+            report[name] = to_json(getattr(estimator, name))
+    if hasattr(estimator, "budget_split_"):
+        report["budget_split_"] = to_json(estimator.budget_split_)
+    inline, other = {}, []
+    for name in documented_attributes(type(estimator)):
+        if name in _REPORTED_APART or name == attribute or not hasattr(estimator, name):
+            continue
+        value = getattr(estimator, name)
+        if _small(value):
+            inline[name] = to_json(value)
+        else:
+            other.append(name)
+    report["attributes"] = inline
+    report["attributes_not_inlined"] = other
+    return report
+
+
+# -- output -----------------------------------------------------------------
+
+
+def _chmod_default(path):
+    # mkstemp makes owner-only files; give the result the permissions of a
+    # file created the ordinary way (0o666 minus the umask).
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)
+
+
+def write_atomically(writers):
+    """Write several files, all or none.
+
+    Each file is written to a temporary file in its destination directory;
+    only when all are written are they renamed into place (``os.replace``).
+    On any failure the temporary files are removed.
+
+    Parameters
+    ----------
+    writers : list of (path, callable)
+        Destination and a function that writes the content to a binary file
+        object.
+    """
+    temporaries = []
+    try:
+        for path, write in writers:
+            path = os.path.abspath(path)
+            fd, tmp = tempfile.mkstemp(
+                dir=os.path.dirname(path),
+                prefix=f".{os.path.basename(path)}.",
+                suffix=".tmp",
+            )
+            temporaries.append(tmp)
+            with os.fdopen(fd, "wb") as handle:
+                write(handle)
+            _chmod_default(tmp)
+        for (path, _), tmp in zip(writers, temporaries, strict=True):
+            os.replace(tmp, path)
+    finally:
+        for tmp in temporaries:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+
+
+def _check_destination(path, what):
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise CommandError(f"{what} directory does not exist: {directory}")
+    if os.path.isdir(path):
+        raise CommandError(f"{what} path is a directory: {path}")
+
+
+def _same_file(a, b):
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+_GUARANTEES = {"pure": PureDP, "zCDP": ZCDP, "approx": ApproxDP}
+
+
+def _guarantee_from_json(data):
+    cls = _GUARANTEES[data["notion"]]
+    fields = [f.name for f in dataclasses.fields(cls)]
+    return cls(**{name: float(data[name]) for name in fields})
+
+
+def load_ledger(path, *, epsilon=None, delta=None, rho=None):
+    """Read a ledger file into a :class:`~dpcov.accounting.BudgetAccountant`.
+
+    A missing file starts an empty ledger with the cap given; an existing one
+    keeps the cap it was created with (a different cap given here is an
+    error, so that a cap cannot be raised by accident).
+
+    Parameters
+    ----------
+    path : path-like
+        The ledger file.
+    epsilon, delta, rho : float or None, default=None
+        The cap (``--max-epsilon``, ``--max-delta``, ``--max-rho``).
+
+    Returns
+    -------
+    accountant : BudgetAccountant
+        The cap and the recorded fits.
+    """
+    given = {"epsilon": epsilon, "delta": delta, "rho": rho}
+    if not os.path.exists(path):
+        try:
+            cap = {k: v for k, v in given.items() if v is not None}
+            return BudgetAccountant(**cap)
+        except ValueError as exc:
+            raise CommandError(f"ledger cap: {_one_line(exc)}") from None
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+        stored = {k: data["cap"][k] for k in ("epsilon", "delta", "rho")}
+        fits = [
+            (str(e["label"]), _guarantee_from_json(e["guarantee"]))
+            for e in data["fits"]
+        ]
+        accountant = BudgetAccountant(
+            **{k: float(v) for k, v in stored.items() if v is not None}
+        )
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise CommandError(f"{path}: not a dpcov ledger ({_one_line(exc)})") from None
+    for name, value in given.items():
+        if value is not None and value != stored[name]:
+            raise CommandError(
+                f"{path}: the ledger's cap has {name}={stored[name]}; it cannot "
+                f"be changed to {value} (start a new ledger)"
+            )
+    history = BudgetAccountant()
+    for label, guarantee in fits:
+        history.spend(guarantee, label=label)
+    try:
+        accountant.spend(history)
+    except BudgetExceeded:
+        raise CommandError(
+            f"{path}: the recorded fits already exceed the cap"
+        ) from None
+    return accountant
+
+
+def ledger_json(accountant):
+    """The ledger file's content for ``accountant``.
+
+    Parameters
+    ----------
+    accountant : BudgetAccountant
+        The cap and the recorded fits.
+
+    Returns
+    -------
+    data : dict
+        JSON-safe data: the cap, every fit's label and guarantee, and the
+        total.
+    """
+    cap = {
+        "epsilon": accountant.epsilon_cap,
+        "delta": accountant.delta_cap,
+        "rho": accountant.rho_cap,
+    }
+    return {
+        "dpcov_ledger": 1,
+        "cap": cap,
+        "fits": [
+            {"label": label, "guarantee": to_json(guarantee)}
+            for label, guarantee in accountant.ledger
+        ],
+        "total": {
+            "guarantee": to_json(accountant.total()),
+            "epsilon": to_json(accountant.epsilon),
+            "delta": accountant.delta_cap,
+            "rho": to_json(accountant.rho),
+        },
+    }
+
+
+def run_fit(args):
+    """Run ``dpcov fit``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed arguments (see :func:`add_fit_arguments`), plus ``quiet`` and
+        ``progress``.
+
+    Returns
+    -------
+    status : int
+        0 on success; errors raise :class:`CommandError`.
+    """
+    cls = resolve_estimator(args.estimator)
+    estimator = build_estimator(cls, args)
+    input_path = Path(args.input)
+    if args.output is None:
+        output = Path(f"{input_path.stem}.{cls.__name__.lower()}.npy")
+    else:
+        output = Path(args.output)
+    fmt = output.suffix.lower()
+    if fmt not in (".npy", ".csv"):
+        raise CommandError(f"{output}: the output must end in .npy or .csv")
+    report_path = (
+        output.with_suffix(".json") if args.report is None else Path(args.report)
+    )
+    _check_destination(output, "output")
+    _check_destination(report_path, "report")
+    for path in (output, report_path):
+        if _same_file(path, input_path):
+            raise CommandError(f"{path}: refusing to overwrite the input file")
+    if _same_file(output, report_path):
+        raise CommandError("the output and the report must be different files")
+    accountant = None
+    if args.ledger is not None:
+        ledger_path = Path(args.ledger)
+        _check_destination(ledger_path, "ledger")
+        for path in (input_path, output, report_path):
+            if _same_file(path, ledger_path):
+                raise CommandError("the ledger must be a file of its own")
+        accountant = load_ledger(
+            ledger_path,
+            epsilon=args.max_epsilon,
+            delta=args.max_delta,
+            rho=args.max_rho,
+        )
+        estimator.set_params(accountant=accountant)
+    elif (args.max_epsilon, args.max_delta, args.max_rho) != (None, None, None):
+        raise CommandError("--max-epsilon, --max-delta and --max-rho need --ledger")
+    attribute = args.attribute or RELEASED_ATTRIBUTE.get(cls.__name__, "covariance_")
+    documented = documented_attributes(cls)
+    if attribute not in documented:
+        raise CommandError(
+            f"{cls.__name__} has no fitted attribute {attribute!r}; its "
+            f"attributes: {', '.join(documented)}"
+        )
+    delimiter = "\t" if args.delimiter == "\\t" else args.delimiter
+    if len(delimiter) != 1:
+        raise CommandError("--delimiter must be one character")
+
+    if accountant is not None:
+        # Refuse before the data file is even opened.
+        try:
+            accountant.check(estimator.privacy_cost(), label=cls.__name__)
+        except BudgetExceeded as exc:
+            raise CommandError(_one_line(exc)) from None
+        except ValueError as exc:
+            raise CommandError(f"{cls.__name__}: {_one_line(exc)}") from None
+        recorded = len(accountant)
+
+    def write_ledger(handle):
+        data = ledger_json(accountant)
+        handle.write((json.dumps(data, indent=2, allow_nan=False) + "\n").encode())
+
+    enabled = False if args.quiet else (True if args.progress else None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            with Progress(3, enabled=enabled) as bar:
+                bar.update(0, label=f"reading {input_path.name}")
+                X, names = read_matrix(input_path, delimiter=delimiter)
+                bar.update(1, label=f"fitting {cls.__name__}")
+                try:
+                    estimator.fit(X)
+                except (NoPrivateResult, ValueError, BudgetExceeded) as exc:
+                    if accountant is not None and len(accountant) > recorded:
+                        # The fit was recorded before it failed: its budget is
+                        # spent, so the ledger must say so.
+                        write_atomically([(ledger_path, write_ledger)])
+                    message = _one_line(exc)
+                    if isinstance(exc, NoPrivateResult):
+                        message = f"no private result: {message}"
+                    if cls.__name__ not in message:
+                        message = f"{cls.__name__}: {message}"
+                    raise CommandError(message) from None
+                bar.update(1, label="writing")
+                released = _released(estimator, attribute, fmt)
+                report = build_report(
+                    estimator,
+                    X=X,
+                    input_path=input_path,
+                    output_path=output,
+                    attribute=attribute,
+                    feature_names=names,
+                )
+                report["params"].pop("accountant", None)
+                if accountant is not None:
+                    report["ledger"] = {
+                        "path": str(ledger_path),
+                        "n_fits": len(accountant),
+                        "total": ledger_json(accountant)["total"],
+                    }
+                text = json.dumps(report, indent=2, allow_nan=False) + "\n"
+                if fmt == ".npy":
+
+                    def write_release(handle):
+                        np.save(handle, released, allow_pickle=False)
+                else:
+
+                    def write_release(handle):
+                        np.savetxt(handle, released, fmt="%.17g", delimiter=",")
+
+                try:
+                    writers = [
+                        (output, write_release),
+                        (report_path, lambda handle: handle.write(text.encode())),
+                    ]
+                    if accountant is not None:
+                        writers.append((ledger_path, write_ledger))
+                    write_atomically(writers)
+                except OSError as exc:
+                    reason = exc.strerror or _one_line(exc)
+                    raise CommandError(f"cannot write the output: {reason}") from None
+                bar.update(1, label="done")
+        finally:
+            _show_warnings(caught)
+    if not args.quiet:
+        print(f"wrote {attribute} {released.shape} to {output}")
+        print(f"wrote the report to {report_path}")
+        print(f"guarantee: {_describe(estimator)}")
+        if accountant is not None:
+            print(
+                f"ledger {ledger_path}: {len(accountant)} fits, total "
+                f"{accountant.total()!r}"
+            )
+    return 0
+
+
+def _released(estimator, attribute, fmt):
+    if not hasattr(estimator, attribute):
+        raise CommandError(f"{attribute} was not set by this fit")
+    try:
+        released = np.asarray(getattr(estimator, attribute), dtype=np.float64)
+    except (TypeError, ValueError):
+        raise CommandError(f"{attribute} is not a numeric array") from None
+    if fmt == ".csv" and released.ndim > 2:
+        raise CommandError(f"{attribute} is {released.ndim}-D: save it as .npy")
+    return np.atleast_1d(released) if fmt == ".csv" else released
+
+
+def _describe(estimator):
+    parts = [repr(getattr(estimator, "guarantee_", None))]
+    for name in ("epsilon_spent_", "delta_spent_", "rho_spent_"):
+        if hasattr(estimator, name):
+            parts.append(f"{name.removesuffix('_')}={getattr(estimator, name):.6g}")
+    return ", ".join(parts)
+
+
+def _show_warnings(caught):
+    seen = set()
+    for record in caught:
+        line = f"dpcov: warning: {_one_line(record.message)}"
+        if line not in seen:
+            seen.add(line)
+            print(line, file=sys.stderr)

@@ -1,0 +1,357 @@
+"""Tests of ``dpcov fit`` (the _cli_fit module)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from dpcov.__main__ import main
+from dpcov._cli_fit import (
+    ESTIMATORS,
+    parse_param,
+    resolve_estimator,
+    to_json,
+    write_atomically,
+)
+from dpcov.accounting import ZCDP, ApproxDP, PureDP, compose
+from dpcov.covariance import SeparateCovariance
+from dpcov.decomposition import ExactSubspace
+
+
+@pytest.fixture
+def data(tmp_path, monkeypatch):
+    """Rows of norm <= 1 in x.npy and (with a header) x.csv; cwd is tmp_path."""
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    X /= np.linalg.norm(X, axis=1).max()
+    np.save(tmp_path / "x.npy", X)
+    with open(tmp_path / "x.csv", "w") as handle:
+        handle.write("a,b,c,d\n")
+        np.savetxt(handle, X, delimiter=",", fmt="%.17g")
+    return X
+
+
+def _guarantee(data):
+    # Inverse of to_json for a guarantee.
+    fields = {k: float(v) for k, v in data.items() if k != "notion"}
+    return {"pure": PureDP, "zCDP": ZCDP, "approx": ApproxDP}[data["notion"]](**fields)
+
+
+def _check_report(report, estimator):
+    assert report["estimator"] == type(estimator).__name__
+    assert report["guarantee_"] == to_json(estimator.guarantee_)
+    assert report["epsilon_spent_"] == pytest.approx(estimator.epsilon_spent_)
+    assert report["delta_spent_"] == pytest.approx(estimator.delta_spent_)
+    split = [_guarantee(g) for g in report["budget_split_"].values()]
+    composed = to_json(compose(split))
+    assert composed.pop("notion") == report["guarantee_"]["notion"]
+    for key, value in composed.items():
+        assert value == pytest.approx(report["guarantee_"][key], rel=1e-9)
+    assert report["dpcov_version"]
+
+
+def test_fit_npy_separate(data, tmp_path, capsys):
+    argv = ["fit", "x.npy", "-e", "separate", "--data-norm", "1"]
+    assert main([*argv, "--random-state", "0"]) == 0
+    expected = SeparateCovariance(data_norm=1.0, random_state=0).fit(data)
+    released = np.load(tmp_path / "x.separatecovariance.npy")
+    np.testing.assert_array_equal(released, expected.covariance_)
+    report = json.loads((tmp_path / "x.separatecovariance.json").read_text())
+    _check_report(report, expected)
+    assert report["params"]["data_norm"] == 1.0
+    assert report["params"]["random_state"] == 0
+    assert (report["n_samples"], report["n_features"]) == data.shape
+    assert report["input"] == "x.npy"
+    assert report["output"] == {
+        "path": "x.separatecovariance.npy",
+        "attribute": "covariance_",
+        "shape": [4, 4],
+    }
+    np.testing.assert_allclose(report["attributes"]["location_"], expected.location_)
+    assert report["attributes"]["data_norm_"] == 1.0
+    assert "precision_" in report["attributes_not_inlined"]
+    out = capsys.readouterr().out
+    assert "x.separatecovariance.npy" in out and "ZCDP" in out
+
+
+def test_fit_csv_pca(data, tmp_path):
+    argv = ["fit", "x.csv", "-e", "PCA", "--n-components", "2", "--data-norm", "1"]
+    assert main([*argv, "-o", "pca.npy", "--report", "r.json", "-q"]) == 0
+    components = np.load(tmp_path / "pca.npy")
+    assert components.shape == (2, 4)
+    np.testing.assert_allclose(components @ components.T, np.eye(2), atol=1e-10)
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["feature_names"] == ["a", "b", "c", "d"]
+    assert report["params"]["n_components"] == 2
+    assert report["output"]["attribute"] == "components_"
+    assert len(report["attributes"]["explained_variance_"]) == 2
+    assert report["n_samples"] == 300
+
+
+def test_fit_multivariate_gaussian_csv_output(data, tmp_path):
+    base = ["fit", "x.csv", "-e", "gaussian", "--random-state", "3", "-q"]
+    base += ["--param", "n_iterations=3"]
+    assert main([*base, "-o", "g.csv"]) == 0
+    assert main([*base, "-o", "g.npy", "--report", "g2.json"]) == 0
+    # %.17g round-trips float64 exactly.
+    np.testing.assert_array_equal(
+        np.loadtxt(tmp_path / "g.csv", delimiter=","), np.load(tmp_path / "g.npy")
+    )
+    report = json.loads((tmp_path / "g.json").read_text())
+    assert report["estimator"] == "MultivariateGaussian"
+    assert report["params"]["n_iterations"] == 3
+    assert report["output"]["attribute"] == "covariance_"
+    assert len(report["attributes"]["mean_"]) == 4
+
+
+def test_fit_exact_subspace(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    basis = rng.integers(-5, 6, size=(2, 6))
+    X = (rng.integers(-9, 10, size=(200, 2)) @ basis).astype(float)
+    np.save("s.npy", X)
+    argv = ["fit", "s.npy", "-e", "exact-subspace", "--n-components", "2"]
+    argv += ["--param", "assume_centered=True", "--random-state", "0", "-q"]
+    assert main(argv) == 0
+    expected = ExactSubspace(n_components=2, assume_centered=True, random_state=0)
+    expected.fit(X)
+    np.testing.assert_array_equal(np.load("s.exactsubspace.npy"), expected.components_)
+    report = json.loads((tmp_path / "s.exactsubspace.json").read_text())
+    assert report["guarantee_"]["notion"] == "approx"
+    _check_report(report, expected)
+
+
+def test_fit_attribute_and_bernoulli(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    np.save("b.npy", (rng.random((500, 3)) < 0.4).astype(float))
+    assert main(["fit", "b.npy", "-e", "bernoulli", "-q", "-o", "p.csv"]) == 0
+    assert np.loadtxt("p.csv", delimiter=",").shape == (3,)
+    argv = ["fit", "b.npy", "-e", "bernoulli", "-q", "--attribute", "noise_std_"]
+    assert main(argv) == 0
+    report = json.loads((tmp_path / "b.productbernoulli.json").read_text())
+    assert report["output"]["attribute"] == "noise_std_"
+    assert "probabilities_" in report["attributes"]
+
+
+def test_fit_warning_is_one_line(tmp_path, monkeypatch, capsys):
+    # d = 10 > exact_max_dim = 8: NuclearLaplaceCovariance warns that its
+    # noise comes from a Gibbs chain. The warning shows as one line.
+    monkeypatch.chdir(tmp_path)
+    X = np.random.default_rng(0).normal(size=(100, 10))
+    np.save("w.npy", X / np.linalg.norm(X, axis=1).max())
+    argv = ["fit", "w.npy", "-e", "nuclear", "--data-norm", "1", "-q"]
+    assert main([*argv, "--param", "n_sweeps=2"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("dpcov: warning: ") and err.count("\n") == 1
+    assert "total-variation" in err
+
+
+def test_fit_quiet_and_progress(data, capsys):
+    argv = ["fit", "x.npy", "-e", "gauss", "--data-norm", "1", "--progress"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "3/3" in captured.err and "\r" in captured.err
+    assert "wrote" in captured.out
+    assert main([*argv, "--quiet"]) == 0
+    assert capsys.readouterr() == ("", "")
+    # Without --progress the bar shows only on a terminal.
+    assert main(argv[:-1]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def _write_bad_files(tmp_path):
+    with open(tmp_path / "bad.csv", "w") as handle:
+        handle.write("a,b,c\n0.1,0.2,0.3\n0.1,s3cr3t,0.3\n")
+    with open(tmp_path / "nan.csv", "w") as handle:
+        handle.write("0.1,0.2\n0.1,nan\n")
+    with open(tmp_path / "ragged.csv", "w") as handle:
+        handle.write("0.1,0.2,0.3\n0.1,0.2\n")
+    with open(tmp_path / "one.csv", "w") as handle:
+        handle.write("0.1,0.2\n")
+    np.save(tmp_path / "inf.npy", np.array([[0.1, np.inf], [0.0, 0.0]]))
+    np.save(tmp_path / "flat.npy", np.zeros(3))
+    (tmp_path / "x.txt").write_text("1\n")
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["x.npy", "-e", "nope"], "unknown estimator 'nope'; valid names: "),
+        (["x.npy", "-e", "gauss", "--param", "foo=1"], "no parameter 'foo'"),
+        (["x.npy", "-e", "gaussian", "--data-norm", "1"], "no parameter 'data_norm'"),
+        (["x.npy", "-e", "gauss", "--epsilon", "-1"], "'epsilon' parameter"),
+        (["x.npy", "-e", "gauss", "--attribute", "nope_"], "no fitted attribute"),
+        (["missing.csv", "-e", "gauss"], "missing.csv: no such file"),
+        (["bad.csv", "-e", "gauss"], "column 'b' is not numeric"),
+        (["nan.csv", "-e", "gauss"], "contains NaN or infinity"),
+        (["inf.npy", "-e", "gauss"], "contains NaN or infinity"),
+        (["ragged.csv", "-e", "gauss"], "different numbers of fields"),
+        (["flat.npy", "-e", "gauss"], "expected a 2-D array"),
+        (["x.txt", "-e", "gauss"], "unsupported file type"),
+        (["one.csv", "-e", "pca"], "at least 2 samples"),
+        (["x.npy", "-e", "gauss", "-o", "nodir/c.npy"], "directory does not exist"),
+        (["x.npy", "-e", "gauss", "-o", "x.npy"], "refusing to overwrite the input"),
+        (["x.npy", "-e", "gauss", "-o", "c.txt"], "must end in .npy or .csv"),
+        (["x.npy", "-e", "exact-subspace", "--n-components", "2"], "no private"),
+    ],
+)
+def test_fit_errors(argv, message, data, tmp_path, capsys):
+    _write_bad_files(tmp_path)
+    before = sorted(os.listdir(tmp_path))
+    contents = {name: (tmp_path / name).read_bytes() for name in before}
+    assert main(["fit", *argv]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("dpcov: error: ")
+    assert message in err
+    assert "s3cr3t" not in err
+    assert sorted(os.listdir(tmp_path)) == before
+    assert {name: (tmp_path / name).read_bytes() for name in before} == contents
+
+
+def test_fit_usage_errors(data):
+    with pytest.raises(SystemExit) as exc:
+        main(["fit", "x.npy", "-e", "gauss", "--param", "novalue"])
+    assert exc.value.code == 2
+
+
+def test_parse_param():
+    assert parse_param("covariance=top_k") == ("covariance", "top_k")
+    assert parse_param("assume_centered=True") == ("assume_centered", True)
+    assert parse_param("beta = 0.2") == ("beta", 0.2)
+    assert parse_param("method='ppde'") == ("method", "ppde")
+
+
+def test_resolve_estimator():
+    for name, cls in ESTIMATORS.items():
+        assert resolve_estimator(name.upper()) is cls
+    assert resolve_estimator("Eigen_Sampling").__name__ == "EigenSamplingCovariance"
+    assert resolve_estimator("gaussian").__name__ == "MultivariateGaussian"
+
+
+def test_fit_subprocess_exit_code(data, tmp_path):
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    result = subprocess.run(
+        [sys.executable, "-m", "dpcov", "fit", "missing.csv", "-e", "gauss"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == ["dpcov: error: missing.csv: no such file"]
+
+
+def test_write_failure_leaves_nothing(data, tmp_path, monkeypatch, capsys):
+    # The release's temporary file is written, then finishing the report's
+    # fails: neither file appears and no temporary file is left.
+    before = sorted(os.listdir(tmp_path))
+    calls = []
+
+    def chmod(path):
+        calls.append(path)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("dpcov._cli_fit._chmod_default", chmod)
+    assert main(["fit", "x.npy", "-e", "gauss", "--data-norm", "1"]) == 1
+    err = capsys.readouterr().err
+    assert err == "dpcov: error: cannot write the output: No space left on device\n"
+    assert sorted(os.listdir(tmp_path)) == before
+
+    def full_disk(handle):
+        raise OSError(28, "No space left on device")
+
+    path = tmp_path / "a.npy"
+    with pytest.raises(OSError):
+        write_atomically([(path, lambda h: h.write(b"x")), (tmp_path / "b", full_disk)])
+    assert sorted(os.listdir(tmp_path)) == before
+
+
+# --- the ledger: accounting across command-line fits ---------------------
+
+
+def test_ledger_records_fits_and_refuses_before_reading(data, tmp_path, capsys):
+    # Pure fits at epsilon 0.4 under a pure cap of 1: two fit, the third is
+    # refused before the input is opened (a missing file proves it) and
+    # nothing is written.
+    argv = ["fit", "x.npy", "-e", "gauss", "--data-norm", "1", "--delta", "0"]
+    cap = ["--ledger", "budget.json", "--max-epsilon", "1"]
+    assert main([*argv, "--epsilon", "0.4", *cap, "-o", "a.npy"]) == 0
+    assert (
+        main([*argv, "--epsilon", "0.4", "--ledger", "budget.json", "-o", "b.npy"]) == 0
+    )
+    ledger = json.loads((tmp_path / "budget.json").read_text())
+    assert ledger["cap"] == {"epsilon": 1.0, "delta": 0.0, "rho": None}
+    assert [f["guarantee"] for f in ledger["fits"]] == [
+        {"notion": "pure", "epsilon": 0.4}
+    ] * 2
+    assert ledger["total"]["guarantee"] == {"notion": "pure", "epsilon": 0.8}
+    report = json.loads((tmp_path / "b.json").read_text())
+    assert report["ledger"]["n_fits"] == 2 and "accountant" not in report["params"]
+    capsys.readouterr()
+    before = sorted(os.listdir(tmp_path))
+    argv[1] = "missing.npy"
+    status = main([*argv, "--epsilon", "0.4", "--ledger", "budget.json", "-o", "c.npy"])
+    assert status == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "refused before reading the data" in err[0]
+    assert sorted(os.listdir(tmp_path)) == before
+    assert json.loads((tmp_path / "budget.json").read_text()) == ledger
+
+
+def test_ledger_composes_zcdp_fits(data, tmp_path):
+    # Fits at (1, 1e-6) under a cap of (1.5, 1e-6): zCDP composition admits
+    # two (1.451, 1e-6), not three (1.806, 1e-6); adding epsilons would admit
+    # only one.
+    argv = ["fit", "x.npy", "-e", "separate", "--data-norm", "1", "--ledger", "l.json"]
+    cap = ["--max-epsilon", "1.5", "--max-delta", "1e-6"]
+    assert main([*argv, *cap, "-q", "-o", "first.npy"]) == 0
+    assert main([*argv, "-q", "-o", "second.npy"]) == 0
+    assert main([*argv, "-q", "-o", "third.npy"]) == 1
+    ledger = json.loads((tmp_path / "l.json").read_text())
+    rho = ledger["fits"][0]["guarantee"]["rho"]
+    assert len(ledger["fits"]) == 2
+    assert ledger["total"]["guarantee"]["rho"] == pytest.approx(2 * rho)
+    assert ledger["total"]["epsilon"] == pytest.approx(1.4510, abs=1e-4)
+    assert not (tmp_path / "third.npy").exists()
+
+
+def test_ledger_cap_cannot_change_and_needs_a_ledger(data, tmp_path, capsys):
+    argv = ["fit", "x.npy", "-e", "separate", "--data-norm", "1", "-q"]
+    assert (
+        main([*argv, "--ledger", "l.json", "--max-epsilon", "5", "--max-delta", "1e-6"])
+        == 0
+    )
+    assert main([*argv, "--ledger", "l.json", "--max-epsilon", "50"]) == 1
+    assert "cannot be changed" in capsys.readouterr().err
+    assert main([*argv, "--max-epsilon", "5"]) == 1
+    assert "need --ledger" in capsys.readouterr().err
+    (tmp_path / "bad.json").write_text("{}")
+    assert main([*argv, "--ledger", "bad.json"]) == 1
+    assert "not a dpcov ledger" in capsys.readouterr().err
+
+
+def test_ledger_keeps_a_fit_that_failed_after_it_was_recorded(tmp_path, monkeypatch):
+    # Random rows lie near no line: ApproximateSubspace's private answer is
+    # bottom after its private steps ran, so the ledger records the fit while
+    # no output or report is written.
+    monkeypatch.chdir(tmp_path)
+    np.save("r.npy", np.random.default_rng(0).normal(size=(4000, 5)))
+    argv = ["fit", "r.npy", "-e", "approximate-subspace", "--n-components", "1"]
+    assert main([*argv, "--ledger", "l.json", "--random-state", "0"]) == 1
+    ledger = json.loads((tmp_path / "l.json").read_text())
+    assert ledger["fits"] == [
+        {
+            "label": "ApproximateSubspace",
+            "guarantee": {"notion": "approx", "epsilon": 1.0, "delta": 1e-6},
+        }
+    ]
+    assert sorted(os.listdir(tmp_path)) == ["l.json", "r.npy"]
