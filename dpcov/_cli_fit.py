@@ -12,6 +12,7 @@ temporary files beside their destinations and are renamed into place last.
 
 import argparse
 import ast
+import contextlib
 import csv
 import dataclasses
 import json
@@ -361,8 +362,11 @@ def _read_csv(path, delimiter):
             first = next(csv.reader(handle, delimiter=delimiter), None)
         if first is None:
             raise CommandError(f"{path}: empty file")
-        # A first row with any non-numeric (non-empty) field is a header.
-        header = any(f.strip() and not _is_number(f) for f in first)
+        # The first row is a header only when none of its fields is a number:
+        # a data row with one bad field must not become "column names" (they
+        # go into the report and the messages).
+        fields = [f for f in first if f.strip()]
+        header = bool(fields) and not any(_is_number(f) for f in fields)
         names = [f.strip() for f in first] if header else None
         try:
             with warnings.catch_warnings():
@@ -396,7 +400,7 @@ def _read_csv(path, delimiter):
 def read_matrix(path, *, delimiter=","):
     """Read a finite 2-D float matrix from a ``.csv`` or ``.npy`` file.
 
-    A CSV's first row is a header when any of its fields is not a number.
+    A CSV's first row is a header when none of its fields is a number.
     Errors name the file and, for a CSV, the offending column, never a value
     or a row.
 
@@ -679,6 +683,71 @@ def _guarantee_from_json(data):
     return cls(**{name: float(data[name]) for name in fields})
 
 
+class FileLedger(BudgetAccountant):
+    """A :class:`~dpcov.accounting.BudgetAccountant` saved at every record.
+
+    :meth:`spend` writes the whole ledger to its file (atomically) as soon as
+    a fit is recorded, which an estimator does before its first private step:
+    a fit that fails or is interrupted afterwards stays on record.
+
+    Parameters
+    ----------
+    path : path-like
+        The ledger file.
+    **cap : float
+        ``epsilon``, ``delta`` or ``rho`` of :class:`BudgetAccountant`.
+    """
+
+    def __init__(self, path, **cap):
+        super().__init__(**cap)
+        self.path = Path(path)
+
+    def spend(self, guarantee, *, label="fit"):
+        """Record ``guarantee`` (see :meth:`BudgetAccountant.spend`) and save.
+
+        Parameters
+        ----------
+        guarantee : PureDP, ZCDP, ApproxDP or BudgetAccountant
+            What a fit spends.
+        label : str, default="fit"
+            Label of the ledger entry.
+
+        Returns
+        -------
+        self : FileLedger
+            The ledger.
+        """
+        super().spend(guarantee, label=label)
+        text = json.dumps(ledger_json(self), indent=2, allow_nan=False) + "\n"
+        try:
+            write_atomically([(self.path, lambda handle: handle.write(text.encode()))])
+        except OSError as exc:
+            # Raised inside the estimator's fit, before its private steps:
+            # the fit stops, nothing is released.
+            reason = exc.strerror or _one_line(exc)
+            raise CommandError(f"cannot write the ledger: {reason}") from None
+        return self
+
+
+@contextlib.contextmanager
+def _locked(path):
+    # An exclusive lock on ``<ledger>.lock`` for the whole command, so that
+    # concurrent fits on the same ledger cannot both pass its cap. POSIX
+    # only; elsewhere the ledger is not protected against concurrent runs.
+    try:
+        import fcntl  # noqa: PLC0415
+    except ImportError:
+        yield
+        return
+    lock_path = f"{path}.lock"
+    with open(lock_path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def load_ledger(path, *, epsilon=None, delta=None, rho=None):
     """Read a ledger file into a :class:`~dpcov.accounting.BudgetAccountant`.
 
@@ -695,14 +764,16 @@ def load_ledger(path, *, epsilon=None, delta=None, rho=None):
 
     Returns
     -------
-    accountant : BudgetAccountant
-        The cap and the recorded fits.
+    accountant : FileLedger
+        The cap and the recorded fits; it saves itself at every record.
     """
     given = {"epsilon": epsilon, "delta": delta, "rho": rho}
+    if delta is not None and epsilon is None:
+        raise CommandError("--max-delta needs --max-epsilon")
     if not os.path.exists(path):
         try:
             cap = {k: v for k, v in given.items() if v is not None}
-            return BudgetAccountant(**cap)
+            return FileLedger(path, **cap)
         except ValueError as exc:
             raise CommandError(f"ledger cap: {_one_line(exc)}") from None
     try:
@@ -713,13 +784,15 @@ def load_ledger(path, *, epsilon=None, delta=None, rho=None):
             (str(e["label"]), _guarantee_from_json(e["guarantee"]))
             for e in data["fits"]
         ]
-        accountant = BudgetAccountant(
-            **{k: float(v) for k, v in stored.items() if v is not None}
+        accountant = FileLedger(
+            path, **{k: float(v) for k, v in stored.items() if v is not None}
         )
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
         raise CommandError(f"{path}: not a dpcov ledger ({_one_line(exc)})") from None
     for name, value in given.items():
-        if value is not None and value != stored[name]:
+        if value is not None and value != (
+            None if stored[name] is None else float(stored[name])
+        ):
             raise CommandError(
                 f"{path}: the ledger's cap has {name}={stored[name]}; it cannot "
                 f"be changed to {value} (start a new ledger)"
@@ -728,7 +801,8 @@ def load_ledger(path, *, epsilon=None, delta=None, rho=None):
     for label, guarantee in fits:
         history.spend(guarantee, label=label)
     try:
-        accountant.spend(history)
+        # The recorded fits go in without rewriting the file.
+        BudgetAccountant.spend(accountant, history)
     except BudgetExceeded:
         raise CommandError(
             f"{path}: the recorded fits already exceed the cap"
@@ -750,11 +824,13 @@ def ledger_json(accountant):
         JSON-safe data: the cap, every fit's label and guarantee, and the
         total.
     """
-    cap = {
-        "epsilon": accountant.epsilon_cap,
-        "delta": accountant.delta_cap,
-        "rho": accountant.rho_cap,
-    }
+    cap = to_json(
+        {
+            "epsilon": accountant.epsilon_cap,
+            "delta": accountant.delta_cap,
+            "rho": accountant.rho_cap,
+        }
+    )
     return {
         "dpcov_ledger": 1,
         "cap": cap,
@@ -785,6 +861,14 @@ def run_fit(args):
     status : int
         0 on success; errors raise :class:`CommandError`.
     """
+    if args.ledger is None:
+        return _run_fit(args)
+    _check_destination(args.ledger, "ledger")
+    with _locked(args.ledger):
+        return _run_fit(args)
+
+
+def _run_fit(args):
     cls = resolve_estimator(args.estimator)
     estimator = build_estimator(cls, args)
     input_path = Path(args.input)
@@ -840,11 +924,6 @@ def run_fit(args):
             raise CommandError(_one_line(exc)) from None
         except ValueError as exc:
             raise CommandError(f"{cls.__name__}: {_one_line(exc)}") from None
-        recorded = len(accountant)
-
-    def write_ledger(handle):
-        data = ledger_json(accountant)
-        handle.write((json.dumps(data, indent=2, allow_nan=False) + "\n").encode())
 
     enabled = False if args.quiet else (True if args.progress else None)
     with warnings.catch_warnings(record=True) as caught:
@@ -857,10 +936,8 @@ def run_fit(args):
                 try:
                     estimator.fit(X)
                 except (NoPrivateResult, ValueError, BudgetExceeded) as exc:
-                    if accountant is not None and len(accountant) > recorded:
-                        # The fit was recorded before it failed: its budget is
-                        # spent, so the ledger must say so.
-                        write_atomically([(ledger_path, write_ledger)])
+                    # A fit recorded before it failed is already in the ledger
+                    # file (FileLedger saves at every record).
                     message = _one_line(exc)
                     if isinstance(exc, NoPrivateResult):
                         message = f"no private result: {message}"
@@ -899,8 +976,6 @@ def run_fit(args):
                         (output, write_release),
                         (report_path, lambda handle: handle.write(text.encode())),
                     ]
-                    if accountant is not None:
-                        writers.append((ledger_path, write_ledger))
                     write_atomically(writers)
                 except OSError as exc:
                     reason = exc.strerror or _one_line(exc)

@@ -444,8 +444,9 @@ def split_budget(budget, shares):
 
 
 # Relative slack when comparing a composed total with a cap: budgets that add
-# up exactly (two fits at epsilon / 2) must not be refused for rounding.
-_CAP_RTOL = 1e-9
+# up exactly (two fits at epsilon / 2) must not be refused for floating-point
+# rounding of their sum (a few ulps). The cap holds up to this factor.
+_CAP_RTOL = 1e-12
 
 
 class BudgetAccountant:
@@ -474,9 +475,16 @@ class BudgetAccountant:
     estimator return the same accountant, so every clone that
     :class:`~sklearn.model_selection.GridSearchCV` fits (with ``n_jobs=1`` or a
     threading backend) records into it. Fits in other processes
-    (``n_jobs > 1`` with the default process-based backend) record into
-    pickled copies that the caller never sees: account such a search with
-    :func:`search_cost` instead.
+    (``n_jobs > 1`` with the default process-based backend) would record into
+    pickled copies that the caller never sees, so an unpickled accountant
+    refuses every fit (``BudgetExceeded``): leave the accountant out of such a
+    search and account it with :func:`search_cost`. Save a ledger with
+    :attr:`ledger`, not by pickling.
+
+    Totals are compared with the cap up to floating-point rounding (a relative
+    ``1e-12``), so that budgets that add up exactly to the cap are accepted.
+    The composition of pure/zCDP fits with (epsilon, delta)-only fits is the
+    approximate-zCDP composition of Bun and Steinke (2016, Section 8).
 
     Parameters
     ----------
@@ -552,6 +560,9 @@ class BudgetAccountant:
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._lock = threading.Lock()
+        # A copy made by pickling (joblib sends estimators to worker processes
+        # that way) would record fits the original never sees: it refuses.
+        self._detached = True
 
     def __len__(self):
         return len(self._ledger)
@@ -591,7 +602,13 @@ class BudgetAccountant:
         pure, rho, approx_epsilon, approx_delta = cls._sums(entries)
         pure_sum = math.fsum(pure)
         if rho == 0 and not approx_epsilon and approx_delta == 0:
-            return pure_sum  # all pure: no delta needed
+            # All pure: their sum needs no delta; with delta > 0, counting
+            # them in zCDP may be smaller (the same min as with zCDP fits, so
+            # the total never drops when a zCDP fit is added).
+            if delta > 0:
+                in_zcdp = zcdp_epsilon(math.fsum(e * e / 2.0 for e in pure), delta)
+                return min(pure_sum, in_zcdp)
+            return pure_sum
         if approx_delta > delta:
             return math.inf
         conversion_delta = delta - approx_delta
@@ -651,7 +668,9 @@ class BudgetAccountant:
         guarantee : PureDP, ZCDP or ApproxDP
             ``PureDP`` when every fit is pure, ``ZCDP`` when none is an
             (epsilon, delta)-only fit, else ``ApproxDP`` at the cap's delta
-            (:attr:`epsilon`). ``PureDP(0.0)`` for an empty ledger.
+            (:attr:`epsilon`), or, with no delta cap, at the sum of the
+            (epsilon, delta) fits' deltas. ``PureDP(0.0)`` for an empty
+            ledger.
         """
         with self._lock:
             entries = list(self._ledger)
@@ -660,7 +679,11 @@ class BudgetAccountant:
         kinds = {type(g) for _, g in entries}
         if ApproxDP not in kinds:
             return compose(g for _, g in entries)
-        return ApproxDP(self._total_epsilon(entries, self.delta_cap), self.delta_cap)
+        # Without a delta cap, report at the (epsilon, delta) fits' own deltas.
+        delta = self.delta_cap or min(
+            1.0, math.fsum(g.delta for _, g in entries if isinstance(g, ApproxDP))
+        )
+        return ApproxDP(self._total_epsilon(entries, delta), delta)
 
     def _refusal(self, entries):
         # Why adding ``entries`` would break the cap (None if it would not).
@@ -685,8 +708,18 @@ class BudgetAccountant:
             )
         return None
 
-    @staticmethod
-    def _entries(guarantee, label):
+    def _entries(self, guarantee, label):
+        if getattr(self, "_detached", False):
+            raise BudgetExceeded(
+                f"{label}: this BudgetAccountant is an unpickled copy (joblib "
+                "sends estimators to worker processes by pickling, e.g. "
+                "GridSearchCV(n_jobs > 1)); what it recorded would never reach "
+                "the original ledger, so it refuses every fit. Use n_jobs=1 or "
+                "a threading backend, or leave the accountant out and account "
+                "the search with dpcov.accounting.search_cost."
+            )
+        if guarantee is self:
+            raise ValueError("an accountant cannot spend its own ledger.")
         if isinstance(guarantee, BudgetAccountant):
             return guarantee.ledger
         if not isinstance(guarantee, PureDP | ZCDP | ApproxDP):
@@ -762,24 +795,51 @@ class BudgetAccountant:
         )
 
 
+def _is_estimator(value):
+    return hasattr(value, "get_params") and not isinstance(value, type)
+
+
 def _walk_costs(estimator):
-    # Guarantees of the private estimators inside ``estimator`` (itself, the
-    # steps of a Pipeline, ...), found through get_params(deep=True).
+    # Guarantees of the private estimators inside ``estimator``: itself, or
+    # the steps of the composites that fit each step once on the same rows
+    # (Pipeline, FeatureUnion, ColumnTransformer). Any other meta-estimator
+    # may fit its inner estimator several times (bagging, one-vs-rest, ...):
+    # if it holds a private estimator, its cost is not known here.
+    from sklearn.compose import ColumnTransformer  # noqa: PLC0415
+    from sklearn.pipeline import FeatureUnion, Pipeline  # noqa: PLC0415
+
     if hasattr(estimator, "privacy_cost"):
         return [(type(estimator).__name__, estimator.privacy_cost())]
-    costs = []
-    params = (
-        estimator.get_params(deep=False) if hasattr(estimator, "get_params") else {}
-    )
-    for value in params.values():
-        if hasattr(value, "get_params") and not isinstance(value, type):
-            costs.extend(_walk_costs(value))
-        elif isinstance(value, list | tuple):
-            for item in value:
-                step = item[-1] if isinstance(item, tuple) else item
-                if hasattr(step, "get_params") and not isinstance(step, type):
-                    costs.extend(_walk_costs(step))
-    return costs
+    if not _is_estimator(estimator):
+        return []
+    if isinstance(estimator, Pipeline | FeatureUnion | ColumnTransformer):
+        steps = (
+            estimator.transformers
+            if isinstance(estimator, ColumnTransformer)
+            else (
+                estimator.steps
+                if isinstance(estimator, Pipeline)
+                else estimator.transformer_list
+            )
+        )
+        costs = []
+        for step in steps:
+            for item in step:
+                costs.extend(_walk_costs(item))
+        return costs
+    inner = [
+        value
+        for value in estimator.get_params(deep=True).values()
+        if hasattr(value, "privacy_cost")
+    ]
+    if inner:
+        raise ValueError(
+            f"{type(estimator).__name__} holds a private estimator "
+            f"({type(inner[0]).__name__}) and may fit it several times; "
+            "search_cost counts Pipeline, FeatureUnion and ColumnTransformer "
+            "steps only."
+        )
+    return []
 
 
 def search_cost(search):
@@ -807,8 +867,9 @@ def search_cost(search):
     ----------
     search : GridSearchCV, RandomizedSearchCV or similar
         A fitted search (anything with ``cv_results_``, ``n_splits_`` and
-        ``refit``), or an unfitted ``GridSearchCV`` whose ``cv`` has a
-        data-independent number of splits.
+        ``refit``; a halving search lists every fit in ``cv_results_``), or
+        an unfitted ``GridSearchCV`` whose ``cv`` is an integer, None or a
+        splitter with a data-independent number of splits.
 
     Returns
     -------
@@ -837,11 +898,23 @@ def search_cost(search):
         n_splits = int(search.n_splits_)
         best = getattr(search, "best_params_", None) if search.refit else None
         refit_unknown = False
-    elif hasattr(search, "param_grid"):
+    elif type(search).__name__ == "GridSearchCV" and hasattr(search, "param_grid"):
+        # Only a plain grid search: successive halving fits more than
+        # n_candidates * n_splits + 1 times.
+        from numbers import Integral  # noqa: PLC0415
+
         from sklearn.model_selection import ParameterGrid, check_cv  # noqa: PLC0415
 
+        cv = search.cv
+        if not (cv is None or isinstance(cv, Integral) or hasattr(cv, "get_n_splits")):
+            # An iterable of splits would be consumed here, before the search.
+            raise ValueError(
+                "the search's cv is an iterable of splits: its number is not "
+                "known without using it up; fit the search first and call "
+                "search_cost on the fitted search."
+            )
         candidates = list(ParameterGrid(search.param_grid))
-        n_splits = check_cv(search.cv).get_n_splits()
+        n_splits = check_cv(cv).get_n_splits()
         if n_splits is None:
             raise ValueError(
                 "the search's cv has a data-dependent number of splits; fit the "

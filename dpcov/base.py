@@ -64,7 +64,9 @@ class PrivateEstimatorMixin:
 
     def _spend_budget(self, cost):
         # After input validation, before any private step: record the fit (the
-        # check is repeated atomically, for accountants shared by threads).
+        # check is repeated atomically, for accountants shared by threads). A
+        # wrapper (PCA) may have its inner estimator record under its name.
         accountant = getattr(self, "accountant", None)
         if accountant is not None:
-            accountant.spend(cost, label=type(self).__name__)
+            label = getattr(self, "_accounting_label", type(self).__name__)
+            accountant.spend(cost, label=label)

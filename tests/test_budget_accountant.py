@@ -4,6 +4,7 @@ import copy
 import math
 import pickle
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -21,8 +22,13 @@ from dpcov.accounting import (
     zcdp_epsilon,
     zcdp_rho,
 )
-from dpcov.covariance import GaussianCovariance, SeparateCovariance
+from dpcov.covariance import (
+    EigenSamplingCovariance,
+    GaussianCovariance,
+    SeparateCovariance,
+)
 from dpcov.decomposition import PCA, ApproximateSubspace
+from dpcov.distributions import MultivariateGaussian
 from dpcov.exceptions import BudgetExceeded, NoPrivateResult
 
 
@@ -159,13 +165,25 @@ def test_spend_rejects_non_guarantees():
         BudgetAccountant().spend(0.5)
 
 
-def test_threads_never_overspend():
+def test_threads_never_overspend(monkeypatch):
     # 8 threads race to record 0.1-epsilon fits under a cap of 1: exactly 10
-    # get in, whatever the interleaving.
+    # get in, whatever the interleaving. The cap check is slowed down so that
+    # without the lock the threads would interleave between check and record
+    # (checked: with the lock replaced by a no-op this test fails).
     acc = BudgetAccountant(epsilon=1.0)
+    refusal = BudgetAccountant._refusal
+
+    def slow_refusal(self, entries):
+        reason = refusal(self, entries)
+        time.sleep(1e-3)  # between the check and the record
+        return reason
+
+    monkeypatch.setattr(BudgetAccountant, "_refusal", slow_refusal)
     refused = []
+    start = threading.Barrier(8)
 
     def worker():
+        start.wait()
         for _ in range(5):
             try:
                 acc.spend(PureDP(0.1))
@@ -178,6 +196,7 @@ def test_threads_never_overspend():
     for t in threads:
         t.join()
     assert len(acc) == 10 and len(refused) == 30
+    assert acc.epsilon <= 1.0 + 1e-12
 
 
 # --- sharing: copies, clone, pickle --------------------------------------
@@ -191,12 +210,21 @@ def test_copies_and_clones_share_the_accountant():
     assert clone(est).get_params()["accountant"] is acc
 
 
-def test_pickle_keeps_the_ledger_in_an_independent_copy():
-    acc = BudgetAccountant(epsilon=1.0).spend(PureDP(0.25), label="x")
-    copied = pickle.loads(pickle.dumps(acc))
-    assert copied is not acc and copied.ledger == acc.ledger
-    copied.spend(PureDP(0.25))  # has its own lock and ledger
-    assert len(copied) == 2 and len(acc) == 1
+def test_an_unpickled_copy_refuses_every_fit():
+    # A pickled copy (what a worker process gets) would record fits that the
+    # original never sees: it refuses them, capped or not.
+    for acc in (BudgetAccountant(epsilon=1.0), BudgetAccountant()):
+        acc.spend(PureDP(0.25), label="x")
+        copied = pickle.loads(pickle.dumps(acc))
+        assert copied is not acc and copied.ledger == acc.ledger
+        with pytest.raises(BudgetExceeded, match="unpickled copy"):
+            copied.spend(PureDP(0.25))
+        with pytest.raises(BudgetExceeded, match="search_cost"):
+            copied.check(PureDP(0.25))
+        assert len(acc) == 1
+        acc.spend(PureDP(0.25))  # the original still works
+    with pytest.raises(ValueError, match="its own ledger"):
+        acc.spend(acc)
 
 
 def test_repr_states_the_cap_and_fits_only():
@@ -232,6 +260,25 @@ def test_fits_refused_by_public_checks_or_validation_are_not_recorded():
     X[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         est.fit(X)
+    assert len(acc) == 0
+
+
+@pytest.mark.parametrize(
+    "estimator, X",
+    [
+        # the private radius needs more rows at this budget (PCA delegates it)
+        (PCA(2, epsilon=0.1), _rows(n=50)),
+        # KLSU needs 6 rows; 5 pass validation
+        (MultivariateGaussian(method="klsu"), _rows(n=5)),
+        # n_components > n_features
+        (EigenSamplingCovariance(n_components=5, data_norm=1.0), _rows(n=50)),
+    ],
+    ids=["pca-radius", "klsu-rows", "eigen-components"],
+)
+def test_public_refusals_inside_fit_are_not_recorded(estimator, X):
+    acc = BudgetAccountant()
+    with pytest.raises(ValueError):
+        clone(estimator).set_params(accountant=acc).fit(X)
     assert len(acc) == 0
 
 
@@ -297,11 +344,14 @@ def test_unfitted_search_cost_bounds_the_search_before_it_reads_data():
 
 
 def test_search_with_processes_needs_search_cost():
-    # With n_jobs=2 the fits run in worker processes on pickled copies: the
-    # caller's accountant only sees the refit; search_cost sees all 10 fits.
+    # With n_jobs=2 the fits run in worker processes on pickled copies of the
+    # accountant, which refuse them; without an accountant the search runs and
+    # search_cost counts its 10 fits.
     acc = BudgetAccountant(delta=1e-6)
-    search = _search(acc, n_jobs=2).fit(_rows())
-    assert len(acc) == 1
+    with pytest.raises(BudgetExceeded, match="unpickled copy"):
+        _search(acc, n_jobs=2).fit(_rows())
+    assert len(acc) == 0
+    search = _search(n_jobs=2).fit(_rows())
     assert len(search_cost(search)) == 10
 
 
@@ -351,3 +401,55 @@ def test_search_cost_refuses_what_it_cannot_count():
     )
     with pytest.raises(ValueError, match="zCDP"):
         search_cost(mixed)
+
+
+def test_search_cost_counts_column_transformer_and_feature_union_steps():
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion
+
+    pca = PCA(1, data_norm=1.0, delta=0.0, epsilon=0.5)
+    inner = ColumnTransformer([("pca", pca, [0, 1, 2])])
+    union = FeatureUnion([("a", pca), ("b", clone(pca))])
+    for composite, n_private in ((inner, 1), (union, 2)):
+        search = GridSearchCV(
+            make_pipeline(composite, FunctionTransformer()), {}, cv=2, refit=False
+        )
+        cost = search_cost(search)
+        assert len(cost) == 2 * n_private
+        assert cost.total() == PureDP(2 * n_private * 0.5)
+
+
+def test_search_cost_refuses_what_may_fit_several_times_or_is_not_a_grid():
+    from sklearn.ensemble import BaggingRegressor
+    from sklearn.experimental import enable_halving_search_cv  # noqa: F401
+    from sklearn.model_selection import HalvingGridSearchCV, KFold
+
+    bagged = GridSearchCV(BaggingRegressor(SeparateCovariance(data_norm=1.0)), {}, cv=2)
+    with pytest.raises(ValueError, match="several times"):
+        search_cost(bagged)
+    halving = HalvingGridSearchCV(
+        SeparateCovariance(data_norm=1.0), {"epsilon": [1.0, 2.0]}, cv=2
+    )
+    with pytest.raises(TypeError, match="unfitted GridSearchCV"):
+        search_cost(halving)
+    splits = iter(KFold(2).split(_rows()))
+    with pytest.raises(ValueError, match="iterable of splits"):
+        search_cost(GridSearchCV(SeparateCovariance(data_norm=1.0), {}, cv=splits))
+    assert len(list(splits)) == 2  # not consumed
+
+
+def test_reported_total_never_drops_when_a_fit_is_added():
+    # 100 pure fits under an (epsilon, delta) cap are counted at the better of
+    # the epsilon sum and the zCDP conversion, as they are next to zCDP fits.
+    acc = BudgetAccountant(delta=1e-6)
+    for _ in range(100):
+        acc.spend(PureDP(0.01))
+    alone = acc.epsilon
+    assert math.isclose(alone, min(1.0, zcdp_epsilon(100 * 0.01**2 / 2, 1e-6)))
+    acc.spend(ZCDP(1e-12))
+    assert acc.epsilon >= alone
+
+
+def test_total_without_a_delta_cap_reports_at_the_fits_deltas():
+    cost = BudgetAccountant().spend(ApproxDP(1.0, 1e-6)).spend(ApproxDP(2.0, 1e-6))
+    assert cost.total() == ApproxDP(3.0, 2e-6)

@@ -354,4 +354,51 @@ def test_ledger_keeps_a_fit_that_failed_after_it_was_recorded(tmp_path, monkeypa
             "guarantee": {"notion": "approx", "epsilon": 1.0, "delta": 1e-6},
         }
     ]
-    assert sorted(os.listdir(tmp_path)) == ["l.json", "r.npy"]
+    assert sorted(os.listdir(tmp_path)) == ["l.json", "l.json.lock", "r.npy"]
+
+
+def test_headerless_csv_with_a_bad_first_row_reveals_nothing(tmp_path, capsys):
+    # A first row mixing numbers and text is data, not a header: its text
+    # must not become column names in the message (or a report).
+    path = tmp_path / "bad.csv"
+    path.write_text("0.1234,SECRET,0.5\n0.2,0.3,0.4\n")
+    argv = ["fit", str(path), "-e", "separate", "--data-norm", "1"]
+    assert main([*argv, "-o", str(tmp_path / "o.npy")]) == 1
+    err = capsys.readouterr().err
+    assert "column 2 is not numeric" in err and "SECRET" not in err
+    assert "0.1234" not in err
+    assert sorted(os.listdir(tmp_path)) == ["bad.csv"]
+
+
+def test_ledger_with_an_infinite_cap_is_valid_json(data, tmp_path):
+    argv = ["fit", "x.npy", "-e", "separate", "--data-norm", "1", "-q"]
+    assert main([*argv, "--ledger", "l.json", "--max-rho", "inf"]) == 0
+    ledger = json.loads((tmp_path / "l.json").read_text())
+    assert ledger["cap"]["rho"] == "inf" and len(ledger["fits"]) == 1
+    # The stored cap reads back: the same cap given again is accepted.
+    assert main([*argv, "--ledger", "l.json", "--max-rho", "inf", "-o", "b.npy"]) == 0
+
+
+def test_concurrent_fits_on_one_ledger_cannot_both_pass_its_cap(data, tmp_path):
+    # Two processes race for a cap that admits one fit: the ledger's lock
+    # makes the second see the first's record, so exactly one releases.
+    cmd = [sys.executable, "-m", "dpcov", "fit", "x.npy", "-e", "gauss"]
+    cmd += ["--delta", "0", "--epsilon", "1", "--data-norm", "1", "-q"]
+    cmd += ["--ledger", "l.json", "--max-epsilon", "1"]
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    runs = [
+        subprocess.Popen(
+            [*cmd, "-o", f"out{i}.npy"],
+            cwd=tmp_path,
+            env=env,
+            stderr=subprocess.PIPE,
+        )
+        for i in range(2)
+    ]
+    codes = sorted(run.wait(timeout=120) for run in runs)
+    for run in runs:
+        run.stderr.close()
+    assert codes == [0, 1]
+    ledger = json.loads((tmp_path / "l.json").read_text())
+    assert len(ledger["fits"]) == 1
+    assert sum((tmp_path / f"out{i}.npy").exists() for i in range(2)) == 1

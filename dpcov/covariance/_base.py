@@ -192,6 +192,9 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         self.accountant = accountant
         self.random_state = random_state
 
+    def _check_public(self, n_samples, n_features):
+        """Subclasses' checks on public values, before the fit is recorded."""
+
     def _release(self, X, *, clip_norm, center, radius, budget, rng, norms=None):
         """Run the covariance mechanism on the processed rows of ``X``.
 
@@ -277,6 +280,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
                     f"{n_samples}. Pass data_norm (a public bound on the row "
                     "norms) or a larger budget."
                 )
+        self._check_public(n_samples, n_features)
         self._spend_budget(budget)  # every check above used public values only
 
         if self.data_norm is None:

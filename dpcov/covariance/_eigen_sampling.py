@@ -405,13 +405,14 @@ class EigenSamplingCovariance(BasePrivateCovariance):
         self.exponent = exponent
         self.beta = beta
 
-    def _mechanism(self, second_moment, *, n_samples, radius, budget, rng):
-        n_features = second_moment.shape[0]
+    def _check_public(self, n_samples, n_features):
         if self.n_components is not None and self.n_components > n_features:
             raise ValueError(
                 f"n_components={self.n_components} must be at most "
                 f"n_features={n_features}."
             )
+
+    def _mechanism(self, second_moment, *, n_samples, radius, budget, rng):
         release = eigen_sampling_release(
             second_moment,
             n_samples=n_samples,

@@ -304,10 +304,10 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
 
     def _fit(self, X):
         # The budget is checked against the accountant before the data are
-        # read, and recorded after the public checks; the inner covariance
-        # estimator has no accountant (PCA's fit is the one release).
+        # read. The inner covariance estimator (PCA's one release) records it,
+        # under PCA's name, after its own public checks.
         check_params_always(self)
-        budget = self._check_budget()
+        self._check_budget()
         X = validate_data(self, X, dtype=[np.float64, np.float32])
         n_samples, n_features = X.shape
         if n_samples < 2:
@@ -327,7 +327,9 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             )
 
         estimator = self._covariance_estimator(n_features)
-        self._spend_budget(budget)
+        if self.accountant is not None:
+            estimator.set_params(accountant=self.accountant)
+            estimator._accounting_label = type(self).__name__
         estimator.fit(X)
         covariance = estimator.covariance_
         if self.covariance == "top_k":

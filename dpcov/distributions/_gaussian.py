@@ -261,7 +261,8 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         # The budget is checked against the accountant before the data are read.
         budget = self._check_budget()
         X = validate_data(self, X, dtype=[np.float64, np.float32], ensure_min_samples=4)
-        self._spend_budget(budget)
+        # The fit is recorded (_spend_budget) inside _fit_coinpress/_fit_klsu,
+        # after their public plans and before their first private step.
         rng = check_random_state(self.random_state)
 
         # The known scaling: I <= Sigma / min_variance <= K I.
@@ -305,6 +306,7 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
             beta=self.beta,
             n_steps=self.n_iterations,
         )
+        self._spend_budget(budget)
         covariance, whitening = coinpress_covariance(pairs, cov_plan, rng)
         upper = cov_plan.upper[-1]
         if not math.isfinite(upper):
@@ -345,6 +347,7 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         n_pre = n_cov = 2 * (third // 2)
         # Public plan, before any data is read.
         conditions = ppc_schedule(n_pre // 2, n_features, condition, rho, self.beta / 3)
+        self._spend_budget(budget)
         order = _noise.permutation(rng, n_samples)
         parts = np.split(order, [n_pre, n_pre + n_cov])
         pre = pair_differences(X[parts[0]]) / math.sqrt(2.0)
