@@ -812,18 +812,16 @@ def _walk_costs(estimator):
         return [(type(estimator).__name__, estimator.privacy_cost())]
     if not _is_estimator(estimator):
         return []
-    if isinstance(estimator, Pipeline | FeatureUnion | ColumnTransformer):
-        steps = (
-            estimator.transformers
-            if isinstance(estimator, ColumnTransformer)
-            else (
-                estimator.steps
-                if isinstance(estimator, Pipeline)
-                else estimator.transformer_list
-            )
-        )
+    composites = (
+        (Pipeline, "steps"),
+        (FeatureUnion, "transformer_list"),
+        (ColumnTransformer, "transformers"),
+    )
+    steps = next((a for cls, a in composites if isinstance(estimator, cls)), None)
+    if steps is not None:
         costs = []
-        for step in steps:
+        # (name, estimator[, columns]) tuples: walk every element.
+        for step in getattr(estimator, steps):
             for item in step:
                 costs.extend(_walk_costs(item))
         return costs
@@ -891,19 +889,25 @@ def search_cost(search):
     >>> len(cost), cost.total()
     (7, ZCDP(rho=...))
     """
-    from sklearn.base import clone  # noqa: PLC0415  (only this helper needs it)
+    from numbers import Integral  # noqa: PLC0415
 
+    from sklearn.base import clone  # noqa: PLC0415  (only this helper needs it)
+    from sklearn.model_selection import (  # noqa: PLC0415
+        GridSearchCV,
+        ParameterGrid,
+        check_cv,
+    )
+
+    # ``best``: the refit's parameters when known; ``refit_costliest``: charge
+    # the refit at the costliest candidate (unfitted search with refit).
+    refit_costliest = False
     if hasattr(search, "cv_results_"):
         candidates = list(search.cv_results_["params"])
         n_splits = int(search.n_splits_)
         best = getattr(search, "best_params_", None) if search.refit else None
-        refit_unknown = False
-    elif type(search).__name__ == "GridSearchCV" and hasattr(search, "param_grid"):
+    elif type(search) is GridSearchCV:
         # Only a plain grid search: successive halving fits more than
         # n_candidates * n_splits + 1 times.
-        from numbers import Integral  # noqa: PLC0415
-
-        from sklearn.model_selection import ParameterGrid, check_cv  # noqa: PLC0415
 
         cv = search.cv
         if not (cv is None or isinstance(cv, Integral) or hasattr(cv, "get_n_splits")):
@@ -921,7 +925,7 @@ def search_cost(search):
                 "search first and call search_cost on the fitted search."
             )
         best = None
-        refit_unknown = bool(search.refit)
+        refit_costliest = bool(search.refit)
     else:
         raise TypeError(
             "search_cost needs a fitted search (with cv_results_) or an "
@@ -940,7 +944,7 @@ def search_cost(search):
     if best is not None:
         for name, guarantee in costs(best):
             cost.spend(guarantee, label=f"{name} {best} refit")
-    elif not hasattr(search, "cv_results_") and refit_unknown and per_candidate:
+    elif refit_costliest:
         # The refit's candidate is not known before the search runs: charge a
         # guarantee that dominates every candidate's.
         guarantee = _dominating([compose(g for _, g in e) for e in per_candidate if e])
