@@ -12,6 +12,7 @@ SeparateCov on the rows clipped at the previous grid point.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -19,7 +20,7 @@ import numpy as np
 from ..accounting import PureDP, split_budget
 from ..mechanisms import above_threshold, calibrate_additive
 from ..utils._docstrings import fill_doc
-from ..utils._gram import processed_gram, processed_norms
+from ..utils._gram import row_statistics
 from ..utils._sklearn_compat import Interval
 from ._base import BasePrivateCovariance
 from ._gauss import gauss_noise, gauss_release
@@ -112,15 +113,12 @@ def _bandeira_van_handel(d, laplace=False):
     return (1.0 + theta) * (2.0 * math.sqrt(d) + 6.0 * f / math.sqrt(math.log1p(theta)))
 
 
-def clipping_bias_bounds(norms, radius, n_thresholds):
-    """Upper bounds ``n B(tau_k) / R**2`` on the clipping bias, ``tau_k = R 2**-k``.
+def bias_bin_counts(norms, radius, n_thresholds):
+    """Counts of the norms in the dyadic bins of :func:`clipping_bias_bounds`.
 
-    A row of norm in ``(R 2**-j, R 2**-(j-1)]`` (bin ``j >= 1``) clipped at
-    ``tau_k < R 2**-(j-1)`` is charged its bin's upper edge squared minus
-    ``tau_k**2`` (seed 000, eqs. (8)-(10)): an upper bound on
-    ``(||x||**2 - tau**2)_+``, hence on the bias (Lemma 9). Each row
-    contributes a number in ``[0, 1)`` to every query, whatever its bin, so
-    each query has sensitivity 1.
+    A norm in ``(R 2**-j, R 2**-(j-1)]`` falls in bin ``j >= 1``; norms in
+    bins ``>= n_thresholds`` and zero norms are not counted (no threshold of
+    the grid clips them). Counts of disjoint sets of rows add up.
 
     Parameters
     ----------
@@ -133,8 +131,8 @@ def clipping_bias_bounds(norms, radius, n_thresholds):
 
     Returns
     -------
-    bias : ndarray of shape (n_thresholds,)
-        ``n B(tau_k) / R**2`` for ``k = 0, ..., K - 1``.
+    counts : ndarray of shape (n_thresholds,), dtype int64
+        Number of norms in bins ``0, ..., K - 1`` (bin 0 is always empty).
     """
     positive = norms[norms > 0] / radius
     # bin j = floor(-log2(|x| / R)) + 1; a norm of exactly R 2^-m falls in bin
@@ -142,7 +140,40 @@ def clipping_bias_bounds(norms, radius, n_thresholds):
     # bins, which keeps its contribution in [0, 1).
     bins = np.floor(-np.log2(positive)).astype(np.int64) + 1
     bins = np.maximum(bins, 1)
-    counts = np.bincount(bins[bins < n_thresholds], minlength=n_thresholds)
+    return np.bincount(bins[bins < n_thresholds], minlength=n_thresholds).astype(
+        np.int64
+    )
+
+
+def clipping_bias_bounds(norms, radius, n_thresholds, *, counts=None):
+    """Upper bounds ``n B(tau_k) / R**2`` on the clipping bias, ``tau_k = R 2**-k``.
+
+    A row of norm in ``(R 2**-j, R 2**-(j-1)]`` (bin ``j >= 1``) clipped at
+    ``tau_k < R 2**-(j-1)`` is charged its bin's upper edge squared minus
+    ``tau_k**2`` (seed 000, eqs. (8)-(10)): an upper bound on
+    ``(||x||**2 - tau**2)_+``, hence on the bias (Lemma 9). Each row
+    contributes a number in ``[0, 1)`` to every query, whatever its bin, so
+    each query has sensitivity 1.
+
+    Parameters
+    ----------
+    norms : ndarray of shape (n_samples,) or None
+        Row norms, at most ``radius``; None when ``counts`` is given.
+    radius : float
+        ``R``.
+    n_thresholds : int
+        Number ``K`` of grid points.
+    counts : ndarray of shape (n_thresholds,), default=None
+        :func:`bias_bin_counts` of the norms, when already summed (e.g. over
+        chunks).
+
+    Returns
+    -------
+    bias : ndarray of shape (n_thresholds,)
+        ``n B(tau_k) / R**2`` for ``k = 0, ..., K - 1``.
+    """
+    if counts is None:
+        counts = bias_bin_counts(norms, radius, n_thresholds)
     k = np.arange(n_thresholds)
     cum_counts = np.cumsum(counts)
     cum_weights = np.cumsum(counts * 4.0 ** (1 - k))
@@ -303,12 +334,25 @@ class AdaptiveCovariance(BasePrivateCovariance):
         self.n_thresholds = n_thresholds
         self.separate_constant = separate_constant
 
-    def _release(self, X, *, clip_norm, center, radius, budget, rng, norms=None):
+    def _clipped_sums(self):
+        # The mean's sum only: the Gram matrix comes after the threshold.
+        return {"total": not self.assume_centered}
+
+    def _release(self, X, *, clip_norm, center, radius, budget, rng, sums):
         n_samples, n_features = X.shape
         steps = split_budget(budget, STEP_SHARES)
         law = "laplace" if isinstance(budget, PureDP) else "gaussian"
-        # Norms of the processed rows: the bins, the trace, the final clip.
-        norms = processed_norms(X, clip_norm=clip_norm, center=center, norms=norms)
+        # One pass over the processed rows for the trace and the bin counts of
+        # their norms (sums over rows: no per-row vector is kept).
+        norm_sums = row_statistics(
+            X,
+            clip_norm=clip_norm,
+            center=center,
+            square_norm=True,
+            norm_counts=partial(
+                bias_bin_counts, radius=radius, n_thresholds=self.n_thresholds
+            ),
+        )
 
         # 1. Private upper bound on the trace (1/n) sum |y|^2: sensitivity R^2/n.
         unit = radius**2 / n_samples
@@ -322,7 +366,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
             shift = trace_noise.scale * math.sqrt(2.0 * math.log(8.0 / self.beta))
         else:
             shift = trace_noise.scale * math.log(4.0 / self.beta)
-        trace = float(np.dot(norms, norms)) / n_samples
+        trace = norm_sums.square_norm / n_samples
         trace_bound = float(
             np.clip(trace_noise.add(trace, rng) + shift, 1e-16 * radius**2, radius**2)
         )
@@ -355,9 +399,10 @@ class AdaptiveCovariance(BasePrivateCovariance):
         # bound; each query n (B - E) / R^2 has sensitivity 1.
         taus = radius * 2.0 ** -np.arange(self.n_thresholds)
         noise_bound = np.minimum(gauss_error(taus), separate_error(taus))
-        queries = clipping_bias_bounds(norms, radius, self.n_thresholds) - (
-            n_samples * noise_bound / radius**2
+        bias = clipping_bias_bounds(
+            None, radius, self.n_thresholds, counts=norm_sums.norm_counts
         )
+        queries = bias - n_samples * noise_bound / radius**2
         k_star = above_threshold(
             queries, 0.0, epsilon=steps["threshold"].pure_epsilon(), rng=rng
         )
@@ -371,13 +416,13 @@ class AdaptiveCovariance(BasePrivateCovariance):
         # better in benchmarks/bench_dly22.py.
         tau_star = min(radius * 2.0 ** (1 - k_star), radius)
         use_gauss = separate_error(tau_star) >= gauss_error(tau_star)
-        gram = processed_gram(
+        gram = row_statistics(
             X,
             clip_norm=clip_norm,
             center=center,
-            clip_norm_centered=tau_star if tau_star < radius else None,
-            norms=norms if tau_star < radius else None,
-        )
+            final_clip=tau_star if tau_star < radius else None,
+            gram=True,
+        ).gram
         mechanism = gauss_release if use_gauss else separate_release
         release = mechanism(
             gram / n_samples,

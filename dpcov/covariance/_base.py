@@ -6,8 +6,10 @@ A private covariance fit runs the same steps whatever the mechanism:
 2. split the budget: 1/8 for a private radius when ``data_norm`` is None, 1/8
    for a private mean when ``assume_centered`` is False, the rest for the
    covariance mechanism;
-3. resolve the row-norm bound (given, or the private radius) and clip to it;
-4. release the private mean and centre about it;
+3. resolve the row-norm bound (given, or the private radius from a pass of
+   norm counts) and clip to it;
+4. release the private mean and centre about it (the sum and the Gram matrix
+   of the clipped rows come from one chunked pass, or one Dask reduction);
 5. run the mechanism (the subclass's :meth:`_release`) on the processed rows;
 6. post-process the noisy matrix (projection and eigenvalue floor);
 7. record the covariance attributes and the privacy spent.
@@ -21,21 +23,22 @@ from numbers import Real
 
 import numpy as np
 from sklearn.covariance import EmpiricalCovariance
-from sklearn.utils.validation import validate_data
 
 from ..accounting import BudgetAccountant, compose, split_budget
 from ..base import PrivateEstimatorMixin
 from ..mechanisms import (
     calibrate_additive,
-    private_radius,
+    private_radius_from_counts,
     private_radius_min_samples,
     project_feasible,
     project_l2_ball,
     project_psd,
     project_psd_bounded,
+    radius_counts,
 )
 from ..utils import check_random_state, privacy_spent
-from ..utils._gram import processed_gram, processed_norms, processed_sum
+from ..utils._gram import is_dask_array, row_statistics
+from ..utils._input import validate_rows
 from ..utils._sklearn_compat import (
     Interval,
     Options,
@@ -195,7 +198,15 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
     def _check_public(self, n_samples, n_features):
         """Subclasses' checks on public values, before the fit is recorded."""
 
-    def _release(self, X, *, clip_norm, center, radius, budget, rng, norms=None):
+    def _clipped_sums(self):
+        """Sums over the clipped rows ``clip(x, data_norm)`` :meth:`_release` uses.
+
+        The base class's mechanisms need the Gram matrix and, to centre it,
+        the sum; the fit computes both in the pass that also releases the mean.
+        """
+        return {"gram": True, "total": not self.assume_centered}
+
+    def _release(self, X, *, clip_norm, center, radius, budget, rng, sums):
         """Run the covariance mechanism on the processed rows of ``X``.
 
         The rows the mechanism must use are ``clip(x, clip_norm) - center``
@@ -204,7 +215,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
 
         Parameters
         ----------
-        X : ndarray of shape (n_samples, n_features)
+        X : ndarray or dask.array.Array of shape (n_samples, n_features)
             Validated input rows.
         clip_norm : float
             Row-norm bound applied before centring.
@@ -216,16 +227,22 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             The mechanism's budget.
         rng : numpy.random.Generator
             Source of randomness.
-        norms : ndarray of shape (n_samples,), default=None
-            Norms of the rows of ``X``, when already computed.
+        sums : RowStatistics
+            The sums :meth:`_clipped_sums` asked for, over ``clip(x, clip_norm)``.
 
         Returns
         -------
         release : Release
             The noisy matrix and what the estimator records about it.
         """
-        # One chunked pass: clip, centre, accumulate the Gram matrix.
-        gram = processed_gram(X, clip_norm=clip_norm, center=center, norms=norms)
+        gram = sums.gram
+        if center is not None:
+            # sum (c - m)(c - m)^T = sum c c^T - s m^T - m s^T + n m m^T over
+            # the clipped rows c with sum s: the centred Gram matrix from the
+            # same pass. The rounding error, about 1e-16 n R^2, is far below
+            # the noise the mechanisms add to n times the second moment.
+            cross = np.outer(sums.total, center)
+            gram = gram - cross - cross.T + sums.n_rows * np.outer(center, center)
         n_samples = X.shape[0]
         return self._mechanism(
             gram / n_samples, n_samples=n_samples, radius=radius, budget=budget, rng=rng
@@ -237,9 +254,12 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or dask.array.Array of shape (n_samples, n_features)
             Training data. Rows are clipped to ``data_norm`` (or the private
-            radius); ``X`` itself is not modified.
+            radius); ``X`` itself is not modified. A Dask array is reduced by
+            Dask, without loading it; the noise is drawn here, once, and the
+            result equals the in-memory fit's for the same ``random_state``
+            (up to the order of floating-point sums).
         y : Ignored
             Not used, present for API consistency by convention.
 
@@ -253,7 +273,10 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         # is checked against the accountant before the data are read.
         check_params_always(self)
         budget = self._check_budget()
-        X = validate_data(self, X, dtype=[np.float64, np.float32])
+        X = validate_rows(self, X)
+        # A Dask array's entries are checked in the first pass, which comes
+        # before the fit is recorded and before anything private is drawn.
+        lazy = is_dask_array(X)
         rng = check_random_state(self.random_state)
         n_samples, n_features = X.shape
 
@@ -281,20 +304,32 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
                     "norms) or a larger budget."
                 )
         self._check_public(n_samples, n_features)
+
+        # The data passes. Each is one chunked (or Dask) reduction; with a
+        # given data_norm the first computes everything the mean and the
+        # mechanism need, with the private radius a cheap pass of norm counts
+        # comes first. Nothing is released before the fit is recorded.
+        wanted = self._clipped_sums()
+        if self.data_norm is None:
+            counts = row_statistics(
+                X, norm_counts=radius_counts, check_finite=lazy
+            ).norm_counts
+            sums = None
+        else:
+            data_norm = float(self.data_norm)
+            sums = row_statistics(X, clip_norm=data_norm, check_finite=lazy, **wanted)
         self._spend_budget(budget)  # every check above used public values only
 
         if self.data_norm is None:
-            norms = processed_norms(X)
-            data_norm = private_radius(norms, epsilon=epsilon_radius, rng=rng)
-        else:
-            norms = None  # computed while clipping, chunk by chunk
-            data_norm = float(self.data_norm)
+            data_norm = private_radius_from_counts(
+                counts, epsilon=epsilon_radius, rng=rng
+            )
+            sums = row_statistics(X, clip_norm=data_norm, **wanted)
 
         if self.assume_centered:
             location = np.zeros(n_features)
             center, radius = None, data_norm
         else:
-            total = processed_sum(X, clip_norm=data_norm, norms=norms)
             # Mean of rows of norm <= r, replace-one neighbours: L2 sensitivity
             # 2r/n, L1 sensitivity 2r sqrt(d)/n (|v|_1 <= sqrt(d) |v|_2).
             noise = calibrate_additive(
@@ -304,7 +339,9 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             )
             # The exact mean lies in the r-ball: projecting onto it is free and
             # never increases the error.
-            location = project_l2_ball(noise.add(total / n_samples, rng), data_norm)
+            location = project_l2_ball(
+                noise.add(sums.total / n_samples, rng), data_norm
+            )
             center = location
             # |clip(x) - location| <= r + |location|: the centred rows' bound.
             radius = data_norm + float(np.linalg.norm(location))
@@ -316,7 +353,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             radius=radius,
             budget=split["covariance"],
             rng=rng,
-            norms=norms,
+            sums=sums,
         )
 
         covariance = self._postprocess(

@@ -324,7 +324,7 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
             beta=self.beta,
             n_steps=self.n_iterations,
         )
-        whitened_mean = coinpress_mean(X @ whitening.T, mean_plan, rng)
+        whitened_mean = coinpress_mean(X, mean_plan, rng, transform=whitening)
         mean = linalg.solve(whitening, whitened_mean)
         split = {}
         for i, rho_step in enumerate(cov_plan.rhos, start=1):

@@ -43,7 +43,13 @@ from ._projection import (
     project_psd_bounded,
     spectral_map,
 )
-from ._radius import DEFAULT_RADIUS_GRID, private_radius, private_radius_min_samples
+from ._radius import (
+    DEFAULT_RADIUS_GRID,
+    private_radius,
+    private_radius_from_counts,
+    private_radius_min_samples,
+    radius_counts,
+)
 from ._sparse_vector import (
     above_threshold,
     above_threshold_accuracy,
@@ -79,7 +85,9 @@ __all__ = [
     "above_threshold_scales",
     "DEFAULT_RADIUS_GRID",
     "private_radius",
+    "private_radius_from_counts",
     "private_radius_min_samples",
+    "radius_counts",
     "project_capped_simplex",
     "project_feasible",
     "project_l2_ball",

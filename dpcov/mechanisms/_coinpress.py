@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
+from ..utils._gram import row_statistics
 from . import _noise
 from ._calibration import gaussian_scale
 from ._projection import project_psd
@@ -255,21 +256,6 @@ def best_covariance_plan(
     )
 
 
-def _clipped_chunks(X, radius, *, transform=None, center=None):
-    # Rows of X, mapped by `transform` (w = A x) or shifted by `-center`, then
-    # scaled down to norm <= radius; chunk by chunk (about 8 MiB of float64),
-    # so the processed copy of the data never exists whole.
-    n_samples, n_features = X.shape
-    step = max(1, (8 * 2**20) // (8 * max(1, n_features)))
-    for start in range(0, n_samples, step):
-        rows = X[start : start + step]
-        rows = rows @ transform.T if transform is not None else rows - center
-        norms = np.linalg.norm(rows, axis=1)
-        over = norms > radius
-        rows[over] *= (radius / norms[over])[:, np.newaxis]
-        yield rows
-
-
 def clipped_second_moment(Z, radius, preconditioner=None):
     """``sum_i w_i w_i^T / m`` over ``w_i = clip(A z_i, radius)``.
 
@@ -287,13 +273,9 @@ def clipped_second_moment(Z, radius, preconditioner=None):
     moment : ndarray of shape (d, d)
         The clipped second moment.
     """
-    n_features = Z.shape[1]
-    if preconditioner is None:
-        preconditioner = np.eye(n_features)
-    gram = np.zeros((n_features, n_features))
-    for rows in _clipped_chunks(Z, radius, transform=preconditioner):
-        gram += rows.T @ rows
-    return gram / Z.shape[0]
+    # One chunked pass (bounded memory, also on Dask arrays).
+    stats = row_statistics(Z, transform=preconditioner, final_clip=radius, gram=True)
+    return stats.gram / Z.shape[0]
 
 
 def inverse_sqrt(matrix):
@@ -492,7 +474,7 @@ def best_mean_plan(n_samples, n_features, rho, radius, upper, *, beta, n_steps="
     )
 
 
-def coinpress_mean(X, plan, rng):
+def coinpress_mean(X, plan, rng, transform=None):
     """Run a CoinPress mean plan on rows ``X`` (MVMRec).
 
     Satisfies ``sum(plan.rhos)``-zCDP with respect to replacing one row,
@@ -507,18 +489,26 @@ def coinpress_mean(X, plan, rng):
         From :func:`mean_plan` (public).
     rng : numpy.random.Generator
         Source of the noise.
+    transform : ndarray of shape (d, d), default=None
+        A public (or earlier released) map applied to every row first: the
+        mean of ``A x`` is estimated, without a transformed copy of ``X``.
 
     Returns
     -------
     mean : ndarray of shape (d,)
-        The private mean.
+        The private mean (of the transformed rows).
     """
-    n_samples, n_features = X.shape
+    n_samples = X.shape[0]
+    n_features = X.shape[1] if transform is None else transform.shape[0]
     center = np.zeros(n_features)
     for step in range(plan.n_steps):
-        total = np.zeros(n_features)
-        for rows in _clipped_chunks(X, plan.clip_radii[step], center=center):
-            total += rows.sum(axis=0)
+        total = row_statistics(
+            X,
+            transform=transform,
+            center=center,
+            final_clip=plan.clip_radii[step],
+            total=True,
+        ).total
         center = (
             center
             + total / n_samples

@@ -47,6 +47,65 @@ def private_radius_min_samples(epsilon, beta=0.1, grid=DEFAULT_RADIUS_GRID):
     return math.ceil(6.0 * above_threshold_accuracy(epsilon, len(grid), beta))
 
 
+def radius_counts(norms, grid=DEFAULT_RADIUS_GRID):
+    """Number of norms above each candidate radius (the radius queries).
+
+    The counts of disjoint sets of rows add up, so the queries of a dataset
+    are the sum of its chunks' (how a chunked or Dask pass computes them).
+
+    Parameters
+    ----------
+    norms : ndarray of shape (n_samples,)
+        Row norms (never released).
+    grid : ndarray, default=DEFAULT_RADIUS_GRID
+        Public candidate radii, strictly decreasing.
+
+    Returns
+    -------
+    counts : ndarray of shape (len(grid),), dtype int64
+        ``counts[j]`` is the number of norms strictly above ``grid[j]``.
+    """
+    ascending = np.asarray(grid, dtype=float)[::-1]
+    # below[i] = number of grid points strictly below norm i; a norm lies above
+    # ascending[k] iff below > k.
+    below = np.searchsorted(ascending, np.asarray(norms, dtype=float), side="left")
+    histogram = np.bincount(below, minlength=ascending.shape[0] + 1)
+    above_ascending = np.cumsum(histogram[::-1])[::-1][1:]
+    return above_ascending[::-1].astype(np.int64)
+
+
+def private_radius_from_counts(
+    counts, *, epsilon, rng, beta=0.1, grid=DEFAULT_RADIUS_GRID
+):
+    """:func:`private_radius` from the queries :func:`radius_counts` returned.
+
+    Parameters
+    ----------
+    counts : ndarray of shape (len(grid),)
+        Number of rows with norm above each grid point (sensitivity 1 each
+        under replace-one neighbours; never released).
+    epsilon : float
+        Budget (pure DP).
+    rng : numpy.random.Generator
+        Source of randomness.
+    beta : float, default=0.1
+        Failure probability of the accuracy statement.
+    grid : ndarray, default=DEFAULT_RADIUS_GRID
+        Public candidate radii, strictly decreasing.
+
+    Returns
+    -------
+    radius : float
+        The private radius, a grid point.
+    """
+    grid = np.asarray(grid, dtype=float)
+    alpha = above_threshold_accuracy(epsilon, grid.shape[0], beta)
+    j = above_threshold(counts, 2.0 * alpha, epsilon=epsilon, rng=rng)
+    if j == grid.shape[0]:
+        return float(grid[-1])
+    return float(grid[max(j - 1, 0)])
+
+
 def private_radius(norms, *, epsilon, rng, beta=0.1, grid=DEFAULT_RADIUS_GRID):
     """Private upper bound on the row norms, pure epsilon-DP.
 
@@ -78,6 +137,11 @@ def private_radius(norms, *, epsilon, rng, beta=0.1, grid=DEFAULT_RADIUS_GRID):
     radius : float
         The private radius, a grid point.
 
+    See Also
+    --------
+    radius_counts, private_radius_from_counts : The same in two steps, for
+        norms that arrive in chunks.
+
     Examples
     --------
     >>> import numpy as np
@@ -86,11 +150,6 @@ def private_radius(norms, *, epsilon, rng, beta=0.1, grid=DEFAULT_RADIUS_GRID):
     >>> private_radius(norms, epsilon=1.0, rng=np.random.default_rng(0))
     4.0
     """
-    grid = np.asarray(grid, dtype=float)
-    sorted_norms = np.sort(np.asarray(norms, dtype=float))
-    counts_above = sorted_norms.shape[0] - np.searchsorted(sorted_norms, grid, "right")
-    alpha = above_threshold_accuracy(epsilon, grid.shape[0], beta)
-    j = above_threshold(counts_above, 2.0 * alpha, epsilon=epsilon, rng=rng)
-    if j == grid.shape[0]:
-        return float(grid[-1])
-    return float(grid[max(j - 1, 0)])
+    return private_radius_from_counts(
+        radius_counts(norms, grid), epsilon=epsilon, rng=rng, beta=beta, grid=grid
+    )

@@ -1,26 +1,47 @@
-"""One chunked pass over the rows: clip, centre, then accumulate.
+"""One chunked pass over the rows: process them, then sum statistics.
 
-Every covariance estimator's cost floor is one pass over the data that clips
-each row and accumulates the Gram matrix ``Y.T @ Y`` of the processed rows.
-The pass works chunk by chunk, so memory stays at the input plus
-``O(d**2 + chunk_rows * d)``: ``X`` is never copied as a whole and never
-written to. A chunk is copied only when a row in it must change (clipping,
-centring) or the input is not float64; the Gram update is one BLAS call per
-chunk, accumulated in float64.
+Every covariance-based estimator's cost floor is one pass over the data that
+clips each row and accumulates the Gram matrix ``Y.T @ Y`` of the processed
+rows. Every statistic an estimator needs from the data is a sum over rows (the
+Gram matrix, the sum of the rows, the sum of squared norms, counts of norms in
+public bins), so one function, :func:`row_statistics`, computes them all, in
+one pass, with bounded memory:
 
-A row ``x`` is processed as ``clip(clip(x, clip_norm) - center, clip_norm_centered)``
-where ``clip(v, r) = v * min(1, r / ||v||)``; each step is optional.
+* a NumPy array (or a memmap) is read chunk by chunk: memory stays at the
+  input plus ``O(d**2 + chunk_rows * d)``. ``X`` is never copied as a whole
+  and never written to; a chunk is copied only when a row in it must change or
+  the input is float32 (each chunk is upcast, so float32 input costs no
+  float64 copy of ``X`` and the statistics are as accurate as for float64);
+  the Gram update is one BLAS call per chunk, accumulated in float64;
+* a ``dask.array`` is reduced by Dask: every block runs the same chunked pass
+  and returns its statistics packed in one vector, and Dask sums the vectors
+  (a tree reduction). Only ``O(d**2)`` numbers per block travel; the caller
+  draws the noise once, on the client, from the summed statistics.
+
+A row ``x`` is processed as ``clip(clip(x, clip_norm) @ transform.T - center,
+final_clip)`` where ``clip(v, r) = v * min(1, r / ||v||)``; each step is
+optional. Norm statistics (``square_norm``, ``norm_counts``) are of the rows
+as they enter the final clip.
 """
 
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import sys
+from dataclasses import dataclass, field, replace
+
 import numpy as np
-from sklearn.utils.extmath import row_norms
+from threadpoolctl import threadpool_limits
 
 #: Bytes of float64 rows per chunk (a chunk of 8 MiB keeps BLAS efficient and
 #: the temporaries small).
 CHUNK_BYTES = 8 * 2**20
+
+
+def is_dask_array(X):
+    """Whether ``X`` is a ``dask.array.Array`` (without importing Dask)."""
+    da = sys.modules.get("dask.array")
+    return da is not None and isinstance(X, da.Array)
 
 
 def _chunk_rows(n_features, chunk_rows):
@@ -30,14 +51,17 @@ def _chunk_rows(n_features, chunk_rows):
 
 
 def _row_norms(rows):
-    # Row L2 norms that do not overflow for finite rows with huge entries
-    # (whose squared norm exceeds the float64 range): rescale those rows.
-    norms = row_norms(rows)
+    # Row L2 norms (one einsum pass, no squared copy of the chunk) that do not
+    # overflow for finite rows with huge entries (whose squared norm exceeds
+    # the float64 range): those rows are rescaled.
+    with np.errstate(over="ignore"):
+        norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))
     overflow = np.isinf(norms)
     if overflow.any():
         big = rows[overflow]
         scale = np.abs(big).max(axis=1)
-        norms[overflow] = scale * row_norms(big / scale[:, np.newaxis])
+        big = big / scale[:, np.newaxis]
+        norms[overflow] = scale * np.sqrt(np.einsum("ij,ij->i", big, big))
     return norms
 
 
@@ -53,117 +77,211 @@ def _clip(rows, radius, owned, norms=None):
     return rows, owned
 
 
-def iter_processed_rows(
+@dataclass(frozen=True)
+class _Pass:
+    # What one pass does: the processing of a row and the statistics summed.
+    # Picklable (Dask ships it to the workers with each block's task).
+    clip_norm: float = None
+    transform: np.ndarray = None
+    center: np.ndarray = None
+    final_clip: float = None
+    gram: bool = False
+    total: bool = False
+    square_norm: bool = False
+    norm_counts: object = None
+    check_finite: bool = False
+    chunk_rows: int = None
+
+    def shapes(self, n_features):
+        # Every statistic's shape, in packing order.
+        out_features = n_features if self.transform is None else self.transform.shape[0]
+        shapes = {}
+        if self.gram:
+            shapes["gram"] = (out_features, out_features)
+        if self.total:
+            shapes["total"] = (out_features,)
+        if self.square_norm:
+            shapes["square_norm"] = ()
+        if self.norm_counts is not None:
+            empty = np.asarray(self.norm_counts(np.empty(0)))
+            shapes["norm_counts"] = empty.shape
+        return shapes
+
+    def process(self, chunk):
+        """The chunk's processed rows and their norms before the final clip."""
+        if self.check_finite:
+            # A finite sum proves every entry finite; otherwise look closer (a
+            # sum can overflow on finite entries).
+            with np.errstate(over="ignore", invalid="ignore"):
+                suspect = not np.isfinite(chunk.sum(dtype=np.float64))
+            if suspect and not np.isfinite(chunk).all():
+                raise ValueError("Input X contains NaN or infinity.")
+        rows = chunk if chunk.dtype == np.float64 else chunk.astype(np.float64)
+        owned = rows is not chunk
+        if self.clip_norm is not None:
+            rows, owned = _clip(rows, self.clip_norm, owned)
+        if self.transform is not None:
+            rows = rows @ self.transform.T
+            owned = True
+        if self.center is not None:
+            rows = rows - self.center
+            owned = True
+        norms = None
+        needs_norms = self.square_norm or self.norm_counts is not None
+        if needs_norms or self.final_clip is not None:
+            norms = _row_norms(rows)
+        if self.final_clip is not None:
+            rows, owned = _clip(rows, self.final_clip, owned, norms)
+        return rows, norms
+
+    def run(self, X):
+        """Sum the statistics over the chunks of an in-memory ``X``."""
+        n_features = X.shape[1]
+        sums = {
+            name: np.zeros(shape, dtype=np.int64 if name == "norm_counts" else None)
+            for name, shape in self.shapes(n_features).items()
+        }
+        step = _chunk_rows(n_features, self.chunk_rows)
+        for start in range(0, X.shape[0], step):
+            rows, norms = self.process(X[start : start + step])
+            if self.gram:
+                sums["gram"] += rows.T @ rows
+            if self.total:
+                sums["total"] += rows.sum(axis=0)
+            if self.square_norm:
+                sums["square_norm"] += np.dot(norms, norms)
+            if self.norm_counts is not None:
+                sums["norm_counts"] += self.norm_counts(norms)
+        return sums
+
+    def run_packed(self, block):
+        # A Dask block's statistics as one row of float64 numbers (counts are
+        # integers below 2**53, exact in float64).
+        sums = self.run(block)
+        return np.concatenate([np.ravel(value) for value in sums.values()])[np.newaxis]
+
+
+@dataclass
+class RowStatistics:
+    """Sums over the processed rows, from :func:`row_statistics`.
+
+    Attributes
+    ----------
+    n_rows : int
+        Number of rows.
+    gram : ndarray of shape (d, d) or None
+        ``sum_i y_i y_i^T``, float64.
+    total : ndarray of shape (d,) or None
+        ``sum_i y_i``, float64.
+    square_norm : float or None
+        ``sum_i ||z_i||**2`` over the rows ``z_i`` entering the final clip.
+    norm_counts : ndarray of int or None
+        ``sum_i norm_counts(||z_i||)``.
+    """
+
+    n_rows: int
+    gram: np.ndarray = None
+    total: np.ndarray = None
+    square_norm: float = None
+    norm_counts: np.ndarray = field(default=None)
+
+
+def row_statistics(
     X,
     *,
     clip_norm=None,
+    transform=None,
     center=None,
-    clip_norm_centered=None,
-    norms=None,
+    final_clip=None,
+    gram=False,
+    total=False,
+    square_norm=False,
+    norm_counts=None,
+    check_finite=False,
     chunk_rows=None,
 ):
-    """Yield the processed rows of ``X``, chunk by chunk, as float64.
+    """Sums over the processed rows of ``X``, in one chunked pass.
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
-        Input rows (float32 or float64); never modified.
+    X : ndarray or dask.array.Array of shape (n_samples, n_features)
+        Input rows (float32 or float64); never modified. A Dask array is
+        reduced by Dask (blocks of whole rows); anything else is read in
+        chunks of ``chunk_rows`` rows.
     clip_norm : float, default=None
         Rows are first scaled down to this L2 norm if longer.
-    center : ndarray of shape (n_features,), default=None
-        Then subtracted from every row.
-    clip_norm_centered : float, default=None
+    transform : ndarray of shape (d_out, n_features), default=None
+        Then mapped by ``x -> transform @ x``.
+    center : ndarray, default=None
+        Then this is subtracted.
+    final_clip : float, default=None
         Then rows are scaled down to this L2 norm if longer.
-    norms : ndarray of shape (n_samples,), default=None
-        Norms of the rows as they enter the last clipping step, when already
-        known (e.g. from :func:`processed_norms` with the same earlier
-        steps); saves recomputing them.
+    gram, total, square_norm : bool, default=False
+        Which sums to compute (see :class:`RowStatistics`).
+    norm_counts : callable, default=None
+        Maps an array of norms (of the rows entering the final clip) to an
+        integer array of a fixed shape, e.g. counts in public bins; summed
+        over the chunks. Must be picklable for Dask (a module-level function
+        or a :func:`functools.partial` of one).
+    check_finite : bool, default=False
+        Raise ``ValueError`` if an entry of ``X`` is NaN or infinite (for
+        inputs that were not validated eagerly, like Dask arrays).
     chunk_rows : int, default=None
         Rows per chunk; by default about ``CHUNK_BYTES`` of float64 rows.
 
-    Yields
-    ------
-    rows : ndarray of shape (n_chunk, n_features)
-        Processed rows. It may be a view of ``X``: do not modify it.
-    """
-    step = _chunk_rows(X.shape[1], chunk_rows)
-    last_clip_first = clip_norm_centered is None
-    for start in range(0, X.shape[0], step):
-        chunk = X[start : start + step]
-        known = None if norms is None else norms[start : start + step]
-        rows = chunk if chunk.dtype == np.float64 else chunk.astype(np.float64)
-        owned = rows is not chunk
-        if clip_norm is not None:
-            first = known if last_clip_first else None
-            rows, owned = _clip(rows, clip_norm, owned, first)
-        if center is not None:
-            rows = rows - center
-            owned = True
-        if clip_norm_centered is not None:
-            rows, owned = _clip(rows, clip_norm_centered, owned, known)
-        yield rows
-
-
-def processed_gram(X, **params):
-    """Gram matrix ``sum_i y_i y_i^T`` of the processed rows.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n_samples, n_features)
-        Input rows.
-    **params : dict
-        Processing options of :func:`iter_processed_rows`.
-
     Returns
     -------
-    gram : ndarray of shape (n_features, n_features)
-        The (unnormalised) Gram matrix, float64.
+    statistics : RowStatistics
+        The requested sums; the others are None.
     """
-    gram = np.zeros((X.shape[1], X.shape[1]))
-    for rows in iter_processed_rows(X, **params):
-        gram += rows.T @ rows
-    return gram
+    spec = _Pass(
+        clip_norm=None if clip_norm is None else float(clip_norm),
+        transform=None if transform is None else np.asarray(transform, float),
+        center=None if center is None else np.asarray(center, float),
+        final_clip=None if final_clip is None else float(final_clip),
+        gram=gram,
+        total=total,
+        square_norm=square_norm,
+        norm_counts=norm_counts,
+        check_finite=check_finite,
+        chunk_rows=chunk_rows,
+    )
+    if not spec.shapes(X.shape[1]):
+        if not check_finite:
+            return RowStatistics(n_rows=int(X.shape[0]))
+        # A bare finiteness check still visits every row: sum something.
+        spec = replace(spec, total=True)
+    sums = _dask_sums(X, spec) if is_dask_array(X) else spec.run(X)
+    if not (gram or total or square_norm or norm_counts is not None):
+        sums = {}
+    if "square_norm" in sums:
+        sums["square_norm"] = float(sums["square_norm"])
+    return RowStatistics(n_rows=int(X.shape[0]), **sums)
 
 
-def processed_sum(X, **params):
-    """Sum ``sum_i y_i`` of the processed rows.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n_samples, n_features)
-        Input rows.
-    **params : dict
-        Processing options of :func:`iter_processed_rows`.
-
-    Returns
-    -------
-    total : ndarray of shape (n_features,)
-        The sum, float64.
-    """
-    total = np.zeros(X.shape[1])
-    for rows in iter_processed_rows(X, **params):
-        total += rows.sum(axis=0)
-    return total
-
-
-def processed_norms(X, **params):
-    """L2 norms ``||y_i||`` of the processed rows.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n_samples, n_features)
-        Input rows.
-    **params : dict
-        Processing options of :func:`iter_processed_rows`.
-
-    Returns
-    -------
-    norms : ndarray of shape (n_samples,)
-        The norms, float64.
-    """
-    norms = np.empty(X.shape[0])
-    start = 0
-    for rows in iter_processed_rows(X, **params):
-        norms[start : start + rows.shape[0]] = _row_norms(rows)
-        start += rows.shape[0]
-    return norms
+def _dask_sums(X, spec):
+    # Each block (whole rows) runs the in-memory pass; Dask sums the packed
+    # vectors. Per-block BLAS runs single-threaded: the scheduler's threads
+    # supply the parallelism, and OpenBLAS threads on top of them oversubscribe
+    # the cores (10x slower in NOTES.md's measurement). Workers of
+    # dask.distributed already start with one BLAS thread.
+    X = X.rechunk({1: -1})
+    shapes = spec.shapes(X.shape[1])
+    sizes = [int(np.prod(shape)) for shape in shapes.values()]
+    parts = X.map_blocks(
+        spec.run_packed,
+        chunks=((1,) * X.numblocks[0], (sum(sizes),)),
+        dtype=np.float64,
+        meta=np.empty((0, 0)),
+    )
+    with threadpool_limits(limits=1, user_api="blas"):
+        packed = parts.sum(axis=0).compute()
+    sums = {}
+    offset = 0
+    for (name, shape), size in zip(shapes.items(), sizes, strict=True):
+        value = packed[offset : offset + size].reshape(shape)
+        if name == "norm_counts":
+            value = np.rint(value).astype(np.int64)
+        sums[name] = value
+        offset += size
+    return sums

@@ -9,6 +9,7 @@ from scipy import stats
 from dpcov.accounting import ZCDP, PureDP
 from dpcov.covariance import AdaptiveCovariance, SeparateCovariance
 from dpcov.covariance._adaptive import (
+    bias_bin_counts,
     clipping_bias_bounds,
     gaussian_tail_bounds,
     laplace_tail_bounds,
@@ -30,6 +31,17 @@ def test_clipping_bias_bounds_by_hand():
     assert np.all(got >= np.array(exact) - 1e-12)
     # Relative to R: scaling the norms and R together changes nothing.
     np.testing.assert_allclose(clipping_bias_bounds(3 * norms, 3.0, 4), got)
+
+
+def test_bias_bin_counts_add_over_chunks():
+    # The queries from summed chunk counts equal those from all norms at once.
+    norms = np.random.default_rng(5).uniform(0, 2, 1000) ** 4
+    norms[::50] = 0.0
+    whole = clipping_bias_bounds(norms, 2.0, 12)
+    counts = sum(bias_bin_counts(part, 2.0, 12) for part in np.array_split(norms, 9))
+    np.testing.assert_array_equal(
+        clipping_bias_bounds(None, 2.0, 12, counts=counts), whole
+    )
 
 
 def test_clipping_bias_queries_have_sensitivity_one(global_random_seed):

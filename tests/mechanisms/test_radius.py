@@ -9,7 +9,9 @@ from dpcov.mechanisms import (
     DEFAULT_RADIUS_GRID,
     above_threshold_accuracy,
     private_radius,
+    private_radius_from_counts,
     private_radius_min_samples,
+    radius_counts,
 )
 
 from ._svt_exact import above_threshold_law
@@ -85,3 +87,27 @@ def test_radius_neighbours_exact_law(global_random_seed):
             continue
         se = math.sqrt((1 - pa) / (pa * reps) + (1 - pb) / (pb * reps))
         assert abs(math.log(pa / pb)) <= eps + 5 * se
+
+
+def test_radius_counts_are_the_counts_above_each_grid_point():
+    rng = np.random.default_rng(3)
+    # Norms on and between grid points, zeros and huge values.
+    norms = np.concatenate(
+        [rng.exponential(size=500), DEFAULT_RADIUS_GRID[20:40], [0.0, 1e300]]
+    )
+    expected = [(norms > g).sum() for g in DEFAULT_RADIUS_GRID]
+    counts = radius_counts(norms)
+    np.testing.assert_array_equal(counts, expected)
+    # Counts of disjoint chunks add up (how a chunked or Dask pass gets them).
+    parts = sum(radius_counts(part) for part in np.array_split(norms, 7))
+    np.testing.assert_array_equal(parts, expected)
+
+
+def test_private_radius_is_private_radius_from_counts():
+    norms = np.random.default_rng(4).exponential(size=3000)
+    for seed in range(5):
+        direct = private_radius(norms, epsilon=0.5, rng=np.random.default_rng(seed))
+        two_step = private_radius_from_counts(
+            radius_counts(norms), epsilon=0.5, rng=np.random.default_rng(seed)
+        )
+        assert direct == two_step
