@@ -5,6 +5,7 @@
 
 import inspect
 import math
+from functools import partial
 from numbers import Integral
 
 import numpy as np
@@ -20,6 +21,8 @@ from ..covariance import (
 )
 from ..covariance._base import BasePrivateCovariance
 from ..utils._docstrings import fill_doc
+from ..utils._gram import is_dask_array
+from ..utils._input import validate_rows
 from ..utils._sklearn_compat import (
     Interval,
     RealNotInt,
@@ -269,9 +272,11 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or dask.array.Array of shape (n_samples, n_features)
             Training data. Rows are clipped to ``data_norm`` (or the private
-            radius) after centring; ``X`` itself is not modified.
+            radius) after centring; ``X`` itself is not modified. A Dask array
+            is reduced by Dask without loading it (see the covariance
+            estimators' ``fit``).
         y : Ignored
             Not used, present for API consistency by convention.
 
@@ -300,7 +305,32 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             Projections of the rows of X (whitened if ``whiten``).
         """
         X = self._fit(X)
+        if is_dask_array(X):
+            return self.transform(X)
         return self._transform(X, xp=np, x_is_centered=False)
+
+    def transform(self, X):
+        """Project X on the private principal axes.
+
+        Parameters
+        ----------
+        X : array-like or dask.array.Array of shape (n_samples, n_features)
+            New data. A Dask array gives a lazy Dask array, block by block.
+
+        Returns
+        -------
+        X_new : ndarray or dask.array.Array of shape (n_samples, n_components)
+            Projections of the rows of X (whitened if ``whiten``).
+        """
+        if not is_dask_array(X):
+            return super().transform(X)
+        check_is_fitted(self)
+        X = validate_rows(self, X, reset=False).rechunk({1: -1})
+        return X.map_blocks(
+            partial(_BasePCA.transform, self),
+            chunks=(X.chunks[0], (self.n_components_,)),
+            dtype=X.dtype,
+        )
 
     def _fit(self, X):
         # The budget is checked against the accountant before the data are
@@ -308,7 +338,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         # under PCA's name, after its own public checks.
         check_params_always(self)
         self._check_budget()
-        X = validate_data(self, X, dtype=[np.float64, np.float32])
+        X = validate_rows(self, X)
         n_samples, n_features = X.shape
         if n_samples < 2:
             raise ValueError(
