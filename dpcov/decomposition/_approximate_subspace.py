@@ -12,7 +12,6 @@ from ..exceptions import NoHeavyCell, NoStableSubspace
 from ..mechanisms import _noise
 from ..mechanisms._histogram import stable_histogram, stable_histogram_threshold
 from ..utils._docstrings import fill_doc
-from ..utils._pairs import pair_differences
 from ..utils._sklearn_compat import Interval, _fit_context
 from ._subspace_base import BaseSubspace
 
@@ -136,11 +135,18 @@ def split_blocks(X, order, n_repeats, n_blocks, block_size, *, pairs):
     blocks : ndarray of shape (n_repeats, n_blocks, block_size, d)
         The blocks.
     """
-    rows = X[order].astype(np.float64, copy=False)
-    if pairs:
-        rows = pair_differences(rows)
     used = n_repeats * n_blocks * block_size
-    return rows[:used].reshape(n_repeats, n_blocks, block_size, X.shape[1])
+    if pairs:
+        # pair_differences(X[order])[:used] in float64, from the rows it
+        # uses only (np.take is faster than fancy indexing).
+        rows = np.subtract(
+            np.take(X, order[1 : 2 * used : 2], axis=0),
+            np.take(X, order[0 : 2 * used : 2], axis=0),
+            dtype=np.float64,
+        )
+    else:
+        rows = np.take(X, order[:used], axis=0).astype(np.float64, copy=False)
+    return rows.reshape(n_repeats, n_blocks, block_size, X.shape[1])
 
 
 def block_projections(blocks, reference, n_components):
@@ -162,8 +168,20 @@ def block_projections(blocks, reference, n_components):
         ``Pi_j`` the projector onto the top-k right singular vectors of
         block ``j`` (the top eigenvectors of its uncentred second moment).
     """
-    _, _, vt = np.linalg.svd(blocks, full_matrices=False)
-    top = vt[:, :n_components, :]  # (t, k, d)
+    _, m, d = blocks.shape
+    if m >= d:
+        # The top-k right singular vectors of a block are the top-k
+        # eigenvectors of its d x d Gram matrix: forming it and eigh cost
+        # about m d**2 + d**3 per block against about 4 m d**2 + 8 d**3 for
+        # the SVD (6 times faster at m = 14 d). Either is a function of the
+        # block alone; they differ only in rounding (an error of order
+        # eps sigma_1**2 / (sigma_k**2 - sigma_(k+1)**2) in the subspace).
+        gram = np.swapaxes(blocks, 1, 2) @ blocks
+        _, vectors = np.linalg.eigh(gram)  # ascending eigenvalues
+        top = np.swapaxes(vectors[:, :, : -n_components - 1 : -1], 1, 2)
+    else:
+        _, _, vt = np.linalg.svd(blocks, full_matrices=False)
+        top = vt[:, :n_components, :]  # (t, k, d)
     coefficients = top @ reference.T  # (t, k, q)
     projected = np.swapaxes(coefficients, 1, 2) @ top  # (t, q, d)
     return projected.reshape(blocks.shape[0], -1)

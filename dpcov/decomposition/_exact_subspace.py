@@ -7,8 +7,6 @@ import itertools
 import math
 from numbers import Integral
 
-import numpy as np
-
 from ..accounting import ApproxDP
 from ..exceptions import NoStableSubspace
 from ..mechanisms import _noise
@@ -17,7 +15,7 @@ from ..utils._docstrings import fill_doc
 from ..utils._exact import (
     IntegerSpan,
     direction,
-    integer_rows,
+    integer_matrix,
     max_hyperplane_count,
     rref,
 )
@@ -497,7 +495,7 @@ class ExactSubspace(BaseSubspace):
             )
 
         self._spend_budget(budget)  # every check above used public values only
-        integers = np.array(integer_rows(rows), dtype=object).reshape(n, n_features)
+        integers = integer_matrix(rows)
         if self.selection == "gap":
             span, released = self._select_gap(integers, k, budget, rng)
             split = {"selection": budget}

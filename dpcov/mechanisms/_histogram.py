@@ -48,6 +48,33 @@ def stable_histogram_threshold(epsilon, delta, *, noise="laplace"):
     return 1.0 + bound
 
 
+def _count_cells(items):
+    """``np.unique(items, axis=0, return_counts=True)``, faster for integer rows.
+
+    Same cells in the same (lexicographic) order and the same counts.
+    ``np.unique`` sorts rows as structured values, slowly; integer rows are
+    sorted instead by one int64 key (mixed radix over the column ranges, most
+    significant first) when the ranges fit, else by ``np.lexsort``.
+    """
+    if items.ndim != 2 or 0 in items.shape or items.dtype.kind not in "iu":
+        return np.unique(items, axis=0 if items.ndim > 1 else None, return_counts=True)
+    low, high = items.min(axis=0), items.max(axis=0)
+    spans = [
+        int(h) - int(lo) + 1 for lo, h in zip(low.tolist(), high.tolist(), strict=True)
+    ]
+    if math.prod(spans) < 2**62:
+        # Key in [0, prod(spans)): no int64 overflow.
+        factors = np.cumprod([1, *spans[:0:-1]])[::-1].astype(np.int64)
+        key = (items.astype(np.int64) - low.astype(np.int64)) @ factors
+        _, first, counts = np.unique(key, return_index=True, return_counts=True)
+        return items[first], counts
+    ordered = items[np.lexsort(items.T[::-1])]  # first column most significant
+    starts = np.flatnonzero(
+        np.concatenate(([True], np.any(ordered[1:] != ordered[:-1], axis=1)))
+    )
+    return ordered[starts], np.diff(np.append(starts, items.shape[0]))
+
+
 def stable_histogram(items, *, epsilon, delta, rng, noise="laplace"):
     """Release the heavy cells of a histogram over an implicit domain.
 
@@ -85,8 +112,7 @@ def stable_histogram(items, *, epsilon, delta, rng, noise="laplace"):
     [[0, 1]]
     """
     items = np.asarray(items)
-    axis = 0 if items.ndim > 1 else None
-    cells, counts = np.unique(items, axis=axis, return_counts=True)
+    cells, counts = _count_cells(items)
     if noise == "laplace":
         noisy = counts + _noise.laplace(rng, 2.0 / epsilon, counts.size)
     else:

@@ -56,18 +56,28 @@ def haar_orthogonal(rng, n_features):
 
 
 def _log_acceptance(s):
-    d = s.size
+    # Log acceptance probability of each proposal (rows of s).
+    d = s.shape[-1]
     i, j = np.triu_indices(d, k=1)
-    return float(np.sum(np.log(d * (s[i] + s[j]) / 2.0)))
+    return np.sum(np.log(d * (s[..., i] + s[..., j]) / 2.0), axis=-1)
+
+
+def _wishart_profiles(rng, n_features, size):
+    # Normalised eigenvalues of ``size`` independent real Wishart(d + 1, I)
+    # matrices: density prop. to prod |s_i - s_j| on the simplex, decreasing.
+    d = n_features
+    g = _noise.gaussian(rng, 1.0, (size, d + 1, d))
+    w = np.linalg.eigvalsh(np.swapaxes(g, 1, 2) @ g)[:, ::-1]
+    return w / w.sum(axis=1, keepdims=True)
 
 
 def _wishart_profile(rng, n_features):
-    # Normalised eigenvalues of a real Wishart(d + 1, I) matrix: density
-    # prop. to prod |s_i - s_j| on the simplex, decreasing.
-    d = n_features
-    g = _noise.gaussian(rng, 1.0, (d + 1, d))
-    w = np.linalg.eigvalsh(g.T @ g)[::-1]
-    return w / w.sum()
+    return _wishart_profiles(rng, n_features, 1)[0]
+
+
+#: Proposals of the exact profile sampler drawn at once: the first batch, then
+#: doubling up to the cap (about 1 / acceptance rate at d = 8).
+_FIRST_BATCH, _MAX_BATCH = 4, 1024
 
 
 def nuclear_profile_exact(rng, n_features):
@@ -89,17 +99,74 @@ def nuclear_profile_exact(rng, n_features):
     d = n_features
     if d == 1:
         return np.ones(1)
+    # Proposals and their uniforms come in batches (stacked eigvalsh); the
+    # first accepted one in draw order is returned, which is the law of
+    # drawing them one at a time: the proposals are independent, and the
+    # batch sizes do not depend on them.
+    batch = _FIRST_BATCH
     while True:
-        s = _wishart_profile(rng, d)
+        s = _wishart_profiles(rng, d, batch)
+        log_u = np.log1p(-_noise.uniform(rng, batch))
         # prod d (s_i + s_j) / 2 <= 1, with equality at the centroid.
-        if math.log1p(-_noise.uniform(rng)) < _log_acceptance(s):
-            return s
+        accepted = np.flatnonzero(log_u < _log_acceptance(s))
+        if accepted.size:
+            return s[accepted[0]]
+        batch = min(2 * batch, _MAX_BATCH)
+
+
+class _UniformStream:
+    """Uniforms on [0, 1) from ``rng``, drawn in blocks and read in order.
+
+    ``Generator.random(n)`` gives the same numbers as ``n`` calls of
+    ``Generator.random()``, so reading them from a block only saves the
+    per-call cost (the generator is left further on at the end).
+    """
+
+    def __init__(self, rng, block):
+        self._rng = rng
+        self._block = block
+        self._buffer = iter(())
+
+    def next(self):
+        u = next(self._buffer, None)
+        if u is None:
+            self._buffer = iter(_noise.uniform(self._rng, self._block).tolist())
+            u = next(self._buffer)
+        return u
 
 
 def _log_conditional(x, others):
-    # log of prod_j |x^2 - sigma_j^2| e^{-x} (kappa = 1).
-    with np.errstate(divide="ignore"):
-        return float(np.sum(np.log(np.abs(x - others)) + np.log(x + others)) - x)
+    # log of prod_j |x^2 - sigma_j^2| e^{-x} (kappa = 1); the product
+    # (x - s)(x + s) has no cancellation, unlike x^2 - s^2. Called inside
+    # np.errstate(divide="ignore"): log 0 = -inf at a chamber wall.
+    return float(np.log(np.abs((x - others) * (x + others))).sum()) - x
+
+
+def _slice_update(uniforms, others, x0, left, right, level=None):
+    # Shrinkage (Neal 2003, fig. 5) on [left, right] around x0. With
+    # ``level=None`` the level is drawn first, from the conditional at x0
+    # and the next uniform; the conditional at x0 and at the first proposal
+    # are then evaluated in one call, the proposal being drawn (from the next
+    # uniform) before it is needed. The uniforms are used in the sequential
+    # order: level, then proposals.
+    if level is None:
+        u = uniforms.next()
+        x = left + (right - left) * uniforms.next()
+        points = np.array([[x0], [x]])
+        logs = np.log(np.abs((points - others) * (points + others))).sum(axis=1)
+        level = float(logs[0]) - x0 + math.log1p(-u)
+        value = float(logs[1]) - x
+    else:
+        x = left + (right - left) * uniforms.next()
+        value = _log_conditional(x, others)
+    while not value > level:
+        if x < x0:
+            left = x
+        else:
+            right = x
+        x = left + (right - left) * uniforms.next()
+        value = _log_conditional(x, others)
+    return x
 
 
 def nuclear_profile_gibbs(rng, n_features, n_sweeps, *, start=None):
@@ -139,34 +206,29 @@ def nuclear_profile_gibbs(rng, n_features, n_sweeps, *, start=None):
     else:
         sigma = np.array(start, dtype=float)
     width = float(d)
-    for _ in range(n_sweeps):
-        for k in range(d):
-            x0 = sigma[k]
-            others = np.delete(sigma, k)
-            low = sigma[k + 1] if k + 1 < d else 0.0
-            high = sigma[k - 1] if k > 0 else math.inf
-            level = _log_conditional(x0, others) + math.log1p(-_noise.uniform(rng))
-            if math.isinf(high):
+    # About 2.6 uniforms per coordinate update.
+    uniforms = _UniformStream(rng, block=max(1024, 4 * d))
+    with np.errstate(divide="ignore"):  # log 0 = -inf at a chamber wall
+        for _ in range(n_sweeps):
+            for k in range(d):
+                x0 = float(sigma[k])
+                others = np.concatenate((sigma[:k], sigma[k + 1 :]))
+                low = float(sigma[k + 1]) if k + 1 < d else 0.0
+                if k > 0:
+                    high = float(sigma[k - 1])
+                    sigma[k] = _slice_update(uniforms, others, x0, low, high)
+                    continue
+                level = _log_conditional(x0, others) + math.log1p(-uniforms.next())
                 # Stepping out (Neal 2003, fig. 3) from a randomly placed
                 # interval of width d; the left end stops at the chamber's wall.
-                left = x0 - width * _noise.uniform(rng)
+                left = x0 - width * uniforms.next()
                 right = left + width
                 while left > low and _log_conditional(left, others) > level:
                     left -= width
                 left = max(left, low)
                 while _log_conditional(right, others) > level:
                     right += width
-            else:
-                left, right = low, high
-            while True:
-                x = left + (right - left) * _noise.uniform(rng)
-                if _log_conditional(x, others) > level:
-                    sigma[k] = x
-                    break
-                if x < x0:
-                    left = x
-                else:
-                    right = x
+                sigma[k] = _slice_update(uniforms, others, x0, left, right, level)
     return sigma / sigma.sum()
 
 

@@ -40,22 +40,64 @@ def integer_rows(X):
     >>> integer_rows(np.array([[0.5, 1.5, 0.0], [0.1, 0.2, 0.3]]))[0]
     (1, 3, 0)
     """
+    return [tuple(row) for row in integer_matrix(X).tolist()]
+
+
+def integer_matrix(X):
+    """:func:`integer_rows` as an array of Python ints.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Finite floats.
+
+    Returns
+    -------
+    rows : ndarray of object (Python int) of shape (n, d)
+        Row ``i`` is the primitive integer vector ``c_i * X[i]``, ``c_i > 0``.
+    """
     X = np.asarray(X, dtype=np.float64)
+    rows = np.empty(X.shape, dtype=object)
+    step = max(1, 2**16 // max(1, X.shape[1]))  # blocks of rows that stay in cache
+    for start in range(0, X.shape[0], step):
+        rows[start : start + step] = _integer_block(X[start : start + step])
+    return rows
+
+
+def _integer_block(X):
     mantissa, exponent = np.frexp(X)
     # x = mantissa * 2**exponent with |mantissa| in [0.5, 1): mantissa * 2**53
-    # is an integer, exactly.
+    # is an integer, exactly; then x = odd * 2**shift with odd an odd integer
+    # (below 2**53 in absolute value) once its trailing zero bits are moved
+    # into the exponent.
     ints = (mantissa * 2.0**53).astype(np.int64)
     exponent = exponent.astype(np.int64) - 53
-    rows = []
-    for m_row, e_row in zip(ints.tolist(), exponent.tolist(), strict=True):
-        shifts = [e for m, e in zip(m_row, e_row, strict=True) if m]
-        if not shifts:
-            rows.append(tuple(0 for _ in m_row))
-            continue
-        low = min(shifts)
-        values = [m << (e - low) if m else 0 for m, e in zip(m_row, e_row, strict=True)]
+    nonzero = ints != 0
+    trailing = np.frexp(ints & -ints)[1].astype(np.int64) - 1  # -1 where 0
+    trailing[~nonzero] = 0
+    odd = ints >> trailing
+    exponent += trailing
+    # Row i is odd * 2**(exponent - low_i) / 2**-low_i with low_i its smallest
+    # exponent among nonzero entries. Rows whose scaled entries fit in 62
+    # bits are done in int64; the others (a wide exponent range) in Python.
+    low = np.where(nonzero, exponent, np.iinfo(np.int64).max).min(axis=1)
+    low = np.where(nonzero.any(axis=1), low, 0)
+    shift = np.where(nonzero, exponent - low[:, None], 0)
+    bits = np.frexp(np.abs(odd).astype(np.float64))[1] + shift
+    fits = np.all(bits <= 62, axis=1)
+    rows = np.empty(X.shape, dtype=object)
+    if fits.any():
+        values = odd[fits] << shift[fits]
+        g = np.gcd.reduce(values, axis=1)
+        g[g == 0] = 1  # zero rows stay zero
+        rows[fits] = (values // g[:, None]).astype(object)
+    for i in np.flatnonzero(~fits).tolist():
+        values = [
+            m << e if m else 0
+            for m, e in zip(odd[i].tolist(), shift[i].tolist(), strict=True)
+        ]
         g = math.gcd(*values)
-        rows.append(tuple(v // g for v in values))
+        rows[i] = [v // g for v in values]
     return rows
 
 

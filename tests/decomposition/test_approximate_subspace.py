@@ -20,6 +20,7 @@ from dpcov.decomposition._approximate_subspace import (
     subspace_distance,
 )
 from dpcov.mechanisms import stable_histogram_threshold
+from dpcov.utils._pairs import pair_differences
 
 
 def _gaussian(n, d, k, gamma, seed):
@@ -215,3 +216,38 @@ def test_pipeline_and_grid_search():
         ApproximateSubspace(2, random_state=0), {"max_error": [0.05, 0.1]}, cv=2
     ).fit(X)
     assert search.best_score_ > 0.99
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_split_blocks_uses_the_first_pairs_of_the_order(dtype):
+    # The blocks are the first rows (or pair differences, in float64) of the
+    # reordered data, exactly.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(103, 5)).astype(dtype)
+    order = rng.permutation(103)
+    rows = X[order].astype(np.float64)
+    blocks = split_blocks(X, order, 2, 3, 8, pairs=True)
+    np.testing.assert_array_equal(blocks.reshape(-1, 5), pair_differences(rows)[:48])
+    blocks = split_blocks(X, order, 2, 3, 8, pairs=False)
+    np.testing.assert_array_equal(blocks.reshape(-1, 5), rows[:48])
+    assert blocks.dtype == np.float64
+
+
+@pytest.mark.parametrize("m", [40, 12])
+def test_block_projections_equal_the_blockwise_svd(m):
+    # Tall blocks (m >= d) use the Gram matrix's eigenvectors, wide ones the
+    # SVD; both project on each block's top-k right singular subspace. With
+    # a singular-value gap of order 1 the subspaces agree to rounding.
+    rng = np.random.default_rng(0)
+    d, k = 20, 2
+    blocks = rng.normal(size=(6, m, k)) @ (5 * rng.normal(size=(k, d)))
+    blocks += rng.normal(size=(6, m, d))
+    reference = rng.normal(size=(8, d))
+    expected = []
+    for block in blocks:
+        _, _, vt = np.linalg.svd(block, full_matrices=False)
+        top = vt[:k]
+        expected.append((reference @ top.T @ top).ravel())
+    np.testing.assert_allclose(
+        block_projections(blocks, reference, k), np.array(expected), atol=1e-10
+    )

@@ -16,6 +16,7 @@ from dpcov.mechanisms import (
     stable_histogram_threshold,
     truncated_laplace_params,
 )
+from dpcov.mechanisms._histogram import _count_cells
 
 Z = 5.0
 
@@ -142,3 +143,20 @@ def test_neighbour_guarantee_from_exact_probabilities(noise):
         # 2/eps), so hockey_b is ~0; the singleton costs at most delta.
         worst = max(worst, float(total))
     assert worst <= delta * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8, np.uint64])
+@pytest.mark.parametrize("shape", [(1000, 3), (40, 800), (1, 2), (300, 1)])
+def test_cell_counts_equal_numpy_unique(dtype, shape):
+    # Both paths of _count_cells (one int64 key when the column ranges fit,
+    # lexsort otherwise: the full range of the dtype, or 800 columns) give
+    # np.unique's cells, order and counts exactly.
+    rng = np.random.default_rng(0)
+    info = np.iinfo(dtype)
+    for low, high in [(0, 3), (info.min, info.max), (info.max - 5, info.max)]:
+        items = rng.integers(low, high, size=shape, dtype=dtype, endpoint=True)
+        cells, counts = _count_cells(items)
+        expected_cells, expected_counts = np.unique(items, axis=0, return_counts=True)
+        np.testing.assert_array_equal(cells, expected_cells)
+        np.testing.assert_array_equal(counts, expected_counts)
+        assert cells.dtype == expected_cells.dtype

@@ -1,6 +1,7 @@
 """Tests for dpcov.utils._exact: exact integer linear algebra."""
 
 import itertools
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 from dpcov.utils._exact import (
     IntegerSpan,
     direction,
+    integer_matrix,
     integer_rows,
     max_hyperplane_count,
     rref,
@@ -108,3 +110,40 @@ def test_max_hyperplane_count_general_position():
         1 for p in points if p[2] == 0
     )
     assert max_hyperplane_count(list(itertools.repeat((0, 0, 0), 4)), 3) == 4
+
+
+def _integer_rows_reference(X):
+    # The row-by-row conversion in Python integers.
+    mantissa, exponent = np.frexp(np.asarray(X, dtype=np.float64))
+    ints = (mantissa * 2.0**53).astype(np.int64).tolist()
+    exponent = (exponent.astype(np.int64) - 53).tolist()
+    rows = []
+    for m_row, e_row in zip(ints, exponent, strict=True):
+        shifts = [e for m, e in zip(m_row, e_row, strict=True) if m]
+        if not shifts:
+            rows.append(tuple(0 for _ in m_row))
+            continue
+        low = min(shifts)
+        values = [m << (e - low) if m else 0 for m, e in zip(m_row, e_row, strict=True)]
+        g = math.gcd(*values)
+        rows.append(tuple(v // g for v in values))
+    return rows
+
+
+def test_integer_matrix_equals_the_row_by_row_conversion():
+    # int64 rows (small exponent range) and Python rows (wide range, e.g.
+    # 1e-300 next to 1e300) both give the unique primitive vector exactly.
+    rng = np.random.default_rng(0)
+    for X in [
+        rng.integers(-9, 10, size=(300, 7)).astype(float),
+        rng.normal(size=(200, 4)) * 10.0 ** rng.integers(-30, 30, (200, 1)),
+        rng.normal(size=(200, 6)) * 10.0 ** rng.integers(-300, 300, (200, 6)),
+        rng.integers(-(2**53), 2**53, size=(100, 3)).astype(float),
+        np.array([[0.0, 0.0, 0.0], [1e-320, 3.0, -0.0], [-(2.0**60), 1.0, 5e-324]]),
+        np.zeros((0, 3)),
+    ]:
+        rows = integer_matrix(X)
+        assert rows.dtype == object and rows.shape == X.shape
+        assert all(type(v) is int for v in rows.ravel())
+        assert [tuple(r) for r in rows.tolist()] == _integer_rows_reference(X)
+        assert integer_rows(X) == _integer_rows_reference(X)
