@@ -24,6 +24,7 @@ from dpcov.covariance import (  # noqa: E402
 )
 from dpcov.decomposition import PCA  # noqa: E402
 from dpcov.distributions import MultivariateGaussian  # noqa: E402
+from dpcov.utils._gram import rows_in_blocks  # noqa: E402
 
 ESTIMATORS = [
     GaussianCovariance,
@@ -163,7 +164,7 @@ def test_non_finite_blocks_raise_before_recording(Estimator, data_norm, bad):
 
 def test_bad_dask_input():
     X = da.from_array(_data(), chunks=1000)
-    with pytest.raises(ValueError, match="2D"):
+    with pytest.raises(ValueError, match="Expected 2D array, got 1D array"):
         GaussianCovariance().fit(X[:, 0])
     with pytest.raises(ValueError, match="unknown chunk sizes"):
         GaussianCovariance().fit(X[X[:, 0] > 0])
@@ -174,3 +175,46 @@ def test_bad_dask_input():
     fitted = PCA(n_components=2, data_norm=2.0).fit(X)
     with pytest.raises(ValueError, match="features"):
         fitted.transform(X[:, :3])
+
+
+def test_column_blocks_are_merged_into_row_blocks():
+    X = _data(n=5000, d=6)
+    eager = SeparateCovariance(random_state=1).fit(X)
+    lazy = SeparateCovariance(random_state=1).fit(da.from_array(X, chunks=(700, 2)))
+    _assert_same_fit(lazy, eager)
+    big = da.zeros((100_000, 10_000), chunks=(100_000, 100))
+    merged = rows_in_blocks(big)
+    assert merged.numblocks[1] == 1
+    # A block of whole rows no larger than Dask's default block size.
+    assert max(merged.chunks[0]) * 10_000 * 8 <= 256 * 2**20
+
+
+def test_pca_transform_dtype_is_the_computed_dtype():
+    X = _data(n=2000, d=5)
+    pca = PCA(n_components=2, data_norm=2.0, random_state=0).fit(X)
+    lazy = pca.transform(da.from_array(X.astype(np.float32), chunks=500))
+    assert lazy.dtype == lazy.compute().dtype
+    np.testing.assert_allclose(
+        lazy.compute(), pca.transform(X.astype(np.float32)), rtol=1e-6
+    )
+
+
+def test_blas_limit_of_overlapping_fits_is_restored():
+    # Two threads inside the threaded-scheduler context at once: the limit is
+    # set once and the original restored only when both have left.
+    from threadpoolctl import threadpool_info
+
+    from dpcov.utils._gram import _single_threaded_blas
+
+    def blas_threads():
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    before = blas_threads()
+    first, second = _single_threaded_blas(), _single_threaded_blas()
+    first.__enter__()
+    second.__enter__()
+    assert all(t == 1 for t in blas_threads())
+    first.__exit__(None, None, None)
+    assert all(t == 1 for t in blas_threads())  # the other fit still runs
+    second.__exit__(None, None, None)
+    assert blas_threads() == before

@@ -324,7 +324,8 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             data_norm = private_radius_from_counts(
                 counts, epsilon=epsilon_radius, rng=rng
             )
-            sums = row_statistics(X, clip_norm=data_norm, **wanted)
+            # (Dask: the entries are checked again, in case the source changed.)
+            sums = row_statistics(X, clip_norm=data_norm, check_finite=lazy, **wanted)
 
         if self.assume_centered:
             location = np.zeros(n_features)

@@ -21,7 +21,7 @@ from ..covariance import (
 )
 from ..covariance._base import BasePrivateCovariance
 from ..utils._docstrings import fill_doc
-from ..utils._gram import is_dask_array
+from ..utils._gram import is_dask_array, rows_in_blocks
 from ..utils._input import validate_rows
 from ..utils._sklearn_compat import (
     Interval,
@@ -325,11 +325,13 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         if not is_dask_array(X):
             return super().transform(X)
         check_is_fitted(self)
-        X = validate_rows(self, X, reset=False).rechunk({1: -1})
+        X = rows_in_blocks(validate_rows(self, X, reset=False))
+        # Each block as scikit-learn's PCA projects an in-memory array (the
+        # unwrapped projection: set_output applies to the whole result).
+        project = partial(self._transform, xp=np, x_is_centered=False)
+        dtype = project(np.zeros((1, X.shape[1]), dtype=X.dtype)).dtype
         return X.map_blocks(
-            partial(_BasePCA.transform, self),
-            chunks=(X.chunks[0], (self.n_components_,)),
-            dtype=X.dtype,
+            project, chunks=(X.chunks[0], (self.n_components_,)), dtype=dtype
         )
 
     def _fit(self, X):

@@ -355,7 +355,12 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         final = conditions[-1]
         cov_pairs = pair_differences(X[parts[1]]) / math.sqrt(2.0)
         whitened = naive_pce(
-            cov_pairs @ A.T, rho=rho, beta=self.beta / 3, condition=final, rng=rng
+            cov_pairs,
+            rho=rho,
+            beta=self.beta / 3,
+            condition=final,
+            rng=rng,
+            transform=A,
         )
         A_inv = linalg.inv(A)
         covariance = A_inv @ whitened @ A_inv.T

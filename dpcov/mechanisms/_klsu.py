@@ -102,7 +102,7 @@ def naive_pce_noise(n_samples, n_features, condition, rho, beta):
     return scale, wigner_norm_bound(n_features, scale, beta / 2.0)
 
 
-def naive_pce(Z, *, rho, beta, condition, rng):
+def naive_pce(Z, *, rho, beta, condition, rng, transform=None):
     """NaivePCE: the clipped second moment plus symmetric Gaussian noise.
 
     rho-zCDP with respect to replacing one row of ``Z``, for any rows: rows
@@ -121,6 +121,9 @@ def naive_pce(Z, *, rho, beta, condition, rng):
         Public bound ``K``.
     rng : numpy.random.Generator
         Source of the noise.
+    transform : ndarray of shape (d, d), default=None
+        A map ``A`` fixed by earlier releases: the rows are ``A z`` (computed
+        chunk by chunk, without a transformed copy of ``Z``).
 
     Returns
     -------
@@ -130,7 +133,7 @@ def naive_pce(Z, *, rho, beta, condition, rng):
     n_samples, n_features = Z.shape
     threshold = naive_pce_threshold(n_samples, n_features, condition, beta)
     scale, _ = naive_pce_noise(n_samples, n_features, condition, rho, beta)
-    moment = clipped_second_moment(Z, math.sqrt(threshold))
+    moment = clipped_second_moment(Z, math.sqrt(threshold), transform)
     return project_psd(moment + _noise.symmetric_matrix(rng, n_features, scale))
 
 
@@ -257,11 +260,12 @@ def ppc(Z, *, conditions, rho, beta, rng):
     A = np.eye(n_features)
     for j in range(rounds):
         estimate = naive_pce(
-            Z @ A.T,
+            Z,
             rho=rho / rounds,
             beta=beta / rounds,
             condition=conditions[j],
             rng=rng,
+            transform=A,
         )
         eigenvalues, eigenvectors = linalg.eigh(estimate, check_finite=False)
         large = eigenvectors[:, eigenvalues >= conditions[j] / 2.0]

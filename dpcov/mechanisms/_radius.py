@@ -65,7 +65,10 @@ def radius_counts(norms, grid=DEFAULT_RADIUS_GRID):
     counts : ndarray of shape (len(grid),), dtype int64
         ``counts[j]`` is the number of norms strictly above ``grid[j]``.
     """
-    ascending = np.asarray(grid, dtype=float)[::-1]
+    grid = np.asarray(grid, dtype=float)
+    if grid.ndim != 1 or np.any(np.diff(grid) >= 0):
+        raise ValueError("The grid of candidate radii must be strictly decreasing.")
+    ascending = grid[::-1]
     # below[i] = number of grid points strictly below norm i; a norm lies above
     # ascending[k] iff below > k.
     below = np.searchsorted(ascending, np.asarray(norms, dtype=float), side="left")

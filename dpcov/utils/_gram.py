@@ -28,6 +28,8 @@ as they enter the final clip.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import sys
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -77,7 +79,7 @@ def _clip(rows, radius, owned, norms=None):
     return rows, owned
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Pass:
     # What one pass does: the processing of a row and the statistics summed.
     # Picklable (Dask ships it to the workers with each block's task).
@@ -147,7 +149,8 @@ class _Pass:
             if self.gram:
                 sums["gram"] += rows.T @ rows
             if self.total:
-                sums["total"] += rows.sum(axis=0)
+                # A BLAS matrix-vector product: about 3x np.sum(axis=0).
+                sums["total"] += np.ones(rows.shape[0]) @ rows
             if self.square_norm:
                 sums["square_norm"] += np.dot(norms, norms)
             if self.norm_counts is not None:
@@ -259,13 +262,53 @@ def row_statistics(
     return RowStatistics(n_rows=int(X.shape[0]), **sums)
 
 
+def rows_in_blocks(X):
+    """A Dask array with each block holding whole rows (one column block).
+
+    Merging column blocks multiplies a block's size by their number, so the
+    rows are re-split to Dask's default block size at the same time.
+    """
+    if X.numblocks[1] == 1:
+        return X
+    return X.rechunk({0: "auto", 1: -1})
+
+
+_blas_lock = threading.Lock()
+_blas_users = 0
+_blas_limiter = None
+
+
+@contextmanager
+def _single_threaded_blas():
+    # threadpool_limits is process-global and restores what it found on exit:
+    # two overlapping fits (in two threads) would leave BLAS at one thread.
+    # Count the users and let only the first set, and the last restore.
+    global _blas_users, _blas_limiter
+    with _blas_lock:
+        if _blas_users == 0:
+            _blas_limiter = threadpool_limits(limits=1, user_api="blas")
+        _blas_users += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_users -= 1
+            if _blas_users == 0:
+                _blas_limiter.restore_original_limits()
+                _blas_limiter = None
+
+
 def _dask_sums(X, spec):
     # Each block (whole rows) runs the in-memory pass; Dask sums the packed
-    # vectors. Per-block BLAS runs single-threaded: the scheduler's threads
-    # supply the parallelism, and OpenBLAS threads on top of them oversubscribe
-    # the cores (10x slower in NOTES.md's measurement). Workers of
-    # dask.distributed already start with one BLAS thread.
-    X = X.rechunk({1: -1})
+    # vectors. On Dask's threaded scheduler, the blocks' BLAS calls run
+    # single-threaded: the scheduler's threads supply the parallelism, and
+    # OpenBLAS threads on top of them oversubscribe the cores (10x slower in
+    # NOTES.md's measurement). Workers of dask.distributed start with one BLAS
+    # thread; the synchronous scheduler keeps BLAS's threads.
+    import dask
+    import dask.threaded
+
+    X = rows_in_blocks(X)
     shapes = spec.shapes(X.shape[1])
     sizes = [int(np.prod(shape)) for shape in shapes.values()]
     parts = X.map_blocks(
@@ -274,8 +317,12 @@ def _dask_sums(X, spec):
         dtype=np.float64,
         meta=np.empty((0, 0)),
     )
-    with threadpool_limits(limits=1, user_api="blas"):
-        packed = parts.sum(axis=0).compute()
+    total = parts.sum(axis=0)
+    if dask.base.get_scheduler(collections=[total]) is dask.threaded.get:
+        with _single_threaded_blas():
+            packed = total.compute()
+    else:
+        packed = total.compute()
     sums = {}
     offset = 0
     for (name, shape), size in zip(shapes.items(), sizes, strict=True):

@@ -50,8 +50,9 @@ def validate_rows(estimator, X, *, reset=True, ensure_min_samples=1):
         )
     if X.ndim != 2:
         raise ValueError(
-            f"Expected a 2D dask array of shape (n_samples, n_features), got "
-            f"{X.ndim} dimension(s)."
+            f"Expected 2D array, got {X.ndim}D array instead (a dask array of "
+            f"shape (n_samples, n_features) is needed by "
+            f"{type(estimator).__name__})."
         )
     if any(math.isnan(size) for size in X.shape):
         raise ValueError(

@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import pytest
 from scipy import stats
 
 from dpcov.mechanisms import (
@@ -111,3 +112,9 @@ def test_private_radius_is_private_radius_from_counts():
             radius_counts(norms), epsilon=0.5, rng=np.random.default_rng(seed)
         )
         assert direct == two_step
+
+
+@pytest.mark.parametrize("grid", [[1.0, 2.0, 0.5], [1.0, 1.0], [[1.0], [0.5]]])
+def test_radius_counts_needs_a_decreasing_grid(grid):
+    with pytest.raises(ValueError, match="strictly decreasing"):
+        radius_counts(np.ones(3), grid)
