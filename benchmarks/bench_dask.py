@@ -8,10 +8,11 @@ present), then fits, each in a fresh subprocess so that the peak memory is the
 fit's own (anonymous resident memory, ``RssAnon``: the memmapped file's pages
 are the kernel's page cache, not the process's working memory):
 
-- ``dask``: ``da.from_array(np.load(path, mmap_mode="r"), chunks=(rows, d))``
-  with Dask's threaded scheduler (``--threads``, default all cores): the
-  statistics are Dask reductions; each block runs dpcov's chunked pass with
-  one BLAS thread;
+- ``dask``: a lazy Dask array of blocks of ``--chunk-rows`` rows, each read
+  from the file by its own task (:func:`lazy_rows`; ``da.from_array`` of the
+  memmap would copy the whole file into memory), with Dask's threaded
+  scheduler (``--threads``, default all cores): the statistics are Dask
+  reductions; each block runs dpcov's chunked pass with one BLAS thread;
 - ``numpy memmap``: the same file as a NumPy memmap, read by dpcov's own
   chunked pass in this process (BLAS threads as configured);
 
@@ -84,6 +85,34 @@ def _result_path(path, backend, name):
     return f"{path}.{backend.split()[0]}.{list(FITS).index(name)}.cov.npy"
 
 
+def _read_rows(path, start, stop):
+    # One block, read from the file when a task needs it.
+    return np.array(np.load(path, mmap_mode="r")[start:stop])
+
+
+def lazy_rows(path, chunk_rows):
+    """The ``.npy`` file as a lazy Dask array, one task reading each block.
+
+    ``da.from_array`` on a NumPy array (a memmap included) copies it into the
+    graph, i.e. into memory; a lazy source (Zarr, HDF5, or readers like this
+    one) keeps only the blocks being reduced in memory.
+    """
+    import dask
+    import dask.array as da
+
+    n, d = np.load(path, mmap_mode="r").shape
+    read = dask.delayed(_read_rows, pure=True)
+    blocks = [
+        da.from_delayed(
+            read(path, start, min(start + chunk_rows, n)),
+            shape=(min(start + chunk_rows, n) - start, d),
+            dtype=np.float64,
+        )
+        for start in range(0, n, chunk_rows)
+    ]
+    return da.concatenate(blocks)
+
+
 def write_data(path, n, d, slab=500_000):
     """Write ``n x d`` rows to a ``.npy`` file slab by slab (bounded memory)."""
     rng = np.random.default_rng(0)
@@ -99,7 +128,6 @@ def write_data(path, n, d, slab=500_000):
 def run_cell(path, backend, name, chunk_rows, threads):
     """Fit one estimator in this process; print one JSON line."""
     import dask
-    import dask.array as da
 
     from dpcov.covariance import AdaptiveCovariance, GaussianCovariance  # noqa: F401
     from dpcov.decomposition import PCA  # noqa: F401
@@ -110,7 +138,7 @@ def run_cell(path, backend, name, chunk_rows, threads):
     with AnonPeak() as memory:
         start = time.perf_counter()
         if backend == "dask":
-            X = da.from_array(X, chunks=(chunk_rows, X.shape[1]))
+            X = lazy_rows(path, chunk_rows)
             with dask.config.set(scheduler="threads", num_workers=threads):
                 estimator.fit(X)
         else:
