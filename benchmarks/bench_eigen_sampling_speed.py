@@ -42,7 +42,6 @@ Writes ``eigen_sampling_speed.json`` to ``--out`` (default
 import argparse
 import json
 import os
-import platform
 import select
 import subprocess
 import sys
@@ -51,6 +50,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _machine import cpu_model
 
 ROOT = Path(__file__).resolve().parent.parent
 DIFFPRIVLIB_PYTHON = "/work/bench-envs/diffprivlib/bin/python"
@@ -318,17 +318,6 @@ def versions(python):
     )
     out = subprocess.run([python, "-c", code], capture_output=True, text=True)
     return json.loads(out.stdout) if out.returncode == 0 else {}
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def slowdown(rows):

@@ -83,6 +83,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from _machine import cpu_model
 
 ROOT = Path(__file__).resolve().parent.parent
 NS = [100_000, 1_000_000, 5_000_000]
@@ -331,17 +332,6 @@ def run_cell(n, d, path, args):
 
 
 # -- driver ------------------------------------------------------------------
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def machine():
