@@ -145,7 +145,26 @@ def bias_bin_counts(norms, radius, n_thresholds):
     )
 
 
-def clipping_bias_bounds(norms, radius, n_thresholds, *, counts=None):
+def bias_bounds_from_counts(counts):
+    """Upper bounds ``n B(tau_k) / R**2`` from :func:`bias_bin_counts`.
+
+    Parameters
+    ----------
+    counts : ndarray of shape (n_thresholds,)
+        Number of norms in each dyadic bin (summed over chunks, if any).
+
+    Returns
+    -------
+    bias : ndarray of shape (n_thresholds,)
+        ``n B(tau_k) / R**2`` for ``k = 0, ..., K - 1``.
+    """
+    k = np.arange(counts.shape[0])
+    cum_counts = np.cumsum(counts)
+    cum_weights = np.cumsum(counts * 4.0 ** (1 - k))
+    return cum_weights - 4.0 ** (-k) * cum_counts
+
+
+def clipping_bias_bounds(norms, radius, n_thresholds):
     """Upper bounds ``n B(tau_k) / R**2`` on the clipping bias, ``tau_k = R 2**-k``.
 
     A row of norm in ``(R 2**-j, R 2**-(j-1)]`` (bin ``j >= 1``) clipped at
@@ -157,27 +176,19 @@ def clipping_bias_bounds(norms, radius, n_thresholds, *, counts=None):
 
     Parameters
     ----------
-    norms : ndarray of shape (n_samples,) or None
-        Row norms, at most ``radius``; None when ``counts`` is given.
+    norms : ndarray of shape (n_samples,)
+        Row norms, at most ``radius``.
     radius : float
         ``R``.
     n_thresholds : int
         Number ``K`` of grid points.
-    counts : ndarray of shape (n_thresholds,), default=None
-        :func:`bias_bin_counts` of the norms, when already summed (e.g. over
-        chunks).
 
     Returns
     -------
     bias : ndarray of shape (n_thresholds,)
         ``n B(tau_k) / R**2`` for ``k = 0, ..., K - 1``.
     """
-    if counts is None:
-        counts = bias_bin_counts(norms, radius, n_thresholds)
-    k = np.arange(n_thresholds)
-    cum_counts = np.cumsum(counts)
-    cum_weights = np.cumsum(counts * 4.0 ** (1 - k))
-    return cum_weights - 4.0 ** (-k) * cum_counts
+    return bias_bounds_from_counts(bias_bin_counts(norms, radius, n_thresholds))
 
 
 @fill_doc
@@ -399,9 +410,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
         # bound; each query n (B - E) / R^2 has sensitivity 1.
         taus = radius * 2.0 ** -np.arange(self.n_thresholds)
         noise_bound = np.minimum(gauss_error(taus), separate_error(taus))
-        bias = clipping_bias_bounds(
-            None, radius, self.n_thresholds, counts=norm_sums.norm_counts
-        )
+        bias = bias_bounds_from_counts(norm_sums.norm_counts)
         queries = bias - n_samples * noise_bound / radius**2
         k_star = above_threshold(
             queries, 0.0, epsilon=steps["threshold"].pure_epsilon(), rng=rng

@@ -30,7 +30,7 @@ as they enter the final clip.
 import sys
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -186,7 +186,7 @@ class RowStatistics:
     gram: np.ndarray = None
     total: np.ndarray = None
     square_norm: float = None
-    norm_counts: np.ndarray = field(default=None)
+    norm_counts: np.ndarray = None
 
 
 def row_statistics(
