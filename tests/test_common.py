@@ -102,7 +102,16 @@ def _expected_failed_checks(estimator):
     return EXPECTED_FAILED_CHECKS.get(type(estimator), {})
 
 
-@parametrize_with_checks(
+def _parametrize_with_checks(estimators, **kwargs):
+    # scikit-learn < 1.9 hands pytest.mark.parametrize a generator, which
+    # pytest >= 9.2 deprecates (PytestRemovedIn10Warning, an error under our
+    # filterwarnings). Materialise it as a list, as scikit-learn 1.9 does.
+    mark = parametrize_with_checks(estimators, **kwargs).mark
+    argnames, argvalues = mark.args
+    return pytest.mark.parametrize(argnames, list(argvalues), **mark.kwargs)
+
+
+@_parametrize_with_checks(
     list(_tested_estimators()) + list(_subspace_estimators_for_sklearn_checks()),
     expected_failed_checks=_expected_failed_checks,
 )
