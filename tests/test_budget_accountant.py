@@ -343,6 +343,7 @@ def test_unfitted_search_cost_bounds_the_search_before_it_reads_data():
     BudgetAccountant(epsilon=5.0, delta=1e-6).check(planned)
 
 
+@pytest.mark.slow
 def test_search_with_processes_needs_search_cost():
     # With n_jobs=2 the fits run in worker processes on pickled copies of the
     # accountant, which refuse them; without an accountant the search runs and

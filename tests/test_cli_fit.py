@@ -234,6 +234,7 @@ def test_resolve_estimator():
     assert resolve_estimator("gaussian").__name__ == "MultivariateGaussian"
 
 
+@pytest.mark.slow
 def test_fit_subprocess_exit_code(data, tmp_path):
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
     result = subprocess.run(
@@ -379,6 +380,7 @@ def test_ledger_with_an_infinite_cap_is_valid_json(data, tmp_path):
     assert main([*argv, "--ledger", "l.json", "--max-rho", "inf", "-o", "b.npy"]) == 0
 
 
+@pytest.mark.slow
 def test_concurrent_fits_on_one_ledger_cannot_both_pass_its_cap(data, tmp_path):
     # Two processes race for a cap that admits one fit: the ledger's lock
     # makes the second see the first's record, so exactly one releases.

@@ -89,6 +89,7 @@ def test_dask_fit_equals_numpy_fit(Estimator, config):
     _assert_same_fit(lazy, eager)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("Estimator", [GaussianCovariance, AdaptiveCovariance])
 def test_dask_fit_on_local_cluster(client, Estimator):
     X = _data(seed=1)

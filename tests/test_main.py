@@ -26,6 +26,7 @@ def test_digits_scaled_by_public_bound():
     assert np.linalg.norm(X, axis=1).max() <= 1.0
 
 
+@pytest.mark.slow
 def test_demo_table():
     lines = []
     errors = run_demo((1.0, 100.0), repeats=2, out=lines.append)
@@ -41,6 +42,7 @@ def test_demo_table():
             assert values[1] < values[0]
 
 
+@pytest.mark.slow
 def test_cli_demo(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main([*FAST, "--no-plot"]) == 0
@@ -49,6 +51,7 @@ def test_cli_demo(tmp_path, monkeypatch, capsys):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_cli_demo_plot(tmp_path, monkeypatch, capsys):
     pytest.importorskip("matplotlib")
     monkeypatch.chdir(tmp_path)
@@ -61,6 +64,7 @@ def test_cli_demo_plot(tmp_path, monkeypatch, capsys):
     assert "plot saved" not in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_cli_demo_without_matplotlib(tmp_path, monkeypatch, capsys):
     def missing():
         raise ImportError("No module named 'matplotlib'")
@@ -87,6 +91,7 @@ def test_cli_demo_plot_errors(tmp_path, capsys):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_cli_demo_progress(capsys):
     assert main([*FAST, "--no-plot", "--progress"]) == 0
     out, err = capsys.readouterr()

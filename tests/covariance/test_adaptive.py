@@ -94,6 +94,7 @@ def test_laplace_tail_bounds_hold(global_random_seed):
     assert np.mean(np.array(fros) > omega) <= beta
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pure", [False, True])
 def test_trace_bound_noise_closed_form(pure, global_random_seed):
     # Trace step at 1/8 of the budget, sensitivity R^2/n:
@@ -128,6 +129,7 @@ def test_trace_bound_noise_closed_form(pure, global_random_seed):
         assert stats.kstest(res / s, "norm").pvalue > 1e-4
 
 
+@pytest.mark.slow
 def test_trace_neighbours(global_random_seed):
     # Neighbours: one row of norm R vs norm 0 moves the trace by R^2/n; the
     # trace step is rho/8-zCDP, so Delta / s = sqrt(2 rho / 8) = 1 at rho = 4.
@@ -210,6 +212,7 @@ def test_tracks_the_better_mechanism_without_clipping(global_random_seed):
     assert np.mean(errors["adaptive"]) < 1.3 * np.mean(errors["separate"])
 
 
+@pytest.mark.slow
 def test_skewed_norms_clip_and_beat_separate(global_random_seed):
     # 3 rows of norm 1 among 2e4 of norm 1/32 (d = 100, rho = 1): clipping the
     # long rows costs a bias of about 3 rows while the noise bound at tau = 1 is

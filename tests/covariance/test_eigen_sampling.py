@@ -82,6 +82,7 @@ def _direction_angles(X, reps, rng, **params):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pure", [True, False])
 def test_neighbour_direction_laws(pure, global_random_seed):
     # d = 2: one direction is sampled (the second is free) with all of the

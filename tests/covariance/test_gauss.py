@@ -108,6 +108,7 @@ def _neighbours(n, d, R):
     return a, b
 
 
+@pytest.mark.slow
 def test_gaussian_neighbours_privacy_loss(global_random_seed):
     # Project the raw release on (e1e1^T - e2e2^T)/sqrt(2): the two neighbours
     # give N(m, s^2) and N(m - Delta, s^2) with Delta = sqrt(2) R^2 / n, and a
@@ -127,6 +128,7 @@ def test_gaussian_neighbours_privacy_loss(global_random_seed):
     assert shift == pytest.approx(math.sqrt(2 * rho), abs=5 * se)
 
 
+@pytest.mark.slow
 def test_laplace_neighbours_privacy_loss(global_random_seed):
     # Pure DP on a worst-case pair for the L1 sensitivity at d = 2: x and y
     # orthogonal unit vectors at angle a = atan2(1, 2) / 2 from the axes give

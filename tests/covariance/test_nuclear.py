@@ -28,6 +28,7 @@ def test_rate_closed_form():
     assert est.guarantee_ == PureDP(0.8) and est.exact_sampler_
 
 
+@pytest.mark.slow
 def test_noise_scale_end_to_end(global_random_seed):
     # d = 2: sym(W) = (W + W^T)/2 has E||sym W||_F^2 = (E||W||_F^2 + E tr W^2)/2
     # with E||W||_F^2 = E[R^2] E||s||^2 = (20 / kappa^2)(3/4) and
@@ -48,6 +49,7 @@ def test_noise_scale_end_to_end(global_random_seed):
     assert abs(sq.mean() - 11.25 / kappa**2) < 5 * se
 
 
+@pytest.mark.slow
 def test_neighbour_privacy_loss(global_random_seed):
     # Neighbours: one row e1 replaced by e2 (||x|| = R = 1), d = 2, so
     # Sigma_00 - Sigma_11 moves by exactly 2 / n = ||Sigma - Sigma'||_*.
@@ -91,6 +93,7 @@ def test_projection_with_private_trace(global_random_seed):
     assert np.mean(projected) < 0.5 * np.mean(plain)
 
 
+@pytest.mark.slow
 def test_trace_noise_scale(global_random_seed):
     # Trace at eps/2: Laplace scale 2 R^2 / (n eps); clipped to [0, R^2].
     X = 0.7 * _axis_rows([300, 200], 2)  # trace 0.49, far from 0 and 1

@@ -71,6 +71,7 @@ def test_pairing_keeps_signs(global_random_seed):
     assert z.std() == pytest.approx(1.0, rel=5 / math.sqrt(2 * z.size))
 
 
+@pytest.mark.slow
 def test_eigenvector_noise_matches_independent_simulation(global_random_seed):
     # The eigenvectors are those of Sigma + s_v W, W a Gaussian Wigner matrix,
     # s_v = sqrt(2) R^2 / (n sqrt(rho)) (GaussCov at rho/2). Compare the law of
@@ -102,6 +103,7 @@ def _neighbours():
     return a, b
 
 
+@pytest.mark.slow
 def test_gaussian_eigenvalue_neighbours(global_random_seed):
     # (l1 - l3)/sqrt(2) moves by Delta = sqrt(2)/n between neighbours; the
     # eigenvalue step is rho/2-zCDP, so Delta / s = sqrt(2 rho/2) = 1 at rho=1.
@@ -118,6 +120,7 @@ def test_gaussian_eigenvalue_neighbours(global_random_seed):
     assert shift == pytest.approx(1.0, abs=5 * se)
 
 
+@pytest.mark.slow
 def test_laplace_eigenvalue_neighbours(global_random_seed):
     # Event {l1 below both neighbours' values, l3 above both}: density ratio
     # exp(D1 / b) = exp((2/n) / (4/(n eps))) = exp(eps/2) = e^2 at eps = 4.

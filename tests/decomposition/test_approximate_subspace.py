@@ -122,6 +122,7 @@ def test_public_randomness_is_data_independent():
     assert a.reference_points_.shape == (1, 8, 30)
 
 
+@pytest.mark.slow
 def test_histogram_noise_scale_through_the_estimator():
     # Exactly rank-1 data put every block in one cell; replacing one row by a
     # far orthogonal point moves one block out (the neighbour). With t=30

@@ -97,6 +97,7 @@ def _two_lines(a, b):
     return np.array(rows, dtype=float)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("selection", ["gap", "majority"])
 def test_neighbour_release_probabilities(selection):
     # Spec 2.8.3 through the estimator's selection step: a dataset at the edge
@@ -162,6 +163,7 @@ def test_score_sensitivity_on_neighbours():
         assert abs(gap(sa) - gap(sb)) <= 2
 
 
+@pytest.mark.slow
 def test_search_failure_rate():
     # Spec 2.8.5: k=3, a bit over half the rows in S*; R trials all miss with
     # probability at most (1 - 2^-k)^R. Take R with bound 0.2 and count misses.

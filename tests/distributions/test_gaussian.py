@@ -125,6 +125,7 @@ def _clopper_pearson(k, n, level):
     return lo, hi
 
 
+@pytest.mark.slow
 def test_neighbour_audit_with_adversarial_rows():
     # Privacy must hold for any rows, not only Gaussian ones. Neighbours: 199
     # zero rows plus one row at +1e6 e1 (X) or -1e6 e1 (X'). The covariance

@@ -43,6 +43,7 @@ def _mu_interval(above_x, above_x_prime, alpha=1e-3):
 # Privacy
 
 
+@pytest.mark.slow
 def test_neighbour_audit_through_the_estimator():
     # Worst-case neighbours: one row all ones vs all zeros, the others with
     # marginals 1/2 (no clipping at these noise levels), so probabilities_

@@ -37,6 +37,7 @@ def assert_mean_close(values, expected):
     assert abs(values.mean() - expected) <= Z * se, (values.mean(), expected, se)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("a", [0.5, 2.0, 8.0, 30.0])
 def test_circle_bessel_moment(a, global_random_seed):
     # M = diag(3, 1), scale a / 2: E[u_0^2] = (1 + I1(a/2)/I0(a/2)) / 2.
@@ -52,6 +53,7 @@ def test_spec_reference_values():
     assert kummer_second_moment(7.0, 5) == pytest.approx(0.67348, abs=1e-5)
 
 
+@pytest.mark.slow
 def test_catches_the_known_library_error(global_random_seed):
     # Two widely used samplers give E[u_1^2] ~ 0.10 at eigenvalue gap 2 (scale
     # 1), where the exact value is 0.2768. One of them (diffprivlib 0.6.6,
@@ -81,6 +83,7 @@ def test_catches_the_known_library_error(global_random_seed):
         assert_mean_close(_draws(rng, matrix, 0.5)[:, 1] ** 2, exact)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scale", [0.3, 3.0, 40.0])
 def test_circle_whole_law(scale, global_random_seed):
     # The line angle's whole law against the exact CDF (KS, level 1e-4), for a
@@ -91,6 +94,7 @@ def test_circle_whole_law(scale, global_random_seed):
     assert stats.kstest(psi, line_angle_cdf(matrix, scale)).pvalue > 1e-4
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("q", [3, 5, 20])
 @pytest.mark.parametrize("kappa", [0.5, 7.0, 50.0])
 def test_one_spike_kummer_moment(q, kappa, global_random_seed):

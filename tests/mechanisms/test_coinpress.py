@@ -269,6 +269,7 @@ def _audit_mu(plan, fits, level=1e-3):
     return stats.norm.ppf(tpr_lo) - stats.norm.ppf(fpr_hi)
 
 
+@pytest.mark.slow
 def test_mean_step_neighbour_audit():
     # One rho-zCDP mean step: its release is sqrt(2 rho)-GDP, tight for
     # adversarial rows projected to opposite ends of the ball. With 4000 fits

@@ -35,6 +35,7 @@ def test_infinite_scales_give_the_eigenvectors():
     np.testing.assert_allclose(np.abs(theta.T @ basis), np.eye(5), atol=1e-10)
 
 
+@pytest.mark.slow
 def test_second_step_samples_the_compressed_law(global_random_seed):
     # C = diag(5, 2, 0) in a random basis. Step 1 at an infinite scale returns
     # the top eigenvector exactly; step 2 must then sample the circle Bingham
@@ -52,6 +53,7 @@ def test_second_step_samples_the_compressed_law(global_random_seed):
     assert_mean_close((second @ basis[:, 1]) ** 2, bessel_second_moment(2.0 * s))
 
 
+@pytest.mark.slow
 def test_first_step_moment(global_random_seed):
     # The first step alone is the circle law on d = 2.
     rng = np.random.default_rng(global_random_seed)

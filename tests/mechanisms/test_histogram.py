@@ -61,6 +61,7 @@ def test_truncated_laplace_law_and_exact_tail(global_random_seed):
         assert _close(np.mean(z > bound - c), exact, z.size)
 
 
+@pytest.mark.slow
 def test_laplace_histogram_release_probabilities(global_random_seed):
     # A cell of count c is released with probability P[c + Lap(2/eps) > tau];
     # a count-1 cell (the one a neighbour can create) with exactly delta.

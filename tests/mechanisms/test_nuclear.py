@@ -85,6 +85,7 @@ def test_profile_d2_closed_form(global_random_seed):
     assert abs(s[:, 0].mean() - 5 / 6) < Z * _se(s[:, 0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("d", [3, 4, 5, 6])
 def test_exact_profile_matches_reference_and_stein(d, global_random_seed):
     rng = np.random.default_rng(global_random_seed)
@@ -119,6 +120,7 @@ def test_stein_identity_rejects_a_wrong_jacobian(global_random_seed):
     assert abs(residual.mean()) > Z * _se(residual)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("d", [3, 4, 5, 6, 7, 8])
 def test_gibbs_agrees_with_exact(d, global_random_seed):
     # Independent chains of 40 sweeps (a fifth of the default 200) from the
@@ -135,6 +137,7 @@ def test_gibbs_agrees_with_exact(d, global_random_seed):
         assert abs(a.mean() - b.mean()) < Z * se
 
 
+@pytest.mark.slow
 def test_gibbs_stein_at_d10(global_random_seed):
     rng = np.random.default_rng(global_random_seed)
     s = np.array([nuclear_profile_gibbs(rng, 10, 40) for _ in range(300)])
@@ -179,6 +182,7 @@ def test_gibbs_is_the_sequential_chain(d, global_random_seed):
     np.testing.assert_allclose(batched, sequential, rtol=1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("d", [4, 6])
 def test_exact_batched_has_the_sequential_law(d, global_random_seed):
     # Batched proposals return the first accepted one in draw order, which is

@@ -276,6 +276,7 @@ def test_each_row_is_read_exactly_once(orientation, global_random_seed):
     assert [step.rows.size for step in release.rounds] == list(plan.block_sizes)
 
 
+@pytest.mark.slow
 def test_naive_audit_matches_rho():
     # Worst-case neighbours for the empirical marginals: one row all ones vs
     # all zeros, a shift of sqrt(d) / n along u = 1 / sqrt(d): a rho-zCDP
@@ -304,6 +305,7 @@ def test_naive_audit_matches_rho():
     assert low > target
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("branch", ["sqrt(k)", "sqrt(2) B"])
 def test_ppde_round_audit_matches_rho(branch):
     # One PPDE round on worst-case neighbouring blocks, for each branch of

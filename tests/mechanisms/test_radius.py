@@ -52,6 +52,7 @@ def test_radius_is_exact_without_noise():
     )
 
 
+@pytest.mark.slow
 def test_radius_neighbours_exact_law(global_random_seed):
     # Counts straddle the threshold 2 alpha = 42.4 (eps = 2, 10 radii): 42
     # rows of norm 3 among 400 vs 43 (one row of norm 0.3 replaced by one of

@@ -68,6 +68,7 @@ def test_stopping_law_matches_independent_simulation(global_random_seed):
     assert chi2_pvalue(ours, simulate(4 / eps, 8 / eps, global_random_seed + 1)) < 1e-10
 
 
+@pytest.mark.slow
 def test_neighbouring_queries_exact_law(global_random_seed):
     # Neighbours move one query by the sensitivity (here the only finite one,
     # in the tail where the privacy loss is largest). The empirical stopping

@@ -30,6 +30,7 @@ def test_threshold_closed_form():
     assert stability_noise(np.random.default_rng(0), 1.0, math.inf, 1e-6) == 0.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "sensitivity, margin, expected",
     [
