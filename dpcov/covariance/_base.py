@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from numbers import Real
 
 import numpy as np
-from sklearn.covariance import EmpiricalCovariance
+from sklearn.covariance import EmpiricalCovariance, log_likelihood
+from sklearn.utils.validation import check_is_fitted
 
 from ..accounting import BudgetAccountant, compose, split_budget
 from ..base import PrivateEstimatorMixin
@@ -38,7 +39,7 @@ from ..mechanisms import (
 )
 from ..utils import check_random_state, privacy_spent
 from ..utils._gram import is_dask_array, row_statistics
-from ..utils._input import validate_rows
+from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._sklearn_compat import (
     Interval,
     Options,
@@ -273,7 +274,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         # is checked against the accountant before the data are read.
         check_params_always(self)
         budget = self._check_budget()
-        X = validate_rows(self, X)
+        X = validate_rows(self, X, accept_dask=True)
         # A Dask array's entries are checked in the first pass, which comes
         # before the fit is recorded and before anything private is drawn.
         lazy = is_dask_array(X)
@@ -379,6 +380,61 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         for name, value in release.attributes.items():
             setattr(self, name, value)
         return self
+
+    def score(self, X_test, y=None):
+        """Log-likelihood of ``X_test`` under the private Gaussian model.
+
+        The model is ``N(location_, covariance_)``; as in scikit-learn's
+        :meth:`~sklearn.covariance.EmpiricalCovariance.score`, the value is
+        computed from the empirical covariance of ``X_test`` about
+        ``location_`` (post-processing of the release, but a statistic of
+        ``X_test``: scoring other private rows is a release about them).
+
+        Parameters
+        ----------
+        X_test : array-like of shape (n_samples, n_features)
+            Test rows.
+        y : Ignored
+            Not used, present for API consistency by convention.
+
+        Returns
+        -------
+        res : float
+            The log-likelihood of ``X_test`` (``-inf`` when its rows are too
+            extreme for float64 arithmetic).
+        """
+        check_is_fitted(self)
+        X_test = validate_rows(self, X_test, reset=False, method="score")
+        with quiet_float_errors():
+            centred = X_test - self.location_
+            test_cov = centred.T @ centred / centred.shape[0]
+            res = log_likelihood(test_cov, self.get_precision())
+        # Rows too extreme for float64 arithmetic: a likelihood of zero.
+        return -np.inf if np.isnan(res) else res
+
+    def mahalanobis(self, X):
+        """Squared Mahalanobis distances of the rows of X to ``location_``.
+
+        Uses ``precision_`` (or the pseudo-inverse of ``covariance_``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows whose distances are computed.
+
+        Returns
+        -------
+        dist : ndarray of shape (n_samples,)
+            ``(x - location_)^T precision (x - location_)`` for each row
+            (``inf`` for a row too extreme for float64 arithmetic).
+        """
+        check_is_fitted(self)
+        X = validate_rows(self, X, reset=False, method="mahalanobis")
+        with quiet_float_errors():
+            centred = X - self.location_
+            distances = np.einsum("ij,ij->i", centred @ self.get_precision(), centred)
+        # Rows too extreme for float64 arithmetic are infinitely far.
+        return np.where(np.isnan(distances), np.inf, np.maximum(distances, 0.0))
 
     def _postprocess(self, raw, *, bound, noise_std):
         """Project the noisy matrix; the floor is the set's lower bound."""

@@ -10,7 +10,7 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..accounting import BudgetAccountant
 from ..base import PrivateEstimatorMixin
@@ -22,7 +22,7 @@ from ..covariance import (
 from ..covariance._base import BasePrivateCovariance
 from ..utils._docstrings import fill_doc
 from ..utils._gram import is_dask_array, rows_in_blocks
-from ..utils._input import validate_rows
+from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._sklearn_compat import (
     Interval,
     RealNotInt,
@@ -307,7 +307,8 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         X = self._fit(X)
         if is_dask_array(X):
             return self.transform(X)
-        return self._transform(X, xp=np, x_is_centered=False)
+        with quiet_float_errors():
+            return self._transform(X, xp=np, x_is_centered=False)
 
     def transform(self, X):
         """Project X on the private principal axes.
@@ -322,10 +323,12 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         X_new : ndarray or dask.array.Array of shape (n_samples, n_components)
             Projections of the rows of X (whitened if ``whiten``).
         """
-        if not is_dask_array(X):
-            return super().transform(X)
         check_is_fitted(self)
-        X = rows_in_blocks(validate_rows(self, X, reset=False))
+        X = validate_rows(self, X, reset=False, accept_dask=True, method="transform")
+        if not is_dask_array(X):
+            with quiet_float_errors():
+                return self._transform(X, xp=np, x_is_centered=False)
+        X = rows_in_blocks(X)
         # Each block as scikit-learn's PCA projects an in-memory array (the
         # unwrapped projection: set_output applies to the whole result).
         project = partial(self._transform, xp=np, x_is_centered=False)
@@ -340,7 +343,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         # under PCA's name, after its own public checks.
         check_params_always(self)
         self._check_budget()
-        X = validate_rows(self, X)
+        X = validate_rows(self, X, accept_dask=True)
         n_samples, n_features = X.shape
         if n_samples < 2:
             raise ValueError(
@@ -406,6 +409,30 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         self.budget_split_ = estimator.budget_split_
         return X
 
+    def inverse_transform(self, X):
+        """Map projections back to the feature space.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_components)
+            Projections (whitened if ``whiten``), as :meth:`transform` gives.
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features)
+            ``X @ components_ + mean_`` (the components rescaled by the
+            square roots of ``explained_variance_`` first if ``whiten``).
+        """
+        check_is_fitted(self)
+        X = validate_rows(
+            self, X, n_columns=self.n_components_, method="inverse_transform"
+        )
+        components = self.components_
+        if self.whiten:
+            components = np.sqrt(self.explained_variance_[:, np.newaxis]) * components
+        with quiet_float_errors():
+            return X @ components + self.mean_
+
     def score_samples(self, X):
         """Log-likelihood of each sample under the probabilistic PCA model.
 
@@ -424,14 +451,16 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             Log-likelihood of each sample under the fitted model.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        X = validate_rows(self, X, reset=False, method="score_samples")
         values, vectors = np.linalg.eigh(self.get_covariance().astype(np.float64))
         if values.min() <= 0.0:
             return np.full(X.shape[0], -np.inf)
-        projected = (X - self.mean_) @ vectors
-        log_like = -0.5 * np.sum(projected**2 / values, axis=1)
+        with quiet_float_errors():
+            projected = (X - self.mean_) @ vectors
+            log_like = -0.5 * np.sum(projected**2 / values, axis=1)
         log_like -= 0.5 * (X.shape[1] * math.log(2.0 * np.pi) + np.sum(np.log(values)))
-        return log_like
+        # Rows too extreme for float64 arithmetic: a likelihood of zero.
+        return np.where(np.isnan(log_like), -np.inf, log_like)
 
     def score(self, X, y=None):
         """Average log-likelihood of the samples under the fitted model.

@@ -11,10 +11,11 @@ from sklearn.base import (
     ClassNamePrefixFeaturesOutMixin,
     TransformerMixin,
 )
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..accounting import BudgetAccountant
 from ..base import PrivateEstimatorMixin
+from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._random import check_random_state
 from ..utils._sklearn_compat import Interval, Options, check_params_always
 
@@ -50,7 +51,7 @@ class BaseSubspace(
         # read; subclasses record it (_spend_budget) after their public checks.
         check_params_always(self)
         budget = self._check_budget()
-        X = validate_data(self, X, dtype=[np.float64, np.float32])
+        X = validate_rows(self, X)
         rng = check_random_state(self.random_state)
         n_features = X.shape[1]
         k = n_features if self.n_components is None else self.n_components
@@ -85,8 +86,9 @@ class BaseSubspace(
             Coordinates along ``components_``.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
-        return X @ self.components_.T.astype(X.dtype, copy=False)
+        X = validate_rows(self, X, reset=False, method="transform")
+        with quiet_float_errors():
+            return X @ self.components_.T.astype(X.dtype, copy=False)
 
     def inverse_transform(self, X):
         """Map coordinates back to points of the subspace.
@@ -103,8 +105,11 @@ class BaseSubspace(
             rows onto the subspace, when X came from :meth:`transform`.
         """
         check_is_fitted(self)
-        X = np.asarray(X, dtype=self.components_.dtype)
-        return X @ self.components_
+        X = validate_rows(
+            self, X, n_columns=self.n_components_, method="inverse_transform"
+        )
+        with quiet_float_errors():
+            return X @ self.components_.astype(X.dtype, copy=False)
 
     def get_projection(self):
         """The orthogonal projector onto the subspace.
@@ -137,12 +142,16 @@ class BaseSubspace(
             The captured fraction (1.0 when X is all zeros).
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
-        coords = X @ self.components_.T.astype(X.dtype, copy=False)
-        total = float(np.sum(np.square(X, dtype=np.float64)))
-        if total == 0:
+        X = validate_rows(self, X, reset=False, method="score")
+        # The ratio does not change when X is scaled: divide by the largest
+        # entry so that no square overflows, whatever the rows.
+        largest = float(np.max(np.abs(X), initial=0.0))
+        if largest == 0:
             return 1.0
-        return float(np.sum(np.square(coords, dtype=np.float64))) / total
+        X = np.asarray(X, dtype=np.float64) / largest
+        coords = X @ self.components_.T.astype(np.float64)
+        total = float(np.sum(np.square(X)))
+        return min(float(np.sum(np.square(coords))) / total, 1.0)
 
     @property
     def _n_features_out(self):

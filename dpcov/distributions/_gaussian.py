@@ -9,7 +9,7 @@ from numbers import Integral, Real
 import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator, DensityMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..accounting import ZCDP, BudgetAccountant, split_budget
 from ..base import PrivateEstimatorMixin
@@ -24,6 +24,7 @@ from ..mechanisms._klsu import naive_pce, naive_pme, ppc, ppc_schedule
 from ..mechanisms._projection import project_l2_ball, project_psd_bounded
 from ..utils._docstrings import fill_doc
 from ..utils._pairs import pair_differences
+from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._random import check_random_state
 from ..utils._sklearn_compat import (
     Interval,
@@ -260,7 +261,7 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
             )
         # The budget is checked against the accountant before the data are read.
         budget = self._check_budget()
-        X = validate_data(self, X, dtype=[np.float64, np.float32], ensure_min_samples=4)
+        X = validate_rows(self, X, ensure_min_samples=4)
         # The fit is recorded (_spend_budget) inside _fit_coinpress/_fit_klsu,
         # after their public plans and before their first private step.
         rng = check_random_state(self.random_state)
@@ -380,9 +381,9 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         steps = {"preconditioner": len(conditions) - 1, "covariance": 1, "mean": 1}
         return covariance, mean, split, steps
 
-    def _check_rows(self, X):
+    def _check_rows(self, X, method):
         check_is_fitted(self)
-        return validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        return validate_rows(self, X, reset=False, method=method)
 
     def score_samples(self, X):
         """Log-density of each row under the fitted Gaussian.
@@ -397,14 +398,18 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         log_density : ndarray of shape (n_samples,)
             ``log N(x; mean_, covariance_)`` for each row.
         """
-        X = self._check_rows(X)
+        X = self._check_rows(X, "score_samples")
         factor = linalg.cholesky(self.covariance_, lower=True)
-        z = linalg.solve_triangular(factor, (X - self.mean_).T, lower=True)
+        with quiet_float_errors():
+            z = linalg.solve_triangular(
+                factor, (X - self.mean_).T, lower=True, check_finite=False
+            )
+            squares = (z**2).sum(axis=0)
         log_det = 2.0 * np.log(np.diag(factor)).sum()
         n_features = self.covariance_.shape[0]
-        return -0.5 * (
-            (z**2).sum(axis=0) + log_det + n_features * math.log(2.0 * math.pi)
-        )
+        log_density = -0.5 * (squares + log_det + n_features * math.log(2.0 * math.pi))
+        # Rows too extreme for float64 arithmetic: a density of zero.
+        return np.where(np.isnan(log_density), -np.inf, log_density)
 
     def score(self, X, y=None):
         """Mean log-density of the rows (larger is better, for model selection).

@@ -7,7 +7,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, DensityMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..accounting import BudgetAccountant
 from ..base import PrivateEstimatorMixin
@@ -19,6 +19,7 @@ from ..mechanisms._product import (
     ppde_schedule,
 )
 from ..utils._docstrings import fill_doc
+from ..utils._input import validate_rows
 from ..utils._random import check_random_state
 from ..utils._sklearn_compat import (
     Interval,
@@ -297,9 +298,9 @@ class ProductBernoulli(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         self.accountant = accountant
         self.random_state = random_state
 
-    def _binary_rows(self, X, *, reset):
+    def _binary_rows(self, X, *, reset, method):
         # Validated rows as a bool array; the same rule in fit and score.
-        X = validate_data(self, X, reset=reset)
+        X = validate_rows(self, X, reset=reset, dtype=None, method=method)
         if self.binarize is not None:
             return X > self.binarize
         if X.dtype == np.bool_:
@@ -333,7 +334,7 @@ class ProductBernoulli(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         # a private estimator validates its parameters regardless.
         check_params_always(self)
         budget = self._check_budget()  # before the data are read
-        X = self._binary_rows(X, reset=True)
+        X = self._binary_rows(X, reset=True, method="fit")
         rng = check_random_state(self.random_state)
         n_samples, n_features = X.shape
 
@@ -415,7 +416,7 @@ class ProductBernoulli(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
             ``min_probability=0``).
         """
         check_is_fitted(self)
-        X = self._binary_rows(X, reset=False)
+        X = self._binary_rows(X, reset=False, method="score_samples")
         with np.errstate(divide="ignore"):
             log_p = np.log(self.probabilities_)
             log_q = np.log1p(-self.probabilities_)

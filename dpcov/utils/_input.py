@@ -1,4 +1,16 @@
-"""Validation of the rows a fit reads: NumPy arrays eagerly, Dask arrays lazily.
+"""The one guard every public entry point passes its rows through.
+
+dpcov counts every error message as something an adversary sees (see the
+user guide's privacy model), and the validation messages of scikit-learn,
+NumPy and pandas print data: ``Expected 2D array, got 1D array instead:
+array=[...]`` lists a whole column, ``could not convert string to float:
+'...'`` prints a cell. :func:`validate_rows` calls scikit-learn's validation
+and, when it fails, raises an error of its own instead, built from public
+facts only: the shape, the dtype, which columns (by position, or by the
+DataFrame's own column names, which the user declared) are not numeric,
+whether NaN or infinity is present, and how many rows are needed. It is
+raised outside the ``except`` block, so no chained exception (``__context__``
+or ``__cause__``) carries the original text either.
 
 A NumPy (or array-like) input is validated by scikit-learn's
 :func:`~sklearn.utils.validation.validate_data`. A ``dask.array.Array`` is not
@@ -13,46 +25,140 @@ before anything is released or recorded.
 import math
 
 import numpy as np
-from sklearn.utils.validation import validate_data
+from scipy import sparse
+from sklearn.utils.validation import check_array, validate_data
 
 from ._gram import is_dask_array
 
 FLOAT_DTYPES = (np.float64, np.float32)
 
+# The failures of scikit-learn's, NumPy's and pandas' validation (pandas'
+# errors derive from these). Anything else is not an input error and
+# propagates.
+_VALIDATION_ERRORS = (ValueError, TypeError, OverflowError)
 
-def validate_rows(estimator, X, *, reset=True, ensure_min_samples=1):
-    """Validate the input of ``fit`` (NumPy or Dask).
+_RESHAPE_HINT = (
+    "Reshape your data either using array.reshape(-1, 1) if your data has a "
+    "single feature or array.reshape(1, -1) if it contains a single sample."
+)
+
+
+def validate_rows(
+    estimator,
+    X,
+    *,
+    reset=True,
+    ensure_min_samples=1,
+    dtype=FLOAT_DTYPES,
+    accept_dask=False,
+    n_columns=None,
+    method="fit",
+):
+    """Validate the rows an entry point reads, with messages free of data.
 
     Parameters
     ----------
     estimator : estimator instance
-        Records (``reset=True``) or checks ``n_features_in_``.
+        Records (``reset=True``) or checks ``n_features_in_`` and the feature
+        names, as scikit-learn's ``validate_data`` does.
     X : array-like or dask.array.Array of shape (n_samples, n_features)
         Input rows.
     reset : bool, default=True
         Whether this is a fit (record the number of features).
     ensure_min_samples : int, default=1
         Fewest rows accepted.
+    dtype : tuple of dtypes or None, default=(float64, float32)
+        Accepted dtypes (others are converted to the first); None keeps any
+        numeric dtype (bool and integers included).
+    accept_dask : bool, default=False
+        Whether a Dask array stays lazy (the estimator reduces it by Dask);
+        otherwise it is loaded, as any array-like.
+    n_columns : int or None, default=None
+        For inputs that are not rows of the training space (coordinates given
+        to ``inverse_transform``): the number of columns required. The
+        estimator's ``n_features_in_`` and feature names are then neither
+        recorded nor checked.
+    method : str, default="fit"
+        The entry point, named in messages.
 
     Returns
     -------
     X : ndarray or dask.array.Array
-        float64 or float32 rows; a Dask array stays lazy (integers are cast
-        lazily to float64).
+        The validated rows; a Dask array stays lazy when ``accept_dask``
+        (integers are cast lazily to float64).
+
+    Raises
+    ------
+    ValueError or TypeError
+        With a message that names what is wrong (shape, dtype, the non-numeric
+        columns, NaN or infinity, too few rows, the number of features) and
+        no value of ``X``.
     """
-    if not is_dask_array(X):
-        return validate_data(
+    if accept_dask and is_dask_array(X):
+        return _validate_dask(estimator, X, reset=reset, ensure_min_samples=ensure_min_samples)
+    dtype = "numeric" if dtype is None else list(dtype)
+    try:
+        # scikit-learn's finiteness test sums X first: entries of +-1e308 make
+        # that sum inf - inf, and NumPy would warn about it on such data only.
+        with np.errstate(over="ignore", invalid="ignore"):
+            if n_columns is None:
+                return validate_data(
+                    estimator,
+                    X,
+                    reset=reset,
+                    dtype=dtype,
+                    ensure_min_samples=ensure_min_samples,
+                )
+            checked = check_array(
+                X, dtype=dtype, ensure_min_samples=ensure_min_samples
+            )
+    except _VALIDATION_ERRORS:
+        failed = True
+    else:
+        failed = False
+    if failed:
+        # Raised here, outside the except block: the original exception, whose
+        # text may quote the data, is not chained to ours.
+        raise _input_error(
             estimator,
             X,
             reset=reset,
-            dtype=list(FLOAT_DTYPES),
             ensure_min_samples=ensure_min_samples,
+            n_columns=n_columns,
+            method=method,
         )
+    if checked.shape[1] != n_columns:
+        raise ValueError(
+            f"X has {checked.shape[1]} columns, but {type(estimator).__name__}."
+            f"{method} is expecting {n_columns} (its n_components_)."
+        )
+    return checked
+
+
+def quiet_float_errors():
+    """Float arithmetic of a scoring method, with no data-dependent warning.
+
+    Rows with entries near the largest float64 overflow in squares and
+    products; NumPy would warn on such data only, which tells the adversary
+    that the scored rows hold extreme values. Under this context an overflow
+    gives ``inf`` and an undefined result (``inf - inf``) gives NaN, silently;
+    each scoring method then states what such a row scores (``-inf``
+    log-likelihood, ``inf`` distance).
+
+    Returns
+    -------
+    context : numpy.errstate
+        The context manager.
+    """
+    return np.errstate(over="ignore", invalid="ignore", divide="ignore")
+
+
+def _validate_dask(estimator, X, *, reset, ensure_min_samples):
+    name = type(estimator).__name__
     if X.ndim != 2:
         raise ValueError(
             f"Expected 2D array, got {X.ndim}D array instead (a dask array of "
-            f"shape (n_samples, n_features) is needed by "
-            f"{type(estimator).__name__})."
+            f"shape (n_samples, n_features) is needed by {name})."
         )
     if any(math.isnan(size) for size in X.shape):
         raise ValueError(
@@ -68,12 +174,151 @@ def validate_rows(estimator, X, *, reset=True, ensure_min_samples=1):
     if X.shape[0] < ensure_min_samples:
         raise ValueError(
             f"Found array with {X.shape[0]} sample(s) (shape={X.shape}) while a "
-            f"minimum of {ensure_min_samples} is required."
+            f"minimum of {ensure_min_samples} is required by {name}."
         )
     if X.shape[1] < 1:
         raise ValueError(
             f"Found array with 0 feature(s) (shape={X.shape}) while a minimum "
-            "of 1 is required."
+            f"of 1 is required by {name}."
         )
-    validate_data(estimator, X, reset=reset, skip_check_array=True)
+    try:
+        validate_data(estimator, X, reset=reset, skip_check_array=True)
+    except _VALIDATION_ERRORS:
+        failed = True
+    else:
+        failed = False
+    if failed:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but {name} is expecting "
+            f"{estimator.n_features_in_} features as input."
+        )
     return X
+
+
+def _is_dataframe(X):
+    return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
+
+
+def _column_label(X, position):
+    # A DataFrame's column names are the user's own declaration, not data;
+    # anything else is named by its 0-based position.
+    if _is_dataframe(X):
+        return f"column {position} ({str(X.columns[position])!r})"
+    return f"column {position}"
+
+
+def _non_numeric_columns(X, array):
+    """Positions of the columns that do not convert to float64, and the error kind."""
+    bad, type_error = [], False
+    for position in range(array.shape[1]):
+        column = X.iloc[:, position] if _is_dataframe(X) else array[:, position]
+        try:
+            np.asarray(column, dtype=np.float64)
+        except TypeError:
+            bad.append(position)
+            type_error = True
+        except (ValueError, OverflowError):
+            bad.append(position)
+    return bad, type_error
+
+
+def _input_error(estimator, X, *, reset, ensure_min_samples, n_columns, method):
+    """The error to raise for an input that scikit-learn refused.
+
+    Only public facts go in the message: the entry point, the shape, the
+    dtype, the positions (or declared names) of the columns at fault, whether
+    NaN or infinity is present, the rows needed.
+    """
+    name = type(estimator).__name__
+    where = f"{name}.{method}"
+    if sparse.issparse(X):
+        return TypeError(
+            f"Sparse data was passed to {where}, but dense data is required: "
+            "convert it with X.toarray() (dpcov clips and reduces dense rows)."
+        )
+    try:
+        array = np.asarray(X)
+    except _VALIDATION_ERRORS:
+        return ValueError(
+            f"{where} needs X as a 2-D array-like of shape (n_samples, "
+            "n_features) with rows of equal length; it could not be made into "
+            "an array (are some rows longer than others?)."
+        )
+    if array.ndim != 2:
+        return ValueError(
+            f"Expected 2D array, got {array.ndim}D array of shape {array.shape} "
+            f"instead in {where}. " + (_RESHAPE_HINT if array.ndim < 2 else "")
+        )
+    n_samples, n_features = array.shape
+    if array.dtype.kind == "c":
+        return ValueError(
+            f"Complex data not supported by {where}: X must be real-valued."
+        )
+    if array.dtype.kind in "mM":
+        return ValueError(
+            f"{where} needs numeric X; got dtype {array.dtype} (dates or "
+            "durations): convert them to numbers first."
+        )
+    if array.dtype.kind not in "biuf" and n_features:
+        bad, type_error = _non_numeric_columns(X, array)
+        if bad:
+            columns = ", ".join(_column_label(X, position) for position in bad[:10])
+            more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
+            message = (
+                f"{where} needs numeric X: {columns}{more} of {n_features} "
+                "hold values that are not numbers"
+            )
+            if type_error:
+                # The wording of float()'s own TypeError, which scikit-learn's
+                # common checks expect, without the offending object.
+                return TypeError(
+                    message + " (a float() argument must be a string or a real "
+                    "number). Encode or drop these columns before fitting."
+                )
+            return ValueError(
+                message + ". Encode or drop these columns before fitting."
+            )
+    if n_features == 0:
+        return ValueError(
+            f"Found array with 0 feature(s) (shape={array.shape}) while a minimum "
+            f"of 1 is required by {name}."
+        )
+    if n_samples < ensure_min_samples:
+        return ValueError(
+            f"Found array with {n_samples} sample(s) (shape={array.shape}) while "
+            f"a minimum of {ensure_min_samples} is required by {name}."
+        )
+    if n_columns is None and not reset and hasattr(estimator, "n_features_in_"):
+        if n_features != estimator.n_features_in_:
+            return ValueError(
+                f"X has {n_features} features, but {name} is expecting "
+                f"{estimator.n_features_in_} features as input."
+            )
+    fitted_names = getattr(estimator, "feature_names_in_", None)
+    if n_columns is None and not reset and fitted_names is not None and _is_dataframe(X):
+        names = [str(column) for column in X.columns]
+        if names != list(fitted_names):
+            # Column names are the user's declaration, not data.
+            return ValueError(
+                f"The feature names of X should match those seen in fit: {where} "
+                f"got {names[:20]}, fitted with {list(fitted_names)[:20]}."
+            )
+    try:
+        with np.errstate(all="ignore"):
+            values = array.astype(np.float64)
+        has_nan = bool(np.isnan(values).any())
+        has_inf = bool(np.isinf(values).any())
+    except _VALIDATION_ERRORS:
+        has_nan = has_inf = False
+    if has_nan or has_inf:
+        present = " and ".join(
+            word for word, flag in (("NaN", has_nan), ("infinity", has_inf)) if flag
+        )
+        return ValueError(
+            f"Input X contains {present}: {where} needs finite values; impute "
+            "or drop the missing and infinite entries first."
+        )
+    return ValueError(
+        f"{where} could not validate X: it needs a finite, numeric 2-D "
+        "array-like of shape (n_samples, n_features)."
+    )

@@ -6,7 +6,9 @@ If scikit-learn moves one of these, this file is the one place to change.
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from sklearn.base import _fit_context
+import functools
+
+from sklearn.base import _fit_context as _sklearn_fit_context
 from sklearn.decomposition._base import _BasePCA
 from sklearn.utils._param_validation import (
     Interval,
@@ -26,6 +28,49 @@ __all__ = [
     "check_params_always",
     "validate_parameter_constraints",
 ]
+
+
+def _fit_context(*, prefer_skip_nested_validation):
+    """scikit-learn's fit decorator, made all-or-nothing.
+
+    Besides what scikit-learn's ``_fit_context`` does (parameter validation,
+    the nested-validation config), a ``fit`` that raises leaves the estimator
+    as it was before the call: the attributes set on the way (``n_features_in_``
+    from validation, the attributes of an earlier fit overwritten before a
+    later step failed) are rolled back, so no half-fitted estimator is left
+    behind. The accountant is not rolled back: a fit that raised after
+    recording its budget (a private "no result" answer) has spent it.
+
+    Parameters
+    ----------
+    prefer_skip_nested_validation : bool
+        As for scikit-learn's ``_fit_context``.
+
+    Returns
+    -------
+    decorator : callable
+        Decorates a ``fit``-like method.
+    """
+    validating = _sklearn_fit_context(
+        prefer_skip_nested_validation=prefer_skip_nested_validation
+    )
+
+    def decorator(fit_method):
+        validated_fit = validating(fit_method)
+
+        @functools.wraps(fit_method)
+        def fit(estimator, *args, **kwargs):
+            state = dict(vars(estimator))
+            try:
+                return validated_fit(estimator, *args, **kwargs)
+            except BaseException:
+                vars(estimator).clear()
+                vars(estimator).update(state)
+                raise
+
+        return fit
+
+    return decorator
 
 
 def check_params_always(estimator):

@@ -212,7 +212,7 @@ def test_input_not_modified(Estimator):
         (np.array([[1.0, np.inf], [0.0, 1.0]]), ValueError, "infinity"),
         (np.array([1.0, 2.0, 3.0]), ValueError, "2D array"),
         (np.empty((0, 3)), ValueError, "0 sample"),
-        (np.array([["a", "b"], ["c", "d"]], dtype=object), ValueError, "convert"),
+        (np.array([["a", "b"], ["c", "d"]], dtype=object), ValueError, "not numbers"),
         (sp.csr_matrix(np.eye(3)), TypeError, "Sparse"),
     ],
 )

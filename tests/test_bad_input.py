@@ -1,0 +1,307 @@
+"""Bad input at every public entry point: a clear error, and nothing from the data.
+
+The privacy model counts every message as a release, and scikit-learn's,
+NumPy's and pandas' validation messages print arrays and cells. Every entry
+point of every estimator (fit, fit_transform, transform, inverse_transform,
+score, score_samples, mahalanobis) is fed the inputs below, under warnings
+recorded, with distinctive values (1234.5678, "SSN-123-45-6789",
+"Patient-Alice-0") in the data. For each: the documented outcome (a
+ValueError or TypeError, or acceptance), no distinctive value anywhere in the
+message or the formatted traceback (chained exceptions included), no warning,
+nothing recorded by the accountant and no half-fitted estimator after a
+failed fit.
+"""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import copy
+import traceback
+import warnings
+from functools import lru_cache
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+from dpcov.accounting import BudgetAccountant
+from dpcov.covariance import (
+    AdaptiveCovariance,
+    EigenSamplingCovariance,
+    GaussianCovariance,
+    NuclearLaplaceCovariance,
+    SeparateCovariance,
+)
+from dpcov.decomposition import PCA, ApproximateSubspace, ExactSubspace
+from dpcov.distributions import MultivariateGaussian, ProductBernoulli
+from dpcov.exceptions import NoPrivateResult
+
+N_FEATURES = 3
+VALUE = 1234.5678
+SECRET = "SSN-123-45-6789"
+NAME = "Patient-Alice-0"
+# Any rendering of the distinctive values: repr, numpy's fixed and scientific
+# formats, truncated cells.
+TOKENS = ("1234.5", "1234.6", "1.2345", "1.23457", "SSN", "123-45", "Alice")
+
+ESTIMATORS = {
+    "GaussianCovariance": lambda: GaussianCovariance(data_norm=10.0),
+    "SeparateCovariance": lambda: SeparateCovariance(data_norm=10.0),
+    "AdaptiveCovariance": lambda: AdaptiveCovariance(data_norm=10.0),
+    "EigenSamplingCovariance": lambda: EigenSamplingCovariance(data_norm=10.0),
+    "NuclearLaplaceCovariance": lambda: NuclearLaplaceCovariance(data_norm=10.0),
+    "PCA": lambda: PCA(n_components=2, data_norm=10.0),
+    # The whole space (n_components=None) at epsilon=inf: deterministic, so an
+    # accepted input always fits.
+    "ExactSubspace": lambda: ExactSubspace(epsilon=np.inf, assume_centered=True),
+    "ApproximateSubspace": lambda: ApproximateSubspace(
+        epsilon=np.inf, n_blocks=2, assume_centered=True
+    ),
+    "MultivariateGaussian-coinpress": lambda: MultivariateGaussian(),
+    "MultivariateGaussian-klsu": lambda: MultivariateGaussian(
+        method="klsu", min_variance=1.0, max_variance=10.0
+    ),
+    "ProductBernoulli": lambda: ProductBernoulli(binarize=0.0),
+}
+
+# The entry points that read rows, besides fit.
+ROW_METHODS = {
+    "GaussianCovariance": ("score", "mahalanobis"),
+    "SeparateCovariance": ("score", "mahalanobis"),
+    "AdaptiveCovariance": ("score", "mahalanobis"),
+    "EigenSamplingCovariance": ("score", "mahalanobis"),
+    "NuclearLaplaceCovariance": ("score", "mahalanobis"),
+    "PCA": ("fit_transform", "transform", "score", "score_samples"),
+    "ExactSubspace": ("transform", "score"),
+    "ApproximateSubspace": ("transform", "score"),
+    "MultivariateGaussian-coinpress": ("score", "score_samples"),
+    "MultivariateGaussian-klsu": ("score", "score_samples"),
+    "ProductBernoulli": ("score", "score_samples"),
+}
+# inverse_transform reads coordinates: n_components_ columns.
+COORDINATE_METHODS = ("PCA", "ExactSubspace", "ApproximateSubspace")
+
+
+def _rows(n_samples=40, n_features=N_FEATURES):
+    # Every cell near VALUE, so that any echo of the data shows a token.
+    steps = np.arange(n_samples * n_features).reshape(n_samples, n_features)
+    return VALUE + 1e-4 * steps
+
+
+def _string_cell(X):
+    X = X.astype(object)
+    X[1, 1] = SECRET
+    return X
+
+
+def _dataframe_with_text(X):
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    frame["name"] = [f"Patient-Alice-{i}" for i in range(X.shape[0])]
+    return frame.iloc[:, 1:]  # keep the number of columns
+
+
+def _with(X, row, value):
+    X = X.copy()
+    X[row, 1] = value
+    return X
+
+
+def _extreme(X):
+    # Finite but extreme rows: overflow in a square must not show.
+    X = X.copy()
+    X[0] = 1e308
+    X[1] = -1e308
+    X[2] = [1e307, 0.0, -1e300][: X.shape[1]] + [0.0] * (X.shape[1] - 3)
+    X[3] = 1e300
+    return X
+
+
+def _ragged(X):
+    rows = X.tolist()
+    rows[1] = rows[1][:-1]
+    return rows
+
+
+def _huge_int(X):
+    X = X.astype(object)
+    X[1, 1] = 10**400
+    return X
+
+
+# name -> (make input from rows of the right width, expected outcome);
+# "error": ValueError or TypeError; "accept": runs; "either": either of the
+# two (a public rule on the number of rows decides).
+INPUTS = {
+    "1-D": (lambda X: X[:, 0], "error"),
+    "3-D": (lambda X: X[:, :, np.newaxis], "error"),
+    "empty": (lambda X: X[:0], "error"),
+    "one row": (lambda X: X[:1], "either"),
+    "string cell": (_string_cell, "error"),
+    "object column of numbers": (lambda X: X.astype(object), "accept"),
+    "DataFrame with a text column": (_dataframe_with_text, "error"),
+    "NaN": (lambda X: _with(X, 1, np.nan), "error"),
+    "inf": (lambda X: _with(X, 1, np.inf), "error"),
+    "complex": (lambda X: X + 1j, "error"),
+    "bool": (lambda X: X > VALUE + 1e-3, "accept"),
+    "sparse": (sparse.csr_matrix, "error"),
+    "list of lists": (lambda X: X.tolist(), "accept"),
+    "ragged list": (_ragged, "error"),
+    "python int beyond float64": (_huge_int, "error"),
+    "float16": (lambda X: X.astype(np.float16), "accept"),
+    "entries 1e300 to 1e308": (_extreme, "accept"),
+}
+
+
+def _fit_data(name):
+    rng = np.random.default_rng(0)
+    return rng.normal(size=(400, N_FEATURES))
+
+
+@lru_cache(maxsize=None)
+def _fitted(name):
+    return ESTIMATORS[name]().fit(_fit_data(name))
+
+
+def _call(estimator, method, X):
+    if method in ("fit", "fit_transform"):
+        return getattr(estimator, method)(X)
+    return getattr(estimator, method)(X)
+
+
+def _outcome(estimator, method, X):
+    """(exception or None, formatted traceback, warnings) of one call."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            _call(estimator, method, X)
+        except Exception as exc:  # noqa: BLE001 - the test inspects any error
+            return exc, "".join(traceback.format_exception(exc)), caught
+    return None, "", caught
+
+
+def _assert_no_data(text):
+    for token in TOKENS:
+        assert token not in text, f"{token!r} leaked into:\n{text}"
+
+
+def _assert_outcome(expected, error, text, caught, method):
+    # scikit-learn's warning that a DataFrame meets an estimator fitted on an
+    # array names no data (column names are the user's); nothing else may warn.
+    caught = [w for w in caught if "feature names" not in str(w.message)]
+    assert not caught, [str(w.message) for w in caught]
+    _assert_no_data(text)
+    if error is not None:
+        # Chained exceptions would carry the original text.
+        assert error.__context__ is None or isinstance(error, NoPrivateResult)
+        assert error.__cause__ is None
+    if expected == "error":
+        assert isinstance(error, ValueError | TypeError), text
+        assert str(error)
+    elif expected == "accept":
+        # A stability-based learner may answer "no result" on any data: a
+        # private outcome, not an input error.
+        assert error is None or isinstance(error, NoPrivateResult), text
+    else:
+        assert error is None or isinstance(error, ValueError), text
+
+
+def _fit_cases():
+    for name in ESTIMATORS:
+        for input_name in INPUTS:
+            yield pytest.param(name, input_name, id=f"{name}-fit-{input_name}")
+
+
+@pytest.mark.parametrize("name, input_name", list(_fit_cases()))
+def test_fit_bad_input(name, input_name):
+    make, expected = INPUTS[input_name]
+    X = make(_rows())
+    accountant = BudgetAccountant()
+    estimator = ESTIMATORS[name]().set_params(accountant=accountant)
+    error, text, caught = _outcome(estimator, "fit", X)
+    _assert_outcome(expected, error, text, caught, "fit")
+    if error is None or isinstance(error, NoPrivateResult):
+        assert len(accountant) == 1
+    else:
+        # Refused before anything private ran: nothing recorded, and the
+        # estimator is left as it was (unfitted).
+        assert len(accountant) == 0
+        assert not [key for key in vars(estimator) if key.endswith("_")]
+
+
+def _method_cases():
+    for name, methods in ROW_METHODS.items():
+        for method in methods:
+            for input_name in [*INPUTS, "wrong n_features"]:
+                yield pytest.param(
+                    name, method, input_name, id=f"{name}-{method}-{input_name}"
+                )
+
+
+@pytest.mark.parametrize("name, method, input_name", list(_method_cases()))
+def test_method_bad_input(name, method, input_name):
+    if input_name == "wrong n_features":
+        make, expected = (lambda X: X[:, :-1]), "error"
+    else:
+        make, expected = INPUTS[input_name]
+    if method == "fit_transform" and input_name == "wrong n_features":
+        expected = "accept"  # a new fit: any width
+    X = make(_rows())
+    estimator = copy.deepcopy(_fitted(name))
+    error, text, caught = _outcome(estimator, method, X)
+    _assert_outcome(expected, error, text, caught, method)
+
+
+@pytest.mark.parametrize("name", COORDINATE_METHODS)
+@pytest.mark.parametrize("input_name", [*INPUTS, "wrong n_features"])
+def test_inverse_transform_bad_input(name, input_name):
+    estimator = copy.deepcopy(_fitted(name))
+    width = estimator.n_components_
+    if input_name == "wrong n_features":
+        make, expected = (lambda X: X[:, :-1]), "error"
+    else:
+        make, expected = INPUTS[input_name]
+    X = make(_rows(n_features=width))
+    error, text, caught = _outcome(estimator, "inverse_transform", X)
+    _assert_outcome(expected, error, text, caught, "inverse_transform")
+
+
+def test_messages_say_what_is_wrong():
+    # The messages replace the data by public facts: shape, column, dtype.
+    estimator = SeparateCovariance(data_norm=1.0)
+    X = _rows()
+    with pytest.raises(ValueError, match=r"Expected 2D array, got 1D array of shape \(40,\)"):
+        estimator.fit(X[:, 0])
+    with pytest.raises(ValueError, match=r"column 1 of 3 hold values that are not"):
+        estimator.fit(_string_cell(X))
+    with pytest.raises(ValueError, match="contains NaN"):
+        estimator.fit(_with(X, 1, np.nan))
+    with pytest.raises(ValueError, match="contains infinity"):
+        estimator.fit(_with(X, 1, np.inf))
+    with pytest.raises(TypeError, match="Sparse data"):
+        estimator.fit(sparse.csr_matrix(X))
+    with pytest.raises(ValueError, match="Complex data not supported"):
+        estimator.fit(X + 1j)
+    with pytest.raises(ValueError, match="minimum of 4 is required"):
+        MultivariateGaussian().fit(X[:3])
+
+
+def test_dataframe_column_named_by_its_header():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(_rows(), columns=["age", "income", "visits"])
+    frame["patient"] = [f"Patient-Alice-{i}" for i in range(len(frame))]
+    with pytest.raises(ValueError, match=r"column 3 \('patient'\)") as info:
+        SeparateCovariance(data_norm=1.0).fit(frame)
+    _assert_no_data("".join(traceback.format_exception(info.value)))
+
+
+def test_failed_refit_keeps_the_earlier_fit():
+    # A refit that fails leaves the earlier fit in place, all of it.
+    estimator = SeparateCovariance(data_norm=10.0, random_state=0)
+    estimator.fit(_fit_data("SeparateCovariance"))
+    before = {key: copy.deepcopy(value) for key, value in vars(estimator).items()}
+    with pytest.raises(ValueError):
+        estimator.fit(np.ones((5, N_FEATURES + 2)) * np.nan)
+    assert vars(estimator).keys() == before.keys()
+    np.testing.assert_array_equal(estimator.covariance_, before["covariance_"])
+    assert estimator.n_features_in_ == N_FEATURES
