@@ -191,7 +191,12 @@ class NuclearLaplaceCovariance(BasePrivateCovariance):
         which this release meets only up to the chain's total-variation
         error.
     noise_rate_ : float
-        The rate ``kappa = epsilon n / (2 R**2)`` of the noise (public).
+        The rate ``kappa = epsilon n / (2 R**2)`` of the noise. ``R`` is the
+        bound on the processed rows: ``data_norm`` when it is given and
+        ``assume_centered=True``; otherwise it involves the private radius
+        ``data_norm_`` or the norm of the private mean ``location_``, so
+        ``noise_rate_`` is a function of public values and of those releases
+        (post-processing), not a public value.
     trace_bound_ : float
         The private trace bound ``t`` (only with ``project=True``).
 
