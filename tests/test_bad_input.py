@@ -305,3 +305,12 @@ def test_failed_refit_keeps_the_earlier_fit():
     assert vars(estimator).keys() == before.keys()
     np.testing.assert_array_equal(estimator.covariance_, before["covariance_"])
     assert estimator.n_features_in_ == N_FEATURES
+
+
+@pytest.mark.parametrize(
+    "name", ["MultivariateGaussian-coinpress", "ProductBernoulli"]
+)
+@pytest.mark.parametrize("n_samples", [0, -3, 2.5, True, "10"])
+def test_sample_refuses_bad_n_samples(name, n_samples):
+    with pytest.raises(ValueError, match="n_samples must be a positive integer"):
+        _fitted(name).sample(n_samples, random_state=0)

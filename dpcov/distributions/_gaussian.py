@@ -445,6 +445,14 @@ default=None
             The rows.
         """
         check_is_fitted(self)
+        if (
+            not isinstance(n_samples, Integral)
+            or isinstance(n_samples, bool)
+            or n_samples < 1
+        ):
+            raise ValueError(
+                f"n_samples must be a positive integer, got {n_samples!r}."
+            )
         rng = check_random_state(random_state)
         factor = linalg.cholesky(self.covariance_, lower=True)
         n_features = self.covariance_.shape[0]
