@@ -272,7 +272,7 @@ def test_messages_say_what_is_wrong():
     X = _rows()
     with pytest.raises(ValueError, match=r"Expected 2D array, got 1D array of shape \(40,\)"):
         estimator.fit(X[:, 0])
-    with pytest.raises(ValueError, match=r"column 1 of 3 hold values that are not"):
+    with pytest.raises(ValueError, match=r"column 1 \(of 3\) holds values that are not"):
         estimator.fit(_string_cell(X))
     with pytest.raises(ValueError, match="contains NaN"):
         estimator.fit(_with(X, 1, np.nan))
@@ -314,3 +314,25 @@ def test_failed_refit_keeps_the_earlier_fit():
 def test_sample_refuses_bad_n_samples(name, n_samples):
     with pytest.raises(ValueError, match="n_samples must be a positive integer"):
         _fitted(name).sample(n_samples, random_state=0)
+
+
+@pytest.mark.parametrize(
+    "column, message",
+    [
+        (lambda pd, n: pd.Categorical(["SSN-123"] * n), "not numbers"),
+        (lambda pd, n: pd.date_range("2020-01-01", periods=n), "not numbers"),
+        (lambda pd, n: pd.array(["SSN-123"] * n, dtype="string"), "not numbers"),
+        (lambda pd, n: pd.array([1] * (n - 1) + [None], dtype="Int64"), "NaN"),
+        (lambda pd, n: [1.0] * (n - 1) + ["SSN-123"], "not numbers"),
+    ],
+    ids=["category", "datetime", "string", "nullable int with NA", "mixed object"],
+)
+def test_dataframe_column_kinds(column, message):
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(_rows(), columns=["a", "b", "c"])
+    frame["d"] = column(pd, len(frame))
+    with pytest.raises((ValueError, TypeError), match=message) as info:
+        SeparateCovariance(data_norm=1.0).fit(frame)
+    _assert_no_data("".join(traceback.format_exception(info.value)))
+    if message == "not numbers":
+        assert "column 3 ('d')" in str(info.value)

@@ -207,19 +207,41 @@ def _column_label(X, position):
     return f"column {position}"
 
 
-def _non_numeric_columns(X, array):
-    """Positions of the columns that do not convert to float64, and the error kind."""
-    bad, type_error = [], False
+def _column_as_float(X, array, position):
+    # One column as float64 (pandas' missing values as NaN); raises TypeError
+    # or ValueError when it holds something that is not a number.
+    if _is_dataframe(X):
+        column = X.iloc[:, position]
+        if getattr(column.dtype, "kind", "O") in "mM":
+            raise TypeError("dates and durations are not numbers")
+        return column.to_numpy(dtype=np.float64, na_value=np.nan)
+    return np.asarray(array[:, position], dtype=np.float64)
+
+
+def _columns_as_float(X, array):
+    """The columns as float64, and the positions of those that do not convert.
+
+    Returns
+    -------
+    columns : list of ndarray
+        The converted columns (those that convert).
+    bad : list of int
+        Positions of the columns that do not convert.
+    type_error : bool
+        Whether some conversion failed with a TypeError (an object that is
+        not a string or a number, rather than a string that is not a number).
+    """
+    columns, bad, type_error = [], [], False
     for position in range(array.shape[1]):
-        column = X.iloc[:, position] if _is_dataframe(X) else array[:, position]
         try:
-            np.asarray(column, dtype=np.float64)
+            with np.errstate(all="ignore"):
+                columns.append(_column_as_float(X, array, position))
         except TypeError:
             bad.append(position)
             type_error = True
         except (ValueError, OverflowError):
             bad.append(position)
-    return bad, type_error
+    return columns, bad, type_error
 
 
 def _input_error(estimator, X, *, reset, ensure_min_samples, n_columns, method):
@@ -259,25 +281,23 @@ def _input_error(estimator, X, *, reset, ensure_min_samples, n_columns, method):
             f"{where} needs numeric X; got dtype {array.dtype} (dates or "
             "durations): convert them to numbers first."
         )
-    if array.dtype.kind not in "biuf" and n_features:
-        bad, type_error = _non_numeric_columns(X, array)
-        if bad:
-            columns = ", ".join(_column_label(X, position) for position in bad[:10])
-            more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
-            message = (
-                f"{where} needs numeric X: {columns}{more} of {n_features} "
-                "hold values that are not numbers"
+    columns, bad, type_error = _columns_as_float(X, array)
+    if bad:
+        labels = ", ".join(_column_label(X, position) for position in bad[:10])
+        more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
+        verb = "holds" if len(bad) == 1 else "hold"
+        message = (
+            f"{where} needs numeric X, but {labels}{more} (of {n_features}) "
+            f"{verb} values that are not numbers"
+        )
+        if type_error:
+            # The wording of float()'s own TypeError, which scikit-learn's
+            # common checks expect, without the offending object.
+            return TypeError(
+                message + " (a float() argument must be a string or a real "
+                "number). Encode or drop these columns before fitting."
             )
-            if type_error:
-                # The wording of float()'s own TypeError, which scikit-learn's
-                # common checks expect, without the offending object.
-                return TypeError(
-                    message + " (a float() argument must be a string or a real "
-                    "number). Encode or drop these columns before fitting."
-                )
-            return ValueError(
-                message + ". Encode or drop these columns before fitting."
-            )
+        return ValueError(message + ". Encode or drop these columns before fitting.")
     if n_features == 0:
         return ValueError(
             f"Found array with 0 feature(s) (shape={array.shape}) while a minimum "
@@ -303,13 +323,8 @@ def _input_error(estimator, X, *, reset, ensure_min_samples, n_columns, method):
                 f"The feature names of X should match those seen in fit: {where} "
                 f"got {names[:20]}, fitted with {list(fitted_names)[:20]}."
             )
-    try:
-        with np.errstate(all="ignore"):
-            values = array.astype(np.float64)
-        has_nan = bool(np.isnan(values).any())
-        has_inf = bool(np.isinf(values).any())
-    except _VALIDATION_ERRORS:
-        has_nan = has_inf = False
+    has_nan = any(bool(np.isnan(column).any()) for column in columns)
+    has_inf = any(bool(np.isinf(column).any()) for column in columns)
     if has_nan or has_inf:
         present = " and ".join(
             word for word, flag in (("NaN", has_nan), ("infinity", has_inf)) if flag

@@ -183,7 +183,7 @@ def test_sparse_and_non_numeric_input_rejected():
 
     with pytest.raises(TypeError, match="dense data is required"):
         PCA(data_norm=1.0).fit(sparse.random(50, 4, density=0.5, format="csr"))
-    with pytest.raises(ValueError, match="hold values that are not numbers"):
+    with pytest.raises(ValueError, match="values that are not numbers"):
         PCA(data_norm=1.0).fit(np.array([["a", "b"], ["c", "d"]]))
 
 
