@@ -288,11 +288,17 @@ def add_fit_arguments(parser):
         "--max-epsilon",
         type=float,
         metavar="E",
-        help="cap of a new ledger: total epsilon (with --max-delta, default 0 = "
-        "pure DP)",
+        help="cap of a new ledger: total epsilon, at the delta of --max-delta, "
+        "which a new ledger needs with it",
     )
     ledger.add_argument(
-        "--max-delta", type=float, metavar="D", help="cap of a new ledger: delta"
+        "--max-delta",
+        type=float,
+        metavar="D",
+        help="cap of a new ledger: the delta of --max-epsilon. 1e-6 (the "
+        "default fits' delta) caps (epsilon, 1e-6)-DP, which the default fits "
+        "keep; 0 caps pure epsilon-DP, which only pure-DP fits (--delta 0) "
+        "keep",
     )
     ledger.add_argument(
         "--max-rho", type=float, metavar="R", help="cap of a new ledger: total rho"
@@ -729,23 +735,56 @@ class FileLedger(BudgetAccountant):
         return self
 
 
+def _is_at(path, stat):
+    # Whether ``path`` is (still) the file that ``stat`` describes.
+    try:
+        current = os.stat(path)
+    except FileNotFoundError:
+        return False
+    return (current.st_dev, current.st_ino) == (stat.st_dev, stat.st_ino)
+
+
 @contextlib.contextmanager
 def _locked(path):
     # An exclusive lock on ``<ledger>.lock`` for the whole command, so that
     # concurrent fits on the same ledger cannot both pass its cap. POSIX
     # only; elsewhere the ledger is not protected against concurrent runs.
+    #
+    # The holder removes the lock file before it lets the lock go, so none is
+    # left behind. A run that was waiting on the removed file then holds the
+    # lock of a file no longer at the path: it sees that (device and inode
+    # differ, or no file is there) and tries again with the file now at the
+    # path. Only the holder of the file at the path runs.
     try:
         import fcntl  # noqa: PLC0415
     except ImportError:
         yield
         return
     lock_path = f"{path}.lock"
-    with open(lock_path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+    while True:
         try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            handle = open(lock_path, "a")  # noqa: SIM115 (closed below)
+        except OSError as exc:
+            reason = exc.strerror or _one_line(exc)
+            raise CommandError(
+                f"cannot create the ledger's lock file: {reason}"
+            ) from None
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            held = os.fstat(handle.fileno())
+            if _is_at(lock_path, held):
+                break
+        except BaseException:
+            handle.close()
+            raise
+        handle.close()
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            if _is_at(lock_path, held):
+                os.remove(lock_path)
+        handle.close()  # lets the lock go, after the removal
 
 
 def load_ledger(path, *, epsilon=None, delta=None, rho=None):
@@ -771,6 +810,15 @@ def load_ledger(path, *, epsilon=None, delta=None, rho=None):
     if delta is not None and epsilon is None:
         raise CommandError("--max-delta needs --max-epsilon")
     if not os.path.exists(path):
+        if epsilon is not None and delta is None and rho is None:
+            # No default delta: a cap is a privacy promise, so its delta is
+            # said, never assumed (an epsilon alone used to mean pure DP).
+            raise CommandError(
+                "a new ledger's --max-epsilon needs --max-delta: --max-delta "
+                "1e-6 caps (epsilon, 1e-6)-DP, which the default fits "
+                "(delta=1e-6) keep; --max-delta 0 caps pure epsilon-DP, which "
+                "only pure-DP fits (--delta 0) keep"
+            )
         try:
             cap = {k: v for k, v in given.items() if v is not None}
             return FileLedger(path, **cap)
@@ -847,6 +895,65 @@ def ledger_json(accountant):
     }
 
 
+def _cap_text(accountant):
+    # The cap of ``accountant``, in its own units.
+    if accountant.rho_cap is not None:
+        return f"rho={accountant.rho_cap:g}"
+    if accountant.epsilon_cap is None:
+        return "none"
+    if accountant.delta_cap == 0:
+        return f"epsilon={accountant.epsilon_cap:g} (pure DP)"
+    return f"(epsilon={accountant.epsilon_cap:g}, delta={accountant.delta_cap:g})"
+
+
+def _total_text(accountant, cap):
+    # The total of ``accountant`` in the units of the cap of ``cap``: rho for
+    # a rho cap, epsilon for a pure one, (epsilon, delta) at the cap's delta.
+    if cap.rho_cap is not None:
+        return f"rho={accountant.rho:.6g}"
+    if cap.epsilon_cap is None:
+        return repr(accountant.total())
+    epsilon = accountant.epsilon_at(cap.delta_cap)
+    if cap.delta_cap == 0:
+        return f"epsilon={epsilon:.6g}"
+    return f"(epsilon={epsilon:.6g}, delta={cap.delta_cap:g})"
+
+
+def _refusal(accountant, cost, label):
+    # Why the ledger refuses a fit that costs ``cost``, in the cap's units.
+    # Only public values: the guarantees and the cap.
+    cap = _cap_text(accountant)
+    if accountant.rho_cap is not None and isinstance(cost, ApproxDP):
+        reason = (
+            f"its guarantee, {cost!r}, has no zCDP form, and the ledger's cap is {cap}"
+        )
+    elif (
+        accountant.epsilon_cap is not None
+        and accountant.delta_cap == 0
+        and not isinstance(cost, PureDP)
+    ):
+        reason = (
+            f"its guarantee, {cost!r}, is not pure DP, and the ledger's cap is "
+            f"{cap}, which only pure-DP fits (--delta 0) keep"
+        )
+    else:
+        after = BudgetAccountant(delta=accountant.delta_cap)
+        after.spend(accountant)
+        after.spend(cost, label=label)
+        reason = (
+            f"it would bring the ledger's total to {_total_text(after, accountant)}"
+            f", over its cap {cap}"
+        )
+    return (
+        f"{label}: refused before reading the data: {reason} "
+        f"({_fits(len(accountant))} recorded)"
+    )
+
+
+def _fits(n):
+    return f"{n} fit" if n == 1 else f"{n} fits"
+
+
 def run_fit(args):
     """Run ``dpcov fit``.
 
@@ -919,9 +1026,10 @@ def _run_fit(args):
     if accountant is not None:
         # Refuse before the data file is even opened.
         try:
-            accountant.check(estimator.privacy_cost(), label=cls.__name__)
-        except BudgetExceeded as exc:
-            raise CommandError(_one_line(exc)) from None
+            cost = estimator.privacy_cost()
+            accountant.check(cost, label=cls.__name__)
+        except BudgetExceeded:
+            raise CommandError(_refusal(accountant, cost, cls.__name__)) from None
         except ValueError as exc:
             raise CommandError(f"{cls.__name__}: {_one_line(exc)}") from None
 
@@ -989,8 +1097,8 @@ def _run_fit(args):
         print(f"guarantee: {_describe(estimator)}")
         if accountant is not None:
             print(
-                f"ledger {ledger_path}: {len(accountant)} fits, total "
-                f"{accountant.total()!r}"
+                f"ledger {ledger_path}: {_fits(len(accountant))}, total "
+                f"{_total_text(accountant, accountant)}, cap {_cap_text(accountant)}"
             )
     return 0
 

@@ -4,13 +4,17 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 
 import numpy as np
 import pytest
 
+import dpcov
 from dpcov.__main__ import main
 from dpcov._cli_fit import (
     ESTIMATORS,
+    _locked,
     parse_param,
     resolve_estimator,
     to_json,
@@ -33,6 +37,18 @@ def data(tmp_path, monkeypatch):
         handle.write("a,b,c,d\n")
         np.savetxt(handle, X, delimiter=",", fmt="%.17g")
     return X
+
+
+def _cli_env():
+    # A subprocess runs the dpcov under test (not an installed copy) on one
+    # BLAS thread.
+    root = os.path.dirname(os.path.dirname(os.path.abspath(dpcov.__file__)))
+    path = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONPATH": path, "OPENBLAS_NUM_THREADS": "1"}
+
+
+#: The estimator of the tests that need just one fit.
+_FIT = ["-e", "gauss", "--data-norm", "1"]
 
 
 def _guarantee(data):
@@ -236,11 +252,10 @@ def test_resolve_estimator():
 
 @pytest.mark.slow
 def test_fit_subprocess_exit_code(data, tmp_path):
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
     result = subprocess.run(
         [sys.executable, "-m", "dpcov", "fit", "missing.csv", "-e", "gauss"],
         cwd=tmp_path,
-        env=env,
+        env=_cli_env(),
         capture_output=True,
         text=True,
         timeout=120,
@@ -284,7 +299,7 @@ def test_ledger_records_fits_and_refuses_before_reading(data, tmp_path, capsys):
     # refused before the input is opened (a missing file proves it) and
     # nothing is written.
     argv = ["fit", "x.npy", "-e", "gauss", "--data-norm", "1", "--delta", "0"]
-    cap = ["--ledger", "budget.json", "--max-epsilon", "1"]
+    cap = ["--ledger", "budget.json", "--max-epsilon", "1", "--max-delta", "0"]
     assert main([*argv, "--epsilon", "0.4", *cap, "-o", "a.npy"]) == 0
     assert (
         main([*argv, "--epsilon", "0.4", "--ledger", "budget.json", "-o", "b.npy"]) == 0
@@ -355,7 +370,7 @@ def test_ledger_keeps_a_fit_that_failed_after_it_was_recorded(tmp_path, monkeypa
             "guarantee": {"notion": "approx", "epsilon": 1.0, "delta": 1e-6},
         }
     ]
-    assert sorted(os.listdir(tmp_path)) == ["l.json", "l.json.lock", "r.npy"]
+    assert sorted(os.listdir(tmp_path)) == ["l.json", "r.npy"]
 
 
 def test_headerless_csv_with_a_bad_first_row_reveals_nothing(tmp_path, capsys):
@@ -386,13 +401,12 @@ def test_concurrent_fits_on_one_ledger_cannot_both_pass_its_cap(data, tmp_path):
     # makes the second see the first's record, so exactly one releases.
     cmd = [sys.executable, "-m", "dpcov", "fit", "x.npy", "-e", "gauss"]
     cmd += ["--delta", "0", "--epsilon", "1", "--data-norm", "1", "-q"]
-    cmd += ["--ledger", "l.json", "--max-epsilon", "1"]
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    cmd += ["--ledger", "l.json", "--max-epsilon", "1", "--max-delta", "0"]
     runs = [
         subprocess.Popen(
             [*cmd, "-o", f"out{i}.npy"],
             cwd=tmp_path,
-            env=env,
+            env=_cli_env(),
             stderr=subprocess.PIPE,
         )
         for i in range(2)
@@ -404,3 +418,98 @@ def test_concurrent_fits_on_one_ledger_cannot_both_pass_its_cap(data, tmp_path):
     ledger = json.loads((tmp_path / "l.json").read_text())
     assert len(ledger["fits"]) == 1
     assert sum((tmp_path / f"out{i}.npy").exists() for i in range(2)) == 1
+    assert not (tmp_path / "l.json.lock").exists()
+
+
+# --- the ledger's cap and lock -------------------------------------------------
+
+
+def test_ledger_max_epsilon_alone_is_refused_at_creation(data, tmp_path, capsys):
+    argv = ["fit", "x.npy", *_FIT, "-q", "--ledger", "l.json", "--max-epsilon", "3"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "--max-epsilon needs --max-delta" in err
+    assert "--max-delta 1e-6" in err and "--max-delta 0" in err
+    assert not (tmp_path / "l.json").exists()
+    # An existing ledger keeps its cap: --max-epsilon alone just repeats it.
+    assert main([*argv, "--max-delta", "1e-6"]) == 0
+    assert main([*argv, "-o", "b.npy"]) == 0
+    assert len(json.loads((tmp_path / "l.json").read_text())["fits"]) == 2
+
+
+_PURE = ["--delta", "0", "--epsilon", "0.6"]
+
+
+@pytest.mark.parametrize(
+    "cap, accepted, refused, total, refusal",
+    [
+        (
+            ["--max-epsilon", "1.5", "--max-delta", "1e-6"],
+            [[], []],
+            [],
+            "2 fits, total (epsilon=1.45104, delta=1e-06), cap (epsilon=1.5, "
+            "delta=1e-06)",
+            "it would bring the ledger's total to (epsilon=1.80641, delta=1e-06), "
+            "over its cap (epsilon=1.5, delta=1e-06) (2 fits recorded)",
+        ),
+        (
+            ["--max-epsilon", "1", "--max-delta", "0"],
+            [_PURE],
+            _PURE,
+            "1 fit, total epsilon=0.6, cap epsilon=1 (pure DP)",
+            "it would bring the ledger's total to epsilon=1.2, over its cap "
+            "epsilon=1 (pure DP) (1 fit recorded)",
+        ),
+        (
+            ["--max-epsilon", "1", "--max-delta", "0"],
+            [_PURE],
+            [],
+            "1 fit, total epsilon=0.6, cap epsilon=1 (pure DP)",
+            "its guarantee, ZCDP(rho=0.024355970359514156), is not pure DP, and "
+            "the ledger's cap is epsilon=1 (pure DP), which only pure-DP fits "
+            "(--delta 0) keep (1 fit recorded)",
+        ),
+        (
+            ["--max-rho", "0.03"],
+            [[]],
+            ["-e", "exact-subspace", "--n-components", "1"],
+            "1 fit, total rho=0.024356, cap rho=0.03",
+            "its guarantee, ApproxDP(epsilon=1.0, delta=1e-06), has no zCDP "
+            "form, and the ledger's cap is rho=0.03 (1 fit recorded)",
+        ),
+    ],
+)
+def test_ledger_speaks_in_the_caps_units(
+    data, capsys, cap, accepted, refused, total, refusal
+):
+    # The summary gives the total in the cap's units, and a refusal says why
+    # in them too.
+    base = ["fit", "x.npy", "--ledger", "l.json", *cap]
+    for i, extra in enumerate(accepted):
+        assert main([*base, *_FIT, *extra, "-o", f"{i}.npy"]) == 0
+    assert f"ledger l.json: {total}\n" in capsys.readouterr().out
+    estimator = _FIT if "-e" not in refused else []
+    assert main([*base, *estimator, *refused, "-o", "last.npy"]) == 1
+    err = capsys.readouterr().err
+    assert err.endswith(f": refused before reading the data: {refusal}\n")
+
+
+def test_ledger_lock_is_exclusive_and_removed(tmp_path):
+    # The second run waits on the first's lock file, which the first removes
+    # as it lets go; the second then locks a fresh file and removes it too.
+    path = tmp_path / "l.json"
+    order = []
+
+    def second():
+        with _locked(path):
+            order.append("second")
+
+    with _locked(path):
+        assert os.listdir(tmp_path) == ["l.json.lock"]
+        thread = threading.Thread(target=second)
+        thread.start()
+        time.sleep(0.2)  # the second run now waits on this lock file
+        order.append("first")
+    thread.join(timeout=10)
+    assert order == ["first", "second"]
+    assert os.listdir(tmp_path) == []
