@@ -275,6 +275,25 @@ def add_fit_arguments(parser):
         default=",",
         help='CSV field delimiter (default ","; "\\t" = tab)',
     )
+    header = parser.add_mutually_exclusive_group()
+    header.add_argument(
+        "--header",
+        dest="header",
+        action="store_const",
+        const=True,
+        help="the CSV's first row names the columns (errors may then name a "
+        "column by its header name)",
+    )
+    header.add_argument(
+        "--no-header",
+        dest="header",
+        action="store_const",
+        const=False,
+        help="every row of the CSV is data. Without either flag, a first row "
+        "of text fields only (no number, no empty or NA field) is a header "
+        "and any other first row is refused as ambiguous: a row of numbers "
+        "may be a header such as 2019,2020,2021, and NA,NA may be missing data",
+    )
     ledger = parser.add_argument_group(
         "accounting across fits",
         "Keep a JSON ledger of every fit on the same data: a fit that would "
@@ -307,13 +326,79 @@ def add_fit_arguments(parser):
 
 # -- input ------------------------------------------------------------------
 
+#: CSV fields that stand for a missing value (case-insensitive, after
+#: stripping spaces). A first row holding one is not taken for a header
+#: without ``--header``: ``NA,NA`` may be a row of missing data.
+MISSING_FIELDS = frozenset(
+    {"", "na", "n/a", "#n/a", "nan", "null", "none", "nil", "missing", "-", "?", "."}
+)
 
-def _is_number(field):
+
+def _field_kind(field):
+    # "number" (a finite float), "nonfinite" (inf, or beyond float64),
+    # "missing" (see MISSING_FIELDS) or "text".
+    text = field.strip()
+    if text.lower() in MISSING_FIELDS:
+        return "missing"
+    if "_" in text:  # float() reads "1_000"; np.loadtxt does not
+        return "text"
     try:
-        float(field)
+        value = float(text)
     except ValueError:
-        return False
-    return True
+        return "text"
+    return "number" if math.isfinite(value) else "nonfinite"
+
+
+def is_header(fields):
+    """Whether ``dpcov fit`` takes a CSV's first row for a header unasked.
+
+    Only a row whose every field is text (neither a number, nor empty, nor a
+    missing-value marker such as NA or NaN) is a header. A row of numbers may
+    be a header (years such as ``2019,2020,2021``) or data, and a row with an
+    empty or NA field may be a header or missing data: for those ``dpcov fit``
+    asks for ``--header`` or ``--no-header`` rather than guess.
+
+    Parameters
+    ----------
+    fields : list of str
+        The first row of the CSV file.
+
+    Returns
+    -------
+    header : bool
+        True when the row is a header; False when it is ambiguous.
+
+    Examples
+    --------
+    >>> is_header(["age", "income"])
+    True
+    >>> is_header(["2019", "2020", "2021"]), is_header(["NA", "NA"])
+    (False, False)
+    """
+    return bool(fields) and all(_field_kind(f) == "text" for f in fields)
+
+
+def _column(j, declared):
+    # A column by its 1-based position, and by its name only when the user
+    # declared the header (--header): a name read from an undeclared first
+    # row could be a cell of a data row.
+    if declared is not None and j < len(declared) and declared[j]:
+        return f"column {j + 1} ({declared[j]!r})"
+    return f"column {j + 1}"
+
+
+def _missing(column):
+    return (
+        f"{column} has a missing value (an empty, NA or NaN cell); every cell "
+        "must be a finite number"
+    )
+
+
+def _infinite(column):
+    return (
+        f"{column} has an infinite value (inf, or a number beyond the float64 "
+        "range); every cell must be a finite number"
+    )
 
 
 def _read_npy(path):
@@ -336,16 +421,14 @@ def _read_npy(path):
     return data.astype(np.float64)
 
 
-def _csv_problem(path, delimiter, names):
-    # Find what made np.loadtxt fail, naming only a column, never a value or
-    # a row: error messages must not reveal data.
+def _csv_problem(path, delimiter, skip, width, declared):
+    # Find what made np.loadtxt fail, naming only a column (by position, or
+    # by a declared name), never a value or a row: messages must not reveal
+    # data.
     with open(path, newline="", encoding="utf-8-sig") as handle:
         reader = csv.reader(handle, delimiter=delimiter)
-        if names is not None:
-            next(reader)
-        width = None if names is None else len(names)
         for row in reader:
-            if not row:
+            if reader.line_num <= skip or not row:
                 continue
             width = len(row) if width is None else width
             if len(row) != width:
@@ -353,27 +436,38 @@ def _csv_problem(path, delimiter, names):
                     f"{path}: rows have different numbers of fields (expected {width})"
                 )
             for j, field in enumerate(row):
-                if not _is_number(field):
-                    name = f"{names[j]!r}" if names and names[j] else f"{j + 1}"
-                    return (
-                        f"{path}: column {name} is not numeric "
-                        "(a field is empty or not a number)"
-                    )
+                kind = _field_kind(field)
+                column = _column(j, declared)
+                if kind == "text":
+                    return f"{path}: {column} is not numeric (a cell is text)"
+                if kind == "missing":
+                    return f"{path}: {_missing(column)}"
+                if kind == "nonfinite":
+                    return f"{path}: {_infinite(column)}"
     return f"{path}: cannot be parsed as a matrix of numbers"
 
 
-def _read_csv(path, delimiter):
+def _read_csv(path, delimiter, header):
+    # Returns the data, the header (or None) and the header if declared by
+    # --header (or None).
     try:
         with open(path, newline="", encoding="utf-8-sig") as handle:
-            first = next(csv.reader(handle, delimiter=delimiter), None)
+            reader = csv.reader(handle, delimiter=delimiter)
+            first = next((row for row in reader if row), None)
+            first_lines = reader.line_num
         if first is None:
             raise CommandError(f"{path}: empty file")
-        # The first row is a header only when none of its fields is a number:
-        # a data row with one bad field must not become "column names" (they
-        # go into the report and the messages).
-        fields = [f for f in first if f.strip()]
-        header = bool(fields) and not any(_is_number(f) for f in fields)
-        names = [f.strip() for f in first] if header else None
+        if header is None and not is_header(first):
+            # Decided on the first row alone and said without its content:
+            # the message is the same for every ambiguous row.
+            raise CommandError(
+                f"{path}: cannot tell whether the first row is a header "
+                "(unasked, only a row of text fields is one); pass --header "
+                "if it names the columns, or --no-header if it is data"
+            )
+        names = [f.strip() for f in first] if header is not False else None
+        declared = names if header else None
+        skip = first_lines if names is not None else 0
         try:
             with warnings.catch_warnings():
                 # np.loadtxt warns on an input without rows: checked below.
@@ -381,7 +475,7 @@ def _read_csv(path, delimiter):
                 data = np.loadtxt(
                     path,
                     delimiter=delimiter,
-                    skiprows=int(header),
+                    skiprows=skip,
                     ndmin=2,
                     dtype=np.float64,
                     comments=None,
@@ -389,7 +483,9 @@ def _read_csv(path, delimiter):
                     encoding="utf-8-sig",
                 )
         except ValueError:
-            raise CommandError(_csv_problem(path, delimiter, names)) from None
+            width = None if names is None else len(names)
+            problem = _csv_problem(path, delimiter, skip, width, declared)
+            raise CommandError(problem) from None
     except UnicodeDecodeError:
         raise CommandError(f"{path}: not UTF-8 text") from None
     except csv.Error:
@@ -400,15 +496,15 @@ def _read_csv(path, delimiter):
         raise CommandError(
             f"{path}: the header has {len(names)} fields, the rows {data.shape[1]}"
         )
-    return data, names
+    return data, names, declared
 
 
-def read_matrix(path, *, delimiter=","):
+def read_matrix(path, *, delimiter=",", header=None):
     """Read a finite 2-D float matrix from a ``.csv`` or ``.npy`` file.
 
-    A CSV's first row is a header when none of its fields is a number.
-    Errors name the file and, for a CSV, the offending column, never a value
-    or a row.
+    Errors name the file and, where it helps, a column: by its position, or
+    by its name when the header was declared (``header=True``). They never
+    quote a cell, a row or a name read from an undeclared first row.
 
     Parameters
     ----------
@@ -416,6 +512,11 @@ def read_matrix(path, *, delimiter=","):
         The file.
     delimiter : str, default=","
         CSV field delimiter.
+    header : bool or None, default=None
+        Whether a CSV's first row is a header (``--header`` or
+        ``--no-header``). None: it is a header when :func:`is_header` says
+        so, and any other first row is refused as ambiguous. A ``.npy``
+        file has no header (True is an error).
 
     Returns
     -------
@@ -428,7 +529,8 @@ def read_matrix(path, *, delimiter=","):
     ------
     CommandError
         If the file is missing, unreadable, not numeric, not 2-D, empty, or
-        contains NaN or infinity.
+        contains a missing or infinite value, or if its first row is an
+        ambiguous header.
     """
     path = Path(path)
     suffix = path.suffix.lower()
@@ -437,17 +539,23 @@ def read_matrix(path, *, delimiter=","):
     if path.is_dir():
         raise CommandError(f"{path}: is a directory")
     if suffix == ".npy":
-        X, names = _read_npy(path), None
+        if header:
+            raise CommandError(f"{path}: a .npy file has no header (--header)")
+        X, names, declared = _read_npy(path), None, None
     elif suffix == ".csv":
-        X, names = _read_csv(path, delimiter)
+        X, names, declared = _read_csv(path, delimiter, header)
     else:
         raise CommandError(f"{path}: unsupported file type; use .csv or .npy")
     if X.shape[0] == 0:
         raise CommandError(f"{path}: no data rows")
     if X.shape[1] == 0:
         raise CommandError(f"{path}: no columns")
-    if not np.isfinite(X).all():
-        raise CommandError(f"{path}: contains NaN or infinity")
+    finite = np.isfinite(X).all(axis=0)
+    if not finite.all():
+        j = int(np.flatnonzero(~finite)[0])
+        column = _column(j, declared)
+        problem = _missing if np.isnan(X[:, j]).any() else _infinite
+        raise CommandError(f"{path}: {problem(column)}")
     return X, names
 
 
@@ -1039,7 +1147,9 @@ def _run_fit(args):
         try:
             with Progress(3, enabled=enabled) as bar:
                 bar.update(0, label=f"reading {input_path.name}")
-                X, names = read_matrix(input_path, delimiter=delimiter)
+                X, names = read_matrix(
+                    input_path, delimiter=delimiter, header=args.header
+                )
                 bar.update(1, label=f"fitting {cls.__name__}")
                 try:
                     estimator.fit(X)
@@ -1092,6 +1202,10 @@ def _run_fit(args):
         finally:
             _show_warnings(caught)
     if not args.quiet:
+        after = ", after a header row" if names is not None else ""
+        print(
+            f"read {X.shape[0]} rows of {X.shape[1]} columns from {input_path}{after}"
+        )
         print(f"wrote {attribute} {released.shape} to {output}")
         print(f"wrote the report to {report_path}")
         print(f"guarantee: {_describe(estimator)}")

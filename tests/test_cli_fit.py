@@ -15,6 +15,7 @@ from dpcov.__main__ import main
 from dpcov._cli_fit import (
     ESTIMATORS,
     _locked,
+    is_header,
     parse_param,
     resolve_estimator,
     to_json,
@@ -203,13 +204,16 @@ def _write_bad_files(tmp_path):
         (["x.npy", "-e", "gauss", "--epsilon", "-1"], "'epsilon' parameter"),
         (["x.npy", "-e", "gauss", "--attribute", "nope_"], "no fitted attribute"),
         (["missing.csv", "-e", "gauss"], "missing.csv: no such file"),
-        (["bad.csv", "-e", "gauss"], "column 'b' is not numeric"),
-        (["nan.csv", "-e", "gauss"], "contains NaN or infinity"),
-        (["inf.npy", "-e", "gauss"], "contains NaN or infinity"),
-        (["ragged.csv", "-e", "gauss"], "different numbers of fields"),
+        (["bad.csv", "-e", "gauss"], "column 2 is not numeric"),
+        (["bad.csv", "-e", "gauss", "--header"], "column 2 ('b') is not numeric"),
+        (["nan.csv", "-e", "gauss"], "pass --header if it names the columns"),
+        (["nan.csv", "-e", "gauss", "--no-header"], "column 2 has a missing value"),
+        (["inf.npy", "-e", "gauss"], "column 2 has an infinite value"),
+        (["inf.npy", "-e", "gauss", "--header"], "a .npy file has no header"),
+        (["ragged.csv", "-e", "gauss", "--no-header"], "different numbers of fields"),
         (["flat.npy", "-e", "gauss"], "expected a 2-D array"),
         (["x.txt", "-e", "gauss"], "unsupported file type"),
-        (["one.csv", "-e", "pca"], "at least 2 samples"),
+        (["one.csv", "-e", "pca", "--no-header"], "at least 2 samples"),
         (["x.npy", "-e", "gauss", "-o", "nodir/c.npy"], "directory does not exist"),
         (["x.npy", "-e", "gauss", "-o", "x.npy"], "refusing to overwrite the input"),
         (["x.npy", "-e", "gauss", "-o", "c.txt"], "must end in .npy or .csv"),
@@ -233,6 +237,9 @@ def test_fit_errors(argv, message, data, tmp_path, capsys):
 def test_fit_usage_errors(data):
     with pytest.raises(SystemExit) as exc:
         main(["fit", "x.npy", "-e", "gauss", "--param", "novalue"])
+    assert exc.value.code == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["fit", "x.csv", "-e", "gauss", "--header", "--no-header"])
     assert exc.value.code == 2
 
 
@@ -374,13 +381,17 @@ def test_ledger_keeps_a_fit_that_failed_after_it_was_recorded(tmp_path, monkeypa
 
 
 def test_headerless_csv_with_a_bad_first_row_reveals_nothing(tmp_path, capsys):
-    # A first row mixing numbers and text is data, not a header: its text
-    # must not become column names in the message (or a report).
+    # A first row mixing numbers and text may be a header or a bad data row:
+    # the command asks which, without quoting it. Declared data, its text
+    # cell is named by position.
     path = tmp_path / "bad.csv"
     path.write_text("0.1234,SECRET,0.5\n0.2,0.3,0.4\n")
     argv = ["fit", str(path), "-e", "separate", "--data-norm", "1"]
     assert main([*argv, "-o", str(tmp_path / "o.npy")]) == 1
     err = capsys.readouterr().err
+    assert "pass --header if it names the columns, or --no-header" in err
+    assert main([*argv, "-o", str(tmp_path / "o.npy"), "--no-header"]) == 1
+    err += capsys.readouterr().err
     assert "column 2 is not numeric" in err and "SECRET" not in err
     assert "0.1234" not in err
     assert sorted(os.listdir(tmp_path)) == ["bad.csv"]
@@ -419,6 +430,272 @@ def test_concurrent_fits_on_one_ledger_cannot_both_pass_its_cap(data, tmp_path):
     assert len(ledger["fits"]) == 1
     assert sum((tmp_path / f"out{i}.npy").exists() for i in range(2)) == 1
     assert not (tmp_path / "l.json.lock").exists()
+
+
+# --- headers ----------------------------------------------------------------
+
+
+def test_is_header():
+    assert is_header(["a", "b"]) and is_header([" age ", "Income (USD)"])
+    for row in (
+        ["2019", "2020", "2021"],
+        ["NA", "NA"],
+        ["a", ""],
+        ["a", "nan"],
+        ["id", "1"],
+        ["inf", "x"],
+        [],
+    ):
+        assert not is_header(row), row
+
+
+def test_header_flags(tmp_path, monkeypatch, capsys):
+    # A numeric header and a first row of NAs are refused unless a flag says
+    # what they are; with the flag each is read as told.
+    monkeypatch.chdir(tmp_path)
+    rows = "0.1,0.2\n0.3,0.1\n0.2,0.4\n"
+    (tmp_path / "years.csv").write_text("2019,2020\n" + rows)
+    (tmp_path / "na.csv").write_text("NA,NA\n" + rows)
+    argv = ["-e", "gauss", "--data-norm", "1", "-q"]
+    for name, names in (("years.csv", ["2019", "2020"]), ("na.csv", ["NA", "NA"])):
+        assert main(["fit", name, *argv]) == 1
+        err = capsys.readouterr().err
+        assert "pass --header if it names the columns, or --no-header" in err
+        assert "2019" not in err and "NA," not in err
+        assert main(["fit", name, *argv, "--header", "-o", "h.npy"]) == 0
+        report = json.loads((tmp_path / "h.json").read_text())
+        assert report["n_samples"] == 3 and report["feature_names"] == names
+    assert main(["fit", "years.csv", *argv, "--no-header", "-o", "n.npy"]) == 0
+    report = json.loads((tmp_path / "n.json").read_text())
+    assert report["n_samples"] == 4 and "feature_names" not in report
+    # Unasked, a row of text only is a header, and the summary says so.
+    (tmp_path / "t.csv").write_text("x,y\n" + rows)
+    assert main(["fit", "t.csv", "-e", "gauss", "--data-norm", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "read 3 rows of 2 columns from t.csv, after a header row" in out
+
+
+# --- bad input: nothing from the data in any message -------------------------
+
+#: Cells (and their likely renderings) that no output of the command may hold.
+SECRETS = (
+    "Alice",
+    "Smith",
+    "SSN-123",
+    "Patient",
+    "1234.5678",
+    "1234.57",
+    "2019",
+    "1e308",
+    "e+308",
+    "1e309",
+    "caf",
+)
+
+_PCA = ["-e", "pca", "--n-components", "1", "--data-norm", "1"]
+_ASK = "pass --header if it names the columns, or --no-header if it is data"
+
+
+def _case(name, content, flags, message, id):
+    return pytest.param(name, content, flags, message, id=id)
+
+
+# (file, content, flags, message; None where the input is accepted)
+BAD_INPUTS = [
+    _case(
+        "t.csv",
+        "Alice,Smith,F\nBob,Smith,M\n",
+        [],
+        "column 1 is not numeric",
+        "headerless-text",
+    ),
+    _case(
+        "t.csv",
+        "Alice,Smith,F\nBob,Smith,M\n",
+        ["--no-header"],
+        "column 1 is not numeric",
+        "text-declared-data",
+    ),
+    _case("t.csv", "Alice,Smith,F\n", [], "no data rows", "one-text-row"),
+    _case(
+        "t.csv",
+        "a,b,c\n0.1,0.2,0.3\n0.5,SSN-123-45-6789,0.1\n",
+        [],
+        "column 2 is not numeric",
+        "ssn-cell",
+    ),
+    _case(
+        "t.csv",
+        "a,b,c\n0.1,0.2,0.3\n0.5,SSN-123-45-6789,0.1\n",
+        ["--header"],
+        "column 2 ('b') is not numeric",
+        "ssn-cell-declared-header",
+    ),
+    _case(
+        "t.csv",
+        "a,b,c\n1234.5678,Patient-Alice-0,0.1\n0.1,0.2,0.3\n",
+        [],
+        "column 2 is not numeric",
+        "number-beside-text",
+    ),
+    _case("t.csv", "1234.5678,Patient-Alice-0\n0.1,0.2\n", [], _ASK, "mixed-first-row"),
+    _case(
+        "t.csv",
+        "a,b\n1234.5678,0.2\n0.3,NaN\n",
+        [],
+        "column 2 has a missing value",
+        "nan-cell",
+    ),
+    _case(
+        "t.csv",
+        "a,b\n1234.5678,NA\n0.3,0.2\n",
+        [],
+        "column 2 has a missing value",
+        "na-cell",
+    ),
+    _case(
+        "t.csv",
+        "a,b\n1234.5678,0.2\n,0.3\n",
+        [],
+        "column 1 has a missing value",
+        "empty-cell",
+    ),
+    _case("t.csv", "NA,NA\n1234.5678,0.2\n0.3,0.1\n", [], _ASK, "na-first-row"),
+    _case(
+        "t.csv",
+        "a,b\n1234.5678,0.2\n0.3,-inf\n",
+        [],
+        "column 2 has an infinite value",
+        "inf-cell",
+    ),
+    _case(
+        "t.csv",
+        "a,b\n1234.5678,0.2\n0.3,1e309\n",
+        [],
+        "column 2 has an infinite value",
+        "overflowing-cell",
+    ),
+    _case(
+        "t.csv",
+        "a,b,c\n1234.5678,0.2,0.3\n0.4,0.5\n",
+        [],
+        "different numbers of fields (expected 3)",
+        "ragged-row",
+    ),
+    _case(
+        "t.csv",
+        "a,b,c\n1234.5678,0.2\n0.3,0.1\n",
+        ["--header"],
+        "the header has 3 fields, the rows 2",
+        "header-wider-than-rows",
+    ),
+    _case("t.csv", "", [], "empty file", "empty-file"),
+    _case("t.csv", "\n\n", ["--no-header"], "empty file", "blank-lines"),
+    _case("t.csv", "a,b,c\n", [], "no data rows", "header-only"),
+    _case("t.csv", "a,b,c\n", ["--header"], "no data rows", "header-only-declared"),
+    _case("t.csv", "1234.5678,0.25\n", [], _ASK, "one-row"),
+    _case(
+        "t.csv",
+        "1234.5678,0.25\n",
+        ["--no-header", *_PCA],
+        "PCA needs at least 2 samples",
+        "one-row-pca",
+    ),
+    _case(
+        "t.csv",
+        "2019,2020,2021\n0.1,0.2,0.3\n0.3,0.2,0.1\n",
+        [],
+        _ASK,
+        "numeric-header",
+    ),
+    _case("t.csv", b"a,b\n0.1,caf\xe9\n", [], "not UTF-8 text", "latin-1"),
+    _case(
+        "t.npy",
+        np.array([[0.1, np.nan], [1234.5678, 0.2]]),
+        [],
+        "column 2 has a missing value",
+        "nan-npy",
+    ),
+    _case(
+        "t.npy",
+        np.array([[0.1, 0.2], [1234.5678, np.inf]]),
+        [],
+        "column 2 has an infinite value",
+        "inf-npy",
+    ),
+    _case(
+        "t.npy",
+        np.array([1234.5678, 0.1]),
+        [],
+        "expected a 2-D array, got 1-D",
+        "1-d-npy",
+    ),
+    _case("t.npy", np.full((2, 2, 2), 1234.5678), [], "got 3-D", "3-d-npy"),
+    _case(
+        "t.npy",
+        np.array([[1234.5678, "Alice"]], dtype=object),
+        [],
+        "holds Python objects",
+        "object-npy",
+    ),
+    _case(
+        "t.npy",
+        np.array([[1234.5678 + 1j, 0.1]]),
+        [],
+        "not a numeric array (dtype complex128)",
+        "complex-npy",
+    ),
+    _case("t.npy", np.zeros((0, 3)), [], "no data rows", "no-rows-npy"),
+    _case(
+        "t.npy",
+        np.array([[1234.5678, 0.1]]),
+        ["--header"],
+        "has no header",
+        "header-flag-on-npy",
+    ),
+    # Accepted: a huge finite value is clipped to --data-norm like any other.
+    _case("t.csv", "a,b\n1e308,1e308\n0.1,0.2\n0.2,0.1\n", [], None, "huge-finite"),
+    _case(
+        "t.npy",
+        np.array([[1e308, -1e308], [0.1, 0.2], [0.2, 0.1]]),
+        [*_PCA],
+        None,
+        "huge-finite-pca",
+    ),
+    # Accepted: n = 1 is public, and the covariance estimators fit it.
+    _case("t.csv", "1234.5678,0.25\n", ["--no-header"], None, "one-row-gauss"),
+]
+
+
+@pytest.mark.parametrize("name, content, flags, message", BAD_INPUTS)
+def test_bad_input_matrix(name, content, flags, message, tmp_path, monkeypatch, capsys):
+    # Each bad input fails with one line of our own, naming at most a column;
+    # no cell, no traceback, and nothing written: not the output, not the
+    # ledger, no lock or temporary file.
+    monkeypatch.chdir(tmp_path)
+    if isinstance(content, np.ndarray):
+        np.save(name, content, allow_pickle=True)
+    else:
+        mode = "wb" if isinstance(content, bytes) else "w"
+        with open(name, mode) as handle:
+            handle.write(content)
+    cap = ["--ledger", "l.json", "--max-epsilon", "5", "--max-delta", "1e-6"]
+    status = main(["fit", name, *_FIT, *flags, *cap, "-o", "out.npy"])
+    out, err = capsys.readouterr()
+    for secret in SECRETS:
+        assert secret not in out + err, secret
+    assert "Traceback" not in out + err
+    if message is None:
+        assert status == 0 and err == ""
+        assert len(json.loads((tmp_path / "l.json").read_text())["fits"]) == 1
+        assert sorted(os.listdir(tmp_path)) == sorted(
+            [name, "l.json", "out.json", "out.npy"]
+        )
+        return
+    assert status == 1 and out == ""
+    assert err.startswith("dpcov: error: ") and err.count("\n") == 1
+    assert message in err
+    assert os.listdir(tmp_path) == [name]
 
 
 # --- the ledger's cap and lock -------------------------------------------------
