@@ -2,9 +2,15 @@
 
 It reads a CSV or ``.npy`` matrix, fits any public dpcov estimator by name,
 and writes the released matrix (``.npy`` or CSV) and a JSON report of the
-guarantee spent and its budget split. Errors are one line without data in
-them, and nothing is written unless everything succeeded: both files go to
-temporary files beside their destinations and are renamed into place last.
+guarantee spent and its budget split. Nothing is written unless everything
+succeeded: both files go to temporary files beside their destinations and are
+renamed into place last.
+
+Errors and warnings are one line each and never quote the data: a column is
+named by its position (or by its name when the user declared the header), and
+a message from outside dpcov is shown only when it cannot depend on the data
+(see ``_fit_failure`` and ``_show_warnings``); otherwise only its type is
+named. No traceback is printed.
 """
 
 # Authors: The dpcov developers
@@ -25,6 +31,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from sklearn.base import clone
 
 from ._progress import Progress
 from .accounting import ZCDP, ApproxDP, BudgetAccountant, PureDP
@@ -38,6 +45,7 @@ from .covariance import (
 from .decomposition import PCA, ApproximateSubspace, ExactSubspace
 from .distributions import MultivariateGaussian, ProductBernoulli
 from .exceptions import BudgetExceeded, NoPrivateResult
+from .utils._sklearn_compat import check_params_always
 
 #: Every public estimator, by class name.
 ESTIMATORS = {
@@ -1086,6 +1094,14 @@ def run_fit(args):
 def _run_fit(args):
     cls = resolve_estimator(args.estimator)
     estimator = build_estimator(cls, args)
+    try:
+        # Before the data are read; the message quotes only the parameters.
+        check_params_always(estimator)
+    except ValueError as exc:
+        message = _one_line(exc)
+        if cls.__name__ not in message:
+            message = f"{cls.__name__}: {message}"
+        raise CommandError(message) from None
     input_path = Path(args.input)
     if args.output is None:
         output = Path(f"{input_path.stem}.{cls.__name__.lower()}.npy")
@@ -1142,8 +1158,10 @@ def _run_fit(args):
             raise CommandError(f"{cls.__name__}: {_one_line(exc)}") from None
 
     enabled = False if args.quiet else (True if args.progress else None)
-    with warnings.catch_warnings(record=True) as caught:
+    caught = []
+    with warnings.catch_warnings():
         warnings.simplefilter("always")
+        warnings.showwarning = _recorder(caught)
         try:
             with Progress(3, enabled=enabled) as bar:
                 bar.update(0, label=f"reading {input_path.name}")
@@ -1153,15 +1171,12 @@ def _run_fit(args):
                 bar.update(1, label=f"fitting {cls.__name__}")
                 try:
                     estimator.fit(X)
-                except (NoPrivateResult, ValueError, BudgetExceeded) as exc:
+                except CommandError:
+                    raise
+                except Exception as exc:  # noqa: BLE001
                     # A fit recorded before it failed is already in the ledger
                     # file (FileLedger saves at every record).
-                    message = _one_line(exc)
-                    if isinstance(exc, NoPrivateResult):
-                        message = f"no private result: {message}"
-                    if cls.__name__ not in message:
-                        message = f"{cls.__name__}: {message}"
-                    raise CommandError(message) from None
+                    raise CommandError(_fit_failure(estimator, exc, X.shape)) from None
                 bar.update(1, label="writing")
                 released = _released(estimator, attribute, fmt)
                 report = build_report(
@@ -1237,10 +1252,101 @@ def _describe(estimator):
     return ", ".join(parts)
 
 
+def _raised_in_dpcov(exc):
+    # Whether the innermost frame of ``exc``'s traceback is dpcov's code
+    # (this module aside): its messages state only public values.
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    module = tb.tb_frame.f_globals.get("__name__", "")
+    return module.startswith("dpcov.") and module != __name__
+
+
+def _same_failure_on_public_data(estimator, exc, shape):
+    # Whether a copy of ``estimator`` that records nowhere, fitted on zeros
+    # of the same (public) shape, fails with the same exception and message:
+    # then the message is a function of n, d and the parameters alone.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            twin = clone(estimator)
+            if "accountant" in twin.get_params(deep=False):
+                twin.set_params(accountant=None)
+        except Exception:  # noqa: BLE001
+            return False
+        try:
+            twin.fit(np.zeros(shape))
+        except Exception as other:  # noqa: BLE001
+            return type(other) is type(exc) and str(other) == str(exc)
+    return False
+
+
+def _fit_failure(estimator, exc, shape):
+    """The one-line message for an exception raised by ``estimator.fit(X)``.
+
+    dpcov's own exceptions state only public values (parameters, ``n``,
+    ``d``, guarantees), and so does one that a fit on zeros of the same shape
+    raises too. Any other message may quote the data (NumPy, SciPy and
+    scikit-learn put array values in theirs), so only its type is named.
+    """
+    name = type(estimator).__name__
+    if isinstance(exc, MemoryError):
+        return f"{name}: out of memory"
+    public = (
+        isinstance(exc, NoPrivateResult | BudgetExceeded)
+        or (isinstance(exc, ValueError) and _raised_in_dpcov(exc))
+        or _same_failure_on_public_data(estimator, exc, shape)
+    )
+    if public:
+        message = _one_line(exc)
+        if isinstance(exc, NoPrivateResult):
+            message = f"no private result: {message}"
+    else:
+        message = (
+            f"the fit failed ({type(exc).__name__}); its message is not shown, "
+            "as it comes from outside dpcov and could quote the data"
+        )
+    return message if name in message else f"{name}: {message}"
+
+
+#: NumPy's floating-point warnings: fixed texts, no values.
+_FLOATING_POINT_WARNING = re.compile(
+    r"(overflow|underflow|invalid value|divide by zero) encountered in [\w ]+"
+)
+
+
+def _recorder(caught):
+    # A warnings.showwarning that appends (text, category, module) to
+    # ``caught``, where module is that of the code that raised the warning
+    # (the first frame outside the warnings machinery).
+    def record(message, category, filename, lineno, file=None, line=None):
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_globals.get("__name__") in (
+            "warnings",
+            "_py_warnings",
+        ):
+            frame = frame.f_back
+        module = "" if frame is None else frame.f_globals.get("__name__", "")
+        caught.append((_one_line(message), category, module))
+
+    return record
+
+
 def _show_warnings(caught):
+    # dpcov's warnings state public values; so do NumPy's floating-point
+    # ones. The text of any other (SciPy's LinAlgWarning quotes a condition
+    # number of the data, for one) is not shown.
     seen = set()
-    for record in caught:
-        line = f"dpcov: warning: {_one_line(record.message)}"
+    for text, category, module in caught:
+        if not (module.startswith("dpcov.") or _FLOATING_POINT_WARNING.fullmatch(text)):
+            text = (
+                f"{category.__name__} from {module.partition('.')[0] or 'Python'}"
+                " (its text is not shown: it comes from outside dpcov and could "
+                "quote the data)"
+            )
+        line = f"dpcov: warning: {text}"
         if line not in seen:
             seen.add(line)
             print(line, file=sys.stderr)

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -22,7 +23,7 @@ from dpcov._cli_fit import (
     write_atomically,
 )
 from dpcov.accounting import ZCDP, ApproxDP, PureDP, compose
-from dpcov.covariance import SeparateCovariance
+from dpcov.covariance import GaussianCovariance, SeparateCovariance
 from dpcov.decomposition import ExactSubspace
 
 
@@ -696,6 +697,81 @@ def test_bad_input_matrix(name, content, flags, message, tmp_path, monkeypatch, 
     assert err.startswith("dpcov: error: ") and err.count("\n") == 1
     assert message in err
     assert os.listdir(tmp_path) == [name]
+
+
+# --- errors and warnings from the fit ------------------------------------------
+
+
+def _secret_data(tmp_path):
+    X = np.full((20, 2), 0.01)
+    X[0, 0] = 0.1234
+    np.save(tmp_path / "s.npy", X)
+
+
+def test_fit_error_quoting_the_data_is_withheld(tmp_path, monkeypatch, capsys):
+    # A message from outside dpcov that differs on public data of the same
+    # shape could quote the data: only its type is named. One that the same
+    # fit on zeros raises too is a function of public values and is shown.
+    monkeypatch.chdir(tmp_path)
+    _secret_data(tmp_path)
+
+    def leaky_fit(self, X, y=None):
+        raise ValueError(f"bad first cell {X[0, 0]}")
+
+    monkeypatch.setattr(GaussianCovariance, "fit", leaky_fit)
+    argv = ["fit", "s.npy", *_FIT, "--ledger", "l.json"]
+    assert main(argv) == 1
+    out, err = capsys.readouterr()
+    assert err == (
+        "dpcov: error: GaussianCovariance: the fit failed (ValueError); its "
+        "message is not shown, as it comes from outside dpcov and could quote "
+        "the data\n"
+    )
+
+    def public_fit(self, X, y=None):
+        raise ValueError(f"n_samples={X.shape[0]} is too few")
+
+    monkeypatch.setattr(GaussianCovariance, "fit", public_fit)
+    assert main(argv) == 1
+    assert capsys.readouterr().err == (
+        "dpcov: error: GaussianCovariance: n_samples=20 is too few\n"
+    )
+    assert sorted(os.listdir(tmp_path)) == ["s.npy"]
+
+
+def test_unexpected_error_prints_no_message_or_traceback(
+    data, tmp_path, monkeypatch, capsys
+):
+    def broken(*args, **kwargs):
+        raise RuntimeError("cell 0.1234 in row 7")
+
+    monkeypatch.setattr("dpcov._cli_fit.build_report", broken)
+    assert main(["fit", "x.npy", *_FIT]) == 1
+    out, err = capsys.readouterr()
+    assert err.startswith("dpcov: error: unexpected RuntimeError") and out == ""
+    assert "0.1234" not in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_warnings_from_outside_dpcov_are_not_quoted(tmp_path, monkeypatch, capsys):
+    # NumPy's floating-point warnings have fixed texts and show as they are;
+    # the text of any other warning from outside dpcov is withheld.
+    monkeypatch.chdir(tmp_path)
+    _secret_data(tmp_path)
+    original = GaussianCovariance.fit
+
+    def noisy_fit(self, X, y=None):
+        warnings.warn(f"first cell {X[0, 0]}", UserWarning, stacklevel=1)
+        np.array([1e308]) * 10.0
+        return original(self, X)
+
+    monkeypatch.setattr(GaussianCovariance, "fit", noisy_fit)
+    assert main(["fit", "s.npy", *_FIT, "-q"]) == 0
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        "dpcov: warning: UserWarning from tests (its text is not shown: it comes "
+        "from outside dpcov and could quote the data)",
+        "dpcov: warning: overflow encountered in multiply",
+    ]
 
 
 # --- the ledger's cap and lock -------------------------------------------------
