@@ -147,8 +147,9 @@ def main(argv=None):
     Returns
     -------
     status : int
-        Exit status: 0 on success, 1 on an error (one line on standard error),
-        2 on a usage error, 130 when interrupted.
+        Exit status: 0 on success, 1 on an error (one line on standard error,
+        never a traceback from ``dpcov fit``), 2 on a usage error, 130 when
+        interrupted.
     """
     args = build_parser().parse_args(argv)
     try:
@@ -161,6 +162,18 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("dpcov: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # noqa: BLE001
+        if args.command != "fit":
+            raise
+        # An error that ``dpcov fit`` did not foresee: its message and
+        # traceback could quote the data, so only its type is printed.
+        print(
+            f"dpcov: error: unexpected {type(exc).__name__} (a bug in dpcov; "
+            "its message and traceback are not shown, as they could quote "
+            "the data)",
+            file=sys.stderr,
+        )
+        return 1
 
 
 if __name__ == "__main__":

@@ -2,9 +2,15 @@
 
 It reads a CSV or ``.npy`` matrix, fits any public dpcov estimator by name,
 and writes the released matrix (``.npy`` or CSV) and a JSON report of the
-guarantee spent and its budget split. Errors are one line without data in
-them, and nothing is written unless everything succeeded: both files go to
-temporary files beside their destinations and are renamed into place last.
+guarantee spent and its budget split. Nothing is written unless everything
+succeeded: both files go to temporary files beside their destinations and are
+renamed into place last.
+
+Errors and warnings are one line each and never quote the data: a column is
+named by its position (or by its name when the user declared the header), and
+a message from outside dpcov is shown only when it cannot depend on the data
+(see ``_fit_failure`` and ``_show_warnings``); otherwise only its type is
+named. No traceback is printed.
 """
 
 # Authors: The dpcov developers
@@ -25,6 +31,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from sklearn.base import clone
 
 from ._progress import Progress
 from .accounting import ZCDP, ApproxDP, BudgetAccountant, PureDP
@@ -38,6 +45,7 @@ from .covariance import (
 from .decomposition import PCA, ApproximateSubspace, ExactSubspace
 from .distributions import MultivariateGaussian, ProductBernoulli
 from .exceptions import BudgetExceeded, NoPrivateResult
+from .utils._sklearn_compat import check_params_always
 
 #: Every public estimator, by class name.
 ESTIMATORS = {
@@ -275,6 +283,25 @@ def add_fit_arguments(parser):
         default=",",
         help='CSV field delimiter (default ","; "\\t" = tab)',
     )
+    header = parser.add_mutually_exclusive_group()
+    header.add_argument(
+        "--header",
+        dest="header",
+        action="store_const",
+        const=True,
+        help="the CSV's first row names the columns (errors may then name a "
+        "column by its header name)",
+    )
+    header.add_argument(
+        "--no-header",
+        dest="header",
+        action="store_const",
+        const=False,
+        help="every row of the CSV is data. Without either flag, a first row "
+        "of text fields only (no number, no empty or NA field) is a header "
+        "and any other first row is refused as ambiguous: a row of numbers "
+        "may be a header such as 2019,2020,2021, and NA,NA may be missing data",
+    )
     ledger = parser.add_argument_group(
         "accounting across fits",
         "Keep a JSON ledger of every fit on the same data: a fit that would "
@@ -288,11 +315,17 @@ def add_fit_arguments(parser):
         "--max-epsilon",
         type=float,
         metavar="E",
-        help="cap of a new ledger: total epsilon (with --max-delta, default 0 = "
-        "pure DP)",
+        help="cap of a new ledger: total epsilon, at the delta of --max-delta, "
+        "which a new ledger needs with it",
     )
     ledger.add_argument(
-        "--max-delta", type=float, metavar="D", help="cap of a new ledger: delta"
+        "--max-delta",
+        type=float,
+        metavar="D",
+        help="cap of a new ledger: the delta of --max-epsilon. 1e-6 (the "
+        "default fits' delta) caps (epsilon, 1e-6)-DP, which the default fits "
+        "keep; 0 caps pure epsilon-DP, which only pure-DP fits (--delta 0) "
+        "keep",
     )
     ledger.add_argument(
         "--max-rho", type=float, metavar="R", help="cap of a new ledger: total rho"
@@ -301,13 +334,79 @@ def add_fit_arguments(parser):
 
 # -- input ------------------------------------------------------------------
 
+#: CSV fields that stand for a missing value (case-insensitive, after
+#: stripping spaces). A first row holding one is not taken for a header
+#: without ``--header``: ``NA,NA`` may be a row of missing data.
+MISSING_FIELDS = frozenset(
+    {"", "na", "n/a", "#n/a", "nan", "null", "none", "nil", "missing", "-", "?", "."}
+)
 
-def _is_number(field):
+
+def _field_kind(field):
+    # "number" (a finite float), "nonfinite" (inf, or beyond float64),
+    # "missing" (see MISSING_FIELDS) or "text".
+    text = field.strip()
+    if text.lower() in MISSING_FIELDS:
+        return "missing"
+    if "_" in text:  # float() reads "1_000"; np.loadtxt does not
+        return "text"
     try:
-        float(field)
+        value = float(text)
     except ValueError:
-        return False
-    return True
+        return "text"
+    return "number" if math.isfinite(value) else "nonfinite"
+
+
+def is_header(fields):
+    """Whether ``dpcov fit`` takes a CSV's first row for a header unasked.
+
+    Only a row whose every field is text (neither a number, nor empty, nor a
+    missing-value marker such as NA or NaN) is a header. A row of numbers may
+    be a header (years such as ``2019,2020,2021``) or data, and a row with an
+    empty or NA field may be a header or missing data: for those ``dpcov fit``
+    asks for ``--header`` or ``--no-header`` rather than guess.
+
+    Parameters
+    ----------
+    fields : list of str
+        The first row of the CSV file.
+
+    Returns
+    -------
+    header : bool
+        True when the row is a header; False when it is ambiguous.
+
+    Examples
+    --------
+    >>> is_header(["age", "income"])
+    True
+    >>> is_header(["2019", "2020", "2021"]), is_header(["NA", "NA"])
+    (False, False)
+    """
+    return bool(fields) and all(_field_kind(f) == "text" for f in fields)
+
+
+def _column(j, declared):
+    # A column by its 1-based position, and by its name only when the user
+    # declared the header (--header): a name read from an undeclared first
+    # row could be a cell of a data row.
+    if declared is not None and j < len(declared) and declared[j]:
+        return f"column {j + 1} ({declared[j]!r})"
+    return f"column {j + 1}"
+
+
+def _missing(column):
+    return (
+        f"{column} has a missing value (an empty, NA or NaN cell); every cell "
+        "must be a finite number"
+    )
+
+
+def _infinite(column):
+    return (
+        f"{column} has an infinite value (inf, or a number beyond the float64 "
+        "range); every cell must be a finite number"
+    )
 
 
 def _read_npy(path):
@@ -330,16 +429,14 @@ def _read_npy(path):
     return data.astype(np.float64)
 
 
-def _csv_problem(path, delimiter, names):
-    # Find what made np.loadtxt fail, naming only a column, never a value or
-    # a row: error messages must not reveal data.
+def _csv_problem(path, delimiter, skip, width, declared):
+    # Find what made np.loadtxt fail, naming only a column (by position, or
+    # by a declared name), never a value or a row: messages must not reveal
+    # data.
     with open(path, newline="", encoding="utf-8-sig") as handle:
         reader = csv.reader(handle, delimiter=delimiter)
-        if names is not None:
-            next(reader)
-        width = None if names is None else len(names)
         for row in reader:
-            if not row:
+            if reader.line_num <= skip or not row:
                 continue
             width = len(row) if width is None else width
             if len(row) != width:
@@ -347,27 +444,38 @@ def _csv_problem(path, delimiter, names):
                     f"{path}: rows have different numbers of fields (expected {width})"
                 )
             for j, field in enumerate(row):
-                if not _is_number(field):
-                    name = f"{names[j]!r}" if names and names[j] else f"{j + 1}"
-                    return (
-                        f"{path}: column {name} is not numeric "
-                        "(a field is empty or not a number)"
-                    )
+                kind = _field_kind(field)
+                column = _column(j, declared)
+                if kind == "text":
+                    return f"{path}: {column} is not numeric (a cell is text)"
+                if kind == "missing":
+                    return f"{path}: {_missing(column)}"
+                if kind == "nonfinite":
+                    return f"{path}: {_infinite(column)}"
     return f"{path}: cannot be parsed as a matrix of numbers"
 
 
-def _read_csv(path, delimiter):
+def _read_csv(path, delimiter, header):
+    # Returns the data, the header (or None) and the header if declared by
+    # --header (or None).
     try:
         with open(path, newline="", encoding="utf-8-sig") as handle:
-            first = next(csv.reader(handle, delimiter=delimiter), None)
+            reader = csv.reader(handle, delimiter=delimiter)
+            first = next((row for row in reader if row), None)
+            first_lines = reader.line_num
         if first is None:
             raise CommandError(f"{path}: empty file")
-        # The first row is a header only when none of its fields is a number:
-        # a data row with one bad field must not become "column names" (they
-        # go into the report and the messages).
-        fields = [f for f in first if f.strip()]
-        header = bool(fields) and not any(_is_number(f) for f in fields)
-        names = [f.strip() for f in first] if header else None
+        if header is None and not is_header(first):
+            # Decided on the first row alone and said without its content:
+            # the message is the same for every ambiguous row.
+            raise CommandError(
+                f"{path}: cannot tell whether the first row is a header "
+                "(unasked, only a row of text fields is one); pass --header "
+                "if it names the columns, or --no-header if it is data"
+            )
+        names = [f.strip() for f in first] if header is not False else None
+        declared = names if header else None
+        skip = first_lines if names is not None else 0
         try:
             with warnings.catch_warnings():
                 # np.loadtxt warns on an input without rows: checked below.
@@ -375,7 +483,7 @@ def _read_csv(path, delimiter):
                 data = np.loadtxt(
                     path,
                     delimiter=delimiter,
-                    skiprows=int(header),
+                    skiprows=skip,
                     ndmin=2,
                     dtype=np.float64,
                     comments=None,
@@ -383,7 +491,9 @@ def _read_csv(path, delimiter):
                     encoding="utf-8-sig",
                 )
         except ValueError:
-            raise CommandError(_csv_problem(path, delimiter, names)) from None
+            width = None if names is None else len(names)
+            problem = _csv_problem(path, delimiter, skip, width, declared)
+            raise CommandError(problem) from None
     except UnicodeDecodeError:
         raise CommandError(f"{path}: not UTF-8 text") from None
     except csv.Error:
@@ -394,15 +504,15 @@ def _read_csv(path, delimiter):
         raise CommandError(
             f"{path}: the header has {len(names)} fields, the rows {data.shape[1]}"
         )
-    return data, names
+    return data, names, declared
 
 
-def read_matrix(path, *, delimiter=","):
+def read_matrix(path, *, delimiter=",", header=None):
     """Read a finite 2-D float matrix from a ``.csv`` or ``.npy`` file.
 
-    A CSV's first row is a header when none of its fields is a number.
-    Errors name the file and, for a CSV, the offending column, never a value
-    or a row.
+    Errors name the file and, where it helps, a column: by its position, or
+    by its name when the header was declared (``header=True``). They never
+    quote a cell, a row or a name read from an undeclared first row.
 
     Parameters
     ----------
@@ -410,6 +520,11 @@ def read_matrix(path, *, delimiter=","):
         The file.
     delimiter : str, default=","
         CSV field delimiter.
+    header : bool or None, default=None
+        Whether a CSV's first row is a header (``--header`` or
+        ``--no-header``). None: it is a header when :func:`is_header` says
+        so, and any other first row is refused as ambiguous. A ``.npy``
+        file has no header (True is an error).
 
     Returns
     -------
@@ -422,7 +537,8 @@ def read_matrix(path, *, delimiter=","):
     ------
     CommandError
         If the file is missing, unreadable, not numeric, not 2-D, empty, or
-        contains NaN or infinity.
+        contains a missing or infinite value, or if its first row is an
+        ambiguous header.
     """
     path = Path(path)
     suffix = path.suffix.lower()
@@ -431,17 +547,23 @@ def read_matrix(path, *, delimiter=","):
     if path.is_dir():
         raise CommandError(f"{path}: is a directory")
     if suffix == ".npy":
-        X, names = _read_npy(path), None
+        if header:
+            raise CommandError(f"{path}: a .npy file has no header (--header)")
+        X, names, declared = _read_npy(path), None, None
     elif suffix == ".csv":
-        X, names = _read_csv(path, delimiter)
+        X, names, declared = _read_csv(path, delimiter, header)
     else:
         raise CommandError(f"{path}: unsupported file type; use .csv or .npy")
     if X.shape[0] == 0:
         raise CommandError(f"{path}: no data rows")
     if X.shape[1] == 0:
         raise CommandError(f"{path}: no columns")
-    if not np.isfinite(X).all():
-        raise CommandError(f"{path}: contains NaN or infinity")
+    finite = np.isfinite(X).all(axis=0)
+    if not finite.all():
+        j = int(np.flatnonzero(~finite)[0])
+        column = _column(j, declared)
+        problem = _missing if np.isnan(X[:, j]).any() else _infinite
+        raise CommandError(f"{path}: {problem(column)}")
     return X, names
 
 
@@ -729,23 +851,56 @@ class FileLedger(BudgetAccountant):
         return self
 
 
+def _is_at(path, stat):
+    # Whether ``path`` is (still) the file that ``stat`` describes.
+    try:
+        current = os.stat(path)
+    except FileNotFoundError:
+        return False
+    return (current.st_dev, current.st_ino) == (stat.st_dev, stat.st_ino)
+
+
 @contextlib.contextmanager
 def _locked(path):
     # An exclusive lock on ``<ledger>.lock`` for the whole command, so that
     # concurrent fits on the same ledger cannot both pass its cap. POSIX
     # only; elsewhere the ledger is not protected against concurrent runs.
+    #
+    # The holder removes the lock file before it lets the lock go, so none is
+    # left behind. A run that was waiting on the removed file then holds the
+    # lock of a file no longer at the path: it sees that (device and inode
+    # differ, or no file is there) and tries again with the file now at the
+    # path. Only the holder of the file at the path runs.
     try:
         import fcntl  # noqa: PLC0415
     except ImportError:
         yield
         return
     lock_path = f"{path}.lock"
-    with open(lock_path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+    while True:
         try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            handle = open(lock_path, "a")  # noqa: SIM115 (closed below)
+        except OSError as exc:
+            reason = exc.strerror or _one_line(exc)
+            raise CommandError(
+                f"cannot create the ledger's lock file: {reason}"
+            ) from None
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            held = os.fstat(handle.fileno())
+            if _is_at(lock_path, held):
+                break
+        except BaseException:
+            handle.close()
+            raise
+        handle.close()
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            if _is_at(lock_path, held):
+                os.remove(lock_path)
+        handle.close()  # lets the lock go, after the removal
 
 
 def load_ledger(path, *, epsilon=None, delta=None, rho=None):
@@ -771,6 +926,15 @@ def load_ledger(path, *, epsilon=None, delta=None, rho=None):
     if delta is not None and epsilon is None:
         raise CommandError("--max-delta needs --max-epsilon")
     if not os.path.exists(path):
+        if epsilon is not None and delta is None and rho is None:
+            # No default delta: a cap is a privacy promise, so its delta is
+            # said, never assumed (an epsilon alone used to mean pure DP).
+            raise CommandError(
+                "a new ledger's --max-epsilon needs --max-delta: --max-delta "
+                "1e-6 caps (epsilon, 1e-6)-DP, which the default fits "
+                "(delta=1e-6) keep; --max-delta 0 caps pure epsilon-DP, which "
+                "only pure-DP fits (--delta 0) keep"
+            )
         try:
             cap = {k: v for k, v in given.items() if v is not None}
             return FileLedger(path, **cap)
@@ -847,6 +1011,65 @@ def ledger_json(accountant):
     }
 
 
+def _cap_text(accountant):
+    # The cap of ``accountant``, in its own units.
+    if accountant.rho_cap is not None:
+        return f"rho={accountant.rho_cap:g}"
+    if accountant.epsilon_cap is None:
+        return "none"
+    if accountant.delta_cap == 0:
+        return f"epsilon={accountant.epsilon_cap:g} (pure DP)"
+    return f"(epsilon={accountant.epsilon_cap:g}, delta={accountant.delta_cap:g})"
+
+
+def _total_text(accountant, cap):
+    # The total of ``accountant`` in the units of the cap of ``cap``: rho for
+    # a rho cap, epsilon for a pure one, (epsilon, delta) at the cap's delta.
+    if cap.rho_cap is not None:
+        return f"rho={accountant.rho:.6g}"
+    if cap.epsilon_cap is None:
+        return repr(accountant.total())
+    epsilon = accountant.epsilon_at(cap.delta_cap)
+    if cap.delta_cap == 0:
+        return f"epsilon={epsilon:.6g}"
+    return f"(epsilon={epsilon:.6g}, delta={cap.delta_cap:g})"
+
+
+def _refusal(accountant, cost, label):
+    # Why the ledger refuses a fit that costs ``cost``, in the cap's units.
+    # Only public values: the guarantees and the cap.
+    cap = _cap_text(accountant)
+    if accountant.rho_cap is not None and isinstance(cost, ApproxDP):
+        reason = (
+            f"its guarantee, {cost!r}, has no zCDP form, and the ledger's cap is {cap}"
+        )
+    elif (
+        accountant.epsilon_cap is not None
+        and accountant.delta_cap == 0
+        and not isinstance(cost, PureDP)
+    ):
+        reason = (
+            f"its guarantee, {cost!r}, is not pure DP, and the ledger's cap is "
+            f"{cap}, which only pure-DP fits (--delta 0) keep"
+        )
+    else:
+        after = BudgetAccountant(delta=accountant.delta_cap)
+        after.spend(accountant)
+        after.spend(cost, label=label)
+        reason = (
+            f"it would bring the ledger's total to {_total_text(after, accountant)}"
+            f", over its cap {cap}"
+        )
+    return (
+        f"{label}: refused before reading the data: {reason} "
+        f"({_fits(len(accountant))} recorded)"
+    )
+
+
+def _fits(n):
+    return f"{n} fit" if n == 1 else f"{n} fits"
+
+
 def run_fit(args):
     """Run ``dpcov fit``.
 
@@ -871,6 +1094,14 @@ def run_fit(args):
 def _run_fit(args):
     cls = resolve_estimator(args.estimator)
     estimator = build_estimator(cls, args)
+    try:
+        # Before the data are read; the message quotes only the parameters.
+        check_params_always(estimator)
+    except ValueError as exc:
+        message = _one_line(exc)
+        if cls.__name__ not in message:
+            message = f"{cls.__name__}: {message}"
+        raise CommandError(message) from None
     input_path = Path(args.input)
     if args.output is None:
         output = Path(f"{input_path.stem}.{cls.__name__.lower()}.npy")
@@ -919,31 +1150,33 @@ def _run_fit(args):
     if accountant is not None:
         # Refuse before the data file is even opened.
         try:
-            accountant.check(estimator.privacy_cost(), label=cls.__name__)
-        except BudgetExceeded as exc:
-            raise CommandError(_one_line(exc)) from None
+            cost = estimator.privacy_cost()
+            accountant.check(cost, label=cls.__name__)
+        except BudgetExceeded:
+            raise CommandError(_refusal(accountant, cost, cls.__name__)) from None
         except ValueError as exc:
             raise CommandError(f"{cls.__name__}: {_one_line(exc)}") from None
 
     enabled = False if args.quiet else (True if args.progress else None)
-    with warnings.catch_warnings(record=True) as caught:
+    caught = []
+    with warnings.catch_warnings():
         warnings.simplefilter("always")
+        warnings.showwarning = _recorder(caught)
         try:
             with Progress(3, enabled=enabled) as bar:
                 bar.update(0, label=f"reading {input_path.name}")
-                X, names = read_matrix(input_path, delimiter=delimiter)
+                X, names = read_matrix(
+                    input_path, delimiter=delimiter, header=args.header
+                )
                 bar.update(1, label=f"fitting {cls.__name__}")
                 try:
                     estimator.fit(X)
-                except (NoPrivateResult, ValueError, BudgetExceeded) as exc:
+                except CommandError:
+                    raise
+                except Exception as exc:  # noqa: BLE001
                     # A fit recorded before it failed is already in the ledger
                     # file (FileLedger saves at every record).
-                    message = _one_line(exc)
-                    if isinstance(exc, NoPrivateResult):
-                        message = f"no private result: {message}"
-                    if cls.__name__ not in message:
-                        message = f"{cls.__name__}: {message}"
-                    raise CommandError(message) from None
+                    raise CommandError(_fit_failure(estimator, exc, X.shape)) from None
                 bar.update(1, label="writing")
                 released = _released(estimator, attribute, fmt)
                 report = build_report(
@@ -984,13 +1217,17 @@ def _run_fit(args):
         finally:
             _show_warnings(caught)
     if not args.quiet:
+        after = ", after a header row" if names is not None else ""
+        print(
+            f"read {X.shape[0]} rows of {X.shape[1]} columns from {input_path}{after}"
+        )
         print(f"wrote {attribute} {released.shape} to {output}")
         print(f"wrote the report to {report_path}")
         print(f"guarantee: {_describe(estimator)}")
         if accountant is not None:
             print(
-                f"ledger {ledger_path}: {len(accountant)} fits, total "
-                f"{accountant.total()!r}"
+                f"ledger {ledger_path}: {_fits(len(accountant))}, total "
+                f"{_total_text(accountant, accountant)}, cap {_cap_text(accountant)}"
             )
     return 0
 
@@ -1015,10 +1252,101 @@ def _describe(estimator):
     return ", ".join(parts)
 
 
+def _raised_in_dpcov(exc):
+    # Whether the innermost frame of ``exc``'s traceback is dpcov's code
+    # (this module aside): its messages state only public values.
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    module = tb.tb_frame.f_globals.get("__name__", "")
+    return module.startswith("dpcov.") and module != __name__
+
+
+def _same_failure_on_public_data(estimator, exc, shape):
+    # Whether a copy of ``estimator`` that records nowhere, fitted on zeros
+    # of the same (public) shape, fails with the same exception and message:
+    # then the message is a function of n, d and the parameters alone.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            twin = clone(estimator)
+            if "accountant" in twin.get_params(deep=False):
+                twin.set_params(accountant=None)
+        except Exception:  # noqa: BLE001
+            return False
+        try:
+            twin.fit(np.zeros(shape))
+        except Exception as other:  # noqa: BLE001
+            return type(other) is type(exc) and str(other) == str(exc)
+    return False
+
+
+def _fit_failure(estimator, exc, shape):
+    """The one-line message for an exception raised by ``estimator.fit(X)``.
+
+    dpcov's own exceptions state only public values (parameters, ``n``,
+    ``d``, guarantees), and so does one that a fit on zeros of the same shape
+    raises too. Any other message may quote the data (NumPy, SciPy and
+    scikit-learn put array values in theirs), so only its type is named.
+    """
+    name = type(estimator).__name__
+    if isinstance(exc, MemoryError):
+        return f"{name}: out of memory"
+    public = (
+        isinstance(exc, NoPrivateResult | BudgetExceeded)
+        or (isinstance(exc, ValueError) and _raised_in_dpcov(exc))
+        or _same_failure_on_public_data(estimator, exc, shape)
+    )
+    if public:
+        message = _one_line(exc)
+        if isinstance(exc, NoPrivateResult):
+            message = f"no private result: {message}"
+    else:
+        message = (
+            f"the fit failed ({type(exc).__name__}); its message is not shown, "
+            "as it comes from outside dpcov and could quote the data"
+        )
+    return message if name in message else f"{name}: {message}"
+
+
+#: NumPy's floating-point warnings: fixed texts, no values.
+_FLOATING_POINT_WARNING = re.compile(
+    r"(overflow|underflow|invalid value|divide by zero) encountered in [\w ]+"
+)
+
+
+def _recorder(caught):
+    # A warnings.showwarning that appends (text, category, module) to
+    # ``caught``, where module is that of the code that raised the warning
+    # (the first frame outside the warnings machinery).
+    def record(message, category, filename, lineno, file=None, line=None):
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_globals.get("__name__") in (
+            "warnings",
+            "_py_warnings",
+        ):
+            frame = frame.f_back
+        module = "" if frame is None else frame.f_globals.get("__name__", "")
+        caught.append((_one_line(message), category, module))
+
+    return record
+
+
 def _show_warnings(caught):
+    # dpcov's warnings state public values; so do NumPy's floating-point
+    # ones. The text of any other (SciPy's LinAlgWarning quotes a condition
+    # number of the data, for one) is not shown.
     seen = set()
-    for record in caught:
-        line = f"dpcov: warning: {_one_line(record.message)}"
+    for text, category, module in caught:
+        if not (module.startswith("dpcov.") or _FLOATING_POINT_WARNING.fullmatch(text)):
+            text = (
+                f"{category.__name__} from {module.partition('.')[0] or 'Python'}"
+                " (its text is not shown: it comes from outside dpcov and could "
+                "quote the data)"
+            )
+        line = f"dpcov: warning: {text}"
         if line not in seen:
             seen.add(line)
             print(line, file=sys.stderr)

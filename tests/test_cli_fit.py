@@ -4,20 +4,26 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
+import warnings
 
 import numpy as np
 import pytest
 
+import dpcov
 from dpcov.__main__ import main
 from dpcov._cli_fit import (
     ESTIMATORS,
+    _locked,
+    is_header,
     parse_param,
     resolve_estimator,
     to_json,
     write_atomically,
 )
 from dpcov.accounting import ZCDP, ApproxDP, PureDP, compose
-from dpcov.covariance import SeparateCovariance
+from dpcov.covariance import GaussianCovariance, SeparateCovariance
 from dpcov.decomposition import ExactSubspace
 
 
@@ -33,6 +39,18 @@ def data(tmp_path, monkeypatch):
         handle.write("a,b,c,d\n")
         np.savetxt(handle, X, delimiter=",", fmt="%.17g")
     return X
+
+
+def _cli_env():
+    # A subprocess runs the dpcov under test (not an installed copy) on one
+    # BLAS thread.
+    root = os.path.dirname(os.path.dirname(os.path.abspath(dpcov.__file__)))
+    path = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONPATH": path, "OPENBLAS_NUM_THREADS": "1"}
+
+
+#: The estimator of the tests that need just one fit.
+_FIT = ["-e", "gauss", "--data-norm", "1"]
 
 
 def _guarantee(data):
@@ -187,13 +205,16 @@ def _write_bad_files(tmp_path):
         (["x.npy", "-e", "gauss", "--epsilon", "-1"], "'epsilon' parameter"),
         (["x.npy", "-e", "gauss", "--attribute", "nope_"], "no fitted attribute"),
         (["missing.csv", "-e", "gauss"], "missing.csv: no such file"),
-        (["bad.csv", "-e", "gauss"], "column 'b' is not numeric"),
-        (["nan.csv", "-e", "gauss"], "contains NaN or infinity"),
-        (["inf.npy", "-e", "gauss"], "contains NaN or infinity"),
-        (["ragged.csv", "-e", "gauss"], "different numbers of fields"),
+        (["bad.csv", "-e", "gauss"], "column 2 is not numeric"),
+        (["bad.csv", "-e", "gauss", "--header"], "column 2 ('b') is not numeric"),
+        (["nan.csv", "-e", "gauss"], "pass --header if it names the columns"),
+        (["nan.csv", "-e", "gauss", "--no-header"], "column 2 has a missing value"),
+        (["inf.npy", "-e", "gauss"], "column 2 has an infinite value"),
+        (["inf.npy", "-e", "gauss", "--header"], "a .npy file has no header"),
+        (["ragged.csv", "-e", "gauss", "--no-header"], "different numbers of fields"),
         (["flat.npy", "-e", "gauss"], "expected a 2-D array"),
         (["x.txt", "-e", "gauss"], "unsupported file type"),
-        (["one.csv", "-e", "pca"], "at least 2 samples"),
+        (["one.csv", "-e", "pca", "--no-header"], "at least 2 samples"),
         (["x.npy", "-e", "gauss", "-o", "nodir/c.npy"], "directory does not exist"),
         (["x.npy", "-e", "gauss", "-o", "x.npy"], "refusing to overwrite the input"),
         (["x.npy", "-e", "gauss", "-o", "c.txt"], "must end in .npy or .csv"),
@@ -218,6 +239,9 @@ def test_fit_usage_errors(data):
     with pytest.raises(SystemExit) as exc:
         main(["fit", "x.npy", "-e", "gauss", "--param", "novalue"])
     assert exc.value.code == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["fit", "x.csv", "-e", "gauss", "--header", "--no-header"])
+    assert exc.value.code == 2
 
 
 def test_parse_param():
@@ -236,11 +260,10 @@ def test_resolve_estimator():
 
 @pytest.mark.slow
 def test_fit_subprocess_exit_code(data, tmp_path):
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
     result = subprocess.run(
         [sys.executable, "-m", "dpcov", "fit", "missing.csv", "-e", "gauss"],
         cwd=tmp_path,
-        env=env,
+        env=_cli_env(),
         capture_output=True,
         text=True,
         timeout=120,
@@ -284,7 +307,7 @@ def test_ledger_records_fits_and_refuses_before_reading(data, tmp_path, capsys):
     # refused before the input is opened (a missing file proves it) and
     # nothing is written.
     argv = ["fit", "x.npy", "-e", "gauss", "--data-norm", "1", "--delta", "0"]
-    cap = ["--ledger", "budget.json", "--max-epsilon", "1"]
+    cap = ["--ledger", "budget.json", "--max-epsilon", "1", "--max-delta", "0"]
     assert main([*argv, "--epsilon", "0.4", *cap, "-o", "a.npy"]) == 0
     assert (
         main([*argv, "--epsilon", "0.4", "--ledger", "budget.json", "-o", "b.npy"]) == 0
@@ -355,17 +378,21 @@ def test_ledger_keeps_a_fit_that_failed_after_it_was_recorded(tmp_path, monkeypa
             "guarantee": {"notion": "approx", "epsilon": 1.0, "delta": 1e-6},
         }
     ]
-    assert sorted(os.listdir(tmp_path)) == ["l.json", "l.json.lock", "r.npy"]
+    assert sorted(os.listdir(tmp_path)) == ["l.json", "r.npy"]
 
 
 def test_headerless_csv_with_a_bad_first_row_reveals_nothing(tmp_path, capsys):
-    # A first row mixing numbers and text is data, not a header: its text
-    # must not become column names in the message (or a report).
+    # A first row mixing numbers and text may be a header or a bad data row:
+    # the command asks which, without quoting it. Declared data, its text
+    # cell is named by position.
     path = tmp_path / "bad.csv"
     path.write_text("0.1234,SECRET,0.5\n0.2,0.3,0.4\n")
     argv = ["fit", str(path), "-e", "separate", "--data-norm", "1"]
     assert main([*argv, "-o", str(tmp_path / "o.npy")]) == 1
     err = capsys.readouterr().err
+    assert "pass --header if it names the columns, or --no-header" in err
+    assert main([*argv, "-o", str(tmp_path / "o.npy"), "--no-header"]) == 1
+    err += capsys.readouterr().err
     assert "column 2 is not numeric" in err and "SECRET" not in err
     assert "0.1234" not in err
     assert sorted(os.listdir(tmp_path)) == ["bad.csv"]
@@ -386,13 +413,12 @@ def test_concurrent_fits_on_one_ledger_cannot_both_pass_its_cap(data, tmp_path):
     # makes the second see the first's record, so exactly one releases.
     cmd = [sys.executable, "-m", "dpcov", "fit", "x.npy", "-e", "gauss"]
     cmd += ["--delta", "0", "--epsilon", "1", "--data-norm", "1", "-q"]
-    cmd += ["--ledger", "l.json", "--max-epsilon", "1"]
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    cmd += ["--ledger", "l.json", "--max-epsilon", "1", "--max-delta", "0"]
     runs = [
         subprocess.Popen(
             [*cmd, "-o", f"out{i}.npy"],
             cwd=tmp_path,
-            env=env,
+            env=_cli_env(),
             stderr=subprocess.PIPE,
         )
         for i in range(2)
@@ -404,3 +430,439 @@ def test_concurrent_fits_on_one_ledger_cannot_both_pass_its_cap(data, tmp_path):
     ledger = json.loads((tmp_path / "l.json").read_text())
     assert len(ledger["fits"]) == 1
     assert sum((tmp_path / f"out{i}.npy").exists() for i in range(2)) == 1
+    assert not (tmp_path / "l.json.lock").exists()
+
+
+# --- headers ----------------------------------------------------------------
+
+
+def test_is_header():
+    assert is_header(["a", "b"]) and is_header([" age ", "Income (USD)"])
+    for row in (
+        ["2019", "2020", "2021"],
+        ["NA", "NA"],
+        ["a", ""],
+        ["a", "nan"],
+        ["id", "1"],
+        ["inf", "x"],
+        [],
+    ):
+        assert not is_header(row), row
+
+
+def test_header_flags(tmp_path, monkeypatch, capsys):
+    # A numeric header and a first row of NAs are refused unless a flag says
+    # what they are; with the flag each is read as told.
+    monkeypatch.chdir(tmp_path)
+    rows = "0.1,0.2\n0.3,0.1\n0.2,0.4\n"
+    (tmp_path / "years.csv").write_text("2019,2020\n" + rows)
+    (tmp_path / "na.csv").write_text("NA,NA\n" + rows)
+    argv = ["-e", "gauss", "--data-norm", "1", "-q"]
+    for name, names in (("years.csv", ["2019", "2020"]), ("na.csv", ["NA", "NA"])):
+        assert main(["fit", name, *argv]) == 1
+        err = capsys.readouterr().err
+        assert "pass --header if it names the columns, or --no-header" in err
+        assert "2019" not in err and "NA," not in err
+        assert main(["fit", name, *argv, "--header", "-o", "h.npy"]) == 0
+        report = json.loads((tmp_path / "h.json").read_text())
+        assert report["n_samples"] == 3 and report["feature_names"] == names
+    assert main(["fit", "years.csv", *argv, "--no-header", "-o", "n.npy"]) == 0
+    report = json.loads((tmp_path / "n.json").read_text())
+    assert report["n_samples"] == 4 and "feature_names" not in report
+    # Unasked, a row of text only is a header, and the summary says so.
+    (tmp_path / "t.csv").write_text("x,y\n" + rows)
+    assert main(["fit", "t.csv", "-e", "gauss", "--data-norm", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "read 3 rows of 2 columns from t.csv, after a header row" in out
+
+
+# --- bad input: nothing from the data in any message -------------------------
+
+#: Cells (and their likely renderings) that no output of the command may hold.
+SECRETS = (
+    "Alice",
+    "Smith",
+    "SSN-123",
+    "Patient",
+    "1234.5678",
+    "1234.57",
+    "2019",
+    "1e308",
+    "e+308",
+    "1e309",
+    "caf",
+)
+
+_PCA = ["-e", "pca", "--n-components", "1", "--data-norm", "1"]
+_ASK = "pass --header if it names the columns, or --no-header if it is data"
+
+
+def _case(name, content, flags, message, id):
+    return pytest.param(name, content, flags, message, id=id)
+
+
+# (file, content, flags, message; None where the input is accepted)
+BAD_INPUTS = [
+    _case(
+        "t.csv",
+        "Alice,Smith,F\nBob,Smith,M\n",
+        [],
+        "column 1 is not numeric",
+        "headerless-text",
+    ),
+    _case(
+        "t.csv",
+        "Alice,Smith,F\nBob,Smith,M\n",
+        ["--no-header"],
+        "column 1 is not numeric",
+        "text-declared-data",
+    ),
+    _case("t.csv", "Alice,Smith,F\n", [], "no data rows", "one-text-row"),
+    _case(
+        "t.csv",
+        "a,b,c\n0.1,0.2,0.3\n0.5,SSN-123-45-6789,0.1\n",
+        [],
+        "column 2 is not numeric",
+        "ssn-cell",
+    ),
+    _case(
+        "t.csv",
+        "a,b,c\n0.1,0.2,0.3\n0.5,SSN-123-45-6789,0.1\n",
+        ["--header"],
+        "column 2 ('b') is not numeric",
+        "ssn-cell-declared-header",
+    ),
+    _case(
+        "t.csv",
+        "a,b,c\n1234.5678,Patient-Alice-0,0.1\n0.1,0.2,0.3\n",
+        [],
+        "column 2 is not numeric",
+        "number-beside-text",
+    ),
+    _case("t.csv", "1234.5678,Patient-Alice-0\n0.1,0.2\n", [], _ASK, "mixed-first-row"),
+    _case(
+        "t.csv",
+        "a,b\n1234.5678,0.2\n0.3,NaN\n",
+        [],
+        "column 2 has a missing value",
+        "nan-cell",
+    ),
+    _case(
+        "t.csv",
+        "a,b\n1234.5678,NA\n0.3,0.2\n",
+        [],
+        "column 2 has a missing value",
+        "na-cell",
+    ),
+    _case(
+        "t.csv",
+        "a,b\n1234.5678,0.2\n,0.3\n",
+        [],
+        "column 1 has a missing value",
+        "empty-cell",
+    ),
+    _case("t.csv", "NA,NA\n1234.5678,0.2\n0.3,0.1\n", [], _ASK, "na-first-row"),
+    _case(
+        "t.csv",
+        "a,b\n1234.5678,0.2\n0.3,-inf\n",
+        [],
+        "column 2 has an infinite value",
+        "inf-cell",
+    ),
+    _case(
+        "t.csv",
+        "a,b\n1234.5678,0.2\n0.3,1e309\n",
+        [],
+        "column 2 has an infinite value",
+        "overflowing-cell",
+    ),
+    _case(
+        "t.csv",
+        "a,b,c\n1234.5678,0.2,0.3\n0.4,0.5\n",
+        [],
+        "different numbers of fields (expected 3)",
+        "ragged-row",
+    ),
+    _case(
+        "t.csv",
+        "a,b,c\n1234.5678,0.2\n0.3,0.1\n",
+        ["--header"],
+        "the header has 3 fields, the rows 2",
+        "header-wider-than-rows",
+    ),
+    _case("t.csv", "", [], "empty file", "empty-file"),
+    _case("t.csv", "\n\n", ["--no-header"], "empty file", "blank-lines"),
+    _case("t.csv", "a,b,c\n", [], "no data rows", "header-only"),
+    _case("t.csv", "a,b,c\n", ["--header"], "no data rows", "header-only-declared"),
+    _case("t.csv", "1234.5678,0.25\n", [], _ASK, "one-row"),
+    _case(
+        "t.csv",
+        "1234.5678,0.25\n",
+        ["--no-header", *_PCA],
+        "PCA needs at least 2 samples",
+        "one-row-pca",
+    ),
+    _case(
+        "t.csv",
+        "2019,2020,2021\n0.1,0.2,0.3\n0.3,0.2,0.1\n",
+        [],
+        _ASK,
+        "numeric-header",
+    ),
+    _case("t.csv", b"a,b\n0.1,caf\xe9\n", [], "not UTF-8 text", "latin-1"),
+    _case(
+        "t.npy",
+        np.array([[0.1, np.nan], [1234.5678, 0.2]]),
+        [],
+        "column 2 has a missing value",
+        "nan-npy",
+    ),
+    _case(
+        "t.npy",
+        np.array([[0.1, 0.2], [1234.5678, np.inf]]),
+        [],
+        "column 2 has an infinite value",
+        "inf-npy",
+    ),
+    _case(
+        "t.npy",
+        np.array([1234.5678, 0.1]),
+        [],
+        "expected a 2-D array, got 1-D",
+        "1-d-npy",
+    ),
+    _case("t.npy", np.full((2, 2, 2), 1234.5678), [], "got 3-D", "3-d-npy"),
+    _case(
+        "t.npy",
+        np.array([[1234.5678, "Alice"]], dtype=object),
+        [],
+        "holds Python objects",
+        "object-npy",
+    ),
+    _case(
+        "t.npy",
+        np.array([[1234.5678 + 1j, 0.1]]),
+        [],
+        "not a numeric array (dtype complex128)",
+        "complex-npy",
+    ),
+    _case("t.npy", np.zeros((0, 3)), [], "no data rows", "no-rows-npy"),
+    _case(
+        "t.npy",
+        np.array([[1234.5678, 0.1]]),
+        ["--header"],
+        "has no header",
+        "header-flag-on-npy",
+    ),
+    # Accepted: a huge finite value is clipped to --data-norm like any other.
+    _case("t.csv", "a,b\n1e308,1e308\n0.1,0.2\n0.2,0.1\n", [], None, "huge-finite"),
+    _case(
+        "t.npy",
+        np.array([[1e308, -1e308], [0.1, 0.2], [0.2, 0.1]]),
+        [*_PCA],
+        None,
+        "huge-finite-pca",
+    ),
+    # Accepted: n = 1 is public, and the covariance estimators fit it.
+    _case("t.csv", "1234.5678,0.25\n", ["--no-header"], None, "one-row-gauss"),
+]
+
+
+@pytest.mark.parametrize("name, content, flags, message", BAD_INPUTS)
+def test_bad_input_matrix(name, content, flags, message, tmp_path, monkeypatch, capsys):
+    # Each bad input fails with one line of our own, naming at most a column;
+    # no cell, no traceback, and nothing written: not the output, not the
+    # ledger, no lock or temporary file.
+    monkeypatch.chdir(tmp_path)
+    if isinstance(content, np.ndarray):
+        np.save(name, content, allow_pickle=True)
+    else:
+        mode = "wb" if isinstance(content, bytes) else "w"
+        with open(name, mode) as handle:
+            handle.write(content)
+    cap = ["--ledger", "l.json", "--max-epsilon", "5", "--max-delta", "1e-6"]
+    status = main(["fit", name, *_FIT, *flags, *cap, "-o", "out.npy"])
+    out, err = capsys.readouterr()
+    for secret in SECRETS:
+        assert secret not in out + err, secret
+    assert "Traceback" not in out + err
+    if message is None:
+        assert status == 0 and err == ""
+        assert len(json.loads((tmp_path / "l.json").read_text())["fits"]) == 1
+        assert sorted(os.listdir(tmp_path)) == sorted(
+            [name, "l.json", "out.json", "out.npy"]
+        )
+        return
+    assert status == 1 and out == ""
+    assert err.startswith("dpcov: error: ") and err.count("\n") == 1
+    assert message in err
+    assert os.listdir(tmp_path) == [name]
+
+
+# --- errors and warnings from the fit ------------------------------------------
+
+
+def _secret_data(tmp_path):
+    X = np.full((20, 2), 0.01)
+    X[0, 0] = 0.1234
+    np.save(tmp_path / "s.npy", X)
+
+
+def test_fit_error_quoting_the_data_is_withheld(tmp_path, monkeypatch, capsys):
+    # A message from outside dpcov that differs on public data of the same
+    # shape could quote the data: only its type is named. One that the same
+    # fit on zeros raises too is a function of public values and is shown.
+    monkeypatch.chdir(tmp_path)
+    _secret_data(tmp_path)
+
+    def leaky_fit(self, X, y=None):
+        raise ValueError(f"bad first cell {X[0, 0]}")
+
+    monkeypatch.setattr(GaussianCovariance, "fit", leaky_fit)
+    argv = ["fit", "s.npy", *_FIT, "--ledger", "l.json"]
+    assert main(argv) == 1
+    out, err = capsys.readouterr()
+    assert err == (
+        "dpcov: error: GaussianCovariance: the fit failed (ValueError); its "
+        "message is not shown, as it comes from outside dpcov and could quote "
+        "the data\n"
+    )
+
+    def public_fit(self, X, y=None):
+        raise ValueError(f"n_samples={X.shape[0]} is too few")
+
+    monkeypatch.setattr(GaussianCovariance, "fit", public_fit)
+    assert main(argv) == 1
+    assert capsys.readouterr().err == (
+        "dpcov: error: GaussianCovariance: n_samples=20 is too few\n"
+    )
+    assert sorted(os.listdir(tmp_path)) == ["s.npy"]
+
+
+def test_unexpected_error_prints_no_message_or_traceback(
+    data, tmp_path, monkeypatch, capsys
+):
+    def broken(*args, **kwargs):
+        raise RuntimeError("cell 0.1234 in row 7")
+
+    monkeypatch.setattr("dpcov._cli_fit.build_report", broken)
+    assert main(["fit", "x.npy", *_FIT]) == 1
+    out, err = capsys.readouterr()
+    assert err.startswith("dpcov: error: unexpected RuntimeError") and out == ""
+    assert "0.1234" not in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_warnings_from_outside_dpcov_are_not_quoted(tmp_path, monkeypatch, capsys):
+    # NumPy's floating-point warnings have fixed texts and show as they are;
+    # the text of any other warning from outside dpcov is withheld.
+    monkeypatch.chdir(tmp_path)
+    _secret_data(tmp_path)
+    original = GaussianCovariance.fit
+
+    def noisy_fit(self, X, y=None):
+        warnings.warn(f"first cell {X[0, 0]}", UserWarning, stacklevel=1)
+        np.array([1e308]) * 10.0
+        return original(self, X)
+
+    monkeypatch.setattr(GaussianCovariance, "fit", noisy_fit)
+    assert main(["fit", "s.npy", *_FIT, "-q"]) == 0
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        "dpcov: warning: UserWarning from tests (its text is not shown: it comes "
+        "from outside dpcov and could quote the data)",
+        "dpcov: warning: overflow encountered in multiply",
+    ]
+
+
+# --- the ledger's cap and lock -------------------------------------------------
+
+
+def test_ledger_max_epsilon_alone_is_refused_at_creation(data, tmp_path, capsys):
+    argv = ["fit", "x.npy", *_FIT, "-q", "--ledger", "l.json", "--max-epsilon", "3"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "--max-epsilon needs --max-delta" in err
+    assert "--max-delta 1e-6" in err and "--max-delta 0" in err
+    assert not (tmp_path / "l.json").exists()
+    # An existing ledger keeps its cap: --max-epsilon alone just repeats it.
+    assert main([*argv, "--max-delta", "1e-6"]) == 0
+    assert main([*argv, "-o", "b.npy"]) == 0
+    assert len(json.loads((tmp_path / "l.json").read_text())["fits"]) == 2
+
+
+_PURE = ["--delta", "0", "--epsilon", "0.6"]
+
+
+@pytest.mark.parametrize(
+    "cap, accepted, refused, total, refusal",
+    [
+        (
+            ["--max-epsilon", "1.5", "--max-delta", "1e-6"],
+            [[], []],
+            [],
+            "2 fits, total (epsilon=1.45104, delta=1e-06), cap (epsilon=1.5, "
+            "delta=1e-06)",
+            "it would bring the ledger's total to (epsilon=1.80641, delta=1e-06), "
+            "over its cap (epsilon=1.5, delta=1e-06) (2 fits recorded)",
+        ),
+        (
+            ["--max-epsilon", "1", "--max-delta", "0"],
+            [_PURE],
+            _PURE,
+            "1 fit, total epsilon=0.6, cap epsilon=1 (pure DP)",
+            "it would bring the ledger's total to epsilon=1.2, over its cap "
+            "epsilon=1 (pure DP) (1 fit recorded)",
+        ),
+        (
+            ["--max-epsilon", "1", "--max-delta", "0"],
+            [_PURE],
+            [],
+            "1 fit, total epsilon=0.6, cap epsilon=1 (pure DP)",
+            "its guarantee, ZCDP(rho=0.024355970359514156), is not pure DP, and "
+            "the ledger's cap is epsilon=1 (pure DP), which only pure-DP fits "
+            "(--delta 0) keep (1 fit recorded)",
+        ),
+        (
+            ["--max-rho", "0.03"],
+            [[]],
+            ["-e", "exact-subspace", "--n-components", "1"],
+            "1 fit, total rho=0.024356, cap rho=0.03",
+            "its guarantee, ApproxDP(epsilon=1.0, delta=1e-06), has no zCDP "
+            "form, and the ledger's cap is rho=0.03 (1 fit recorded)",
+        ),
+    ],
+)
+def test_ledger_speaks_in_the_caps_units(
+    data, capsys, cap, accepted, refused, total, refusal
+):
+    # The summary gives the total in the cap's units, and a refusal says why
+    # in them too.
+    base = ["fit", "x.npy", "--ledger", "l.json", *cap]
+    for i, extra in enumerate(accepted):
+        assert main([*base, *_FIT, *extra, "-o", f"{i}.npy"]) == 0
+    assert f"ledger l.json: {total}\n" in capsys.readouterr().out
+    estimator = _FIT if "-e" not in refused else []
+    assert main([*base, *estimator, *refused, "-o", "last.npy"]) == 1
+    err = capsys.readouterr().err
+    assert err.endswith(f": refused before reading the data: {refusal}\n")
+
+
+def test_ledger_lock_is_exclusive_and_removed(tmp_path):
+    # The second run waits on the first's lock file, which the first removes
+    # as it lets go; the second then locks a fresh file and removes it too.
+    path = tmp_path / "l.json"
+    order = []
+
+    def second():
+        with _locked(path):
+            order.append("second")
+
+    with _locked(path):
+        assert os.listdir(tmp_path) == ["l.json.lock"]
+        thread = threading.Thread(target=second)
+        thread.start()
+        time.sleep(0.2)  # the second run now waits on this lock file
+        order.append("first")
+    thread.join(timeout=10)
+    assert order == ["first", "second"]
+    assert os.listdir(tmp_path) == []
