@@ -1176,7 +1176,7 @@ def _run_fit(args):
                 except Exception as exc:  # noqa: BLE001
                     # A fit recorded before it failed is already in the ledger
                     # file (FileLedger saves at every record).
-                    raise CommandError(_fit_failure(estimator, exc, X.shape)) from None
+                    raise CommandError(_fit_failure(estimator, exc)) from None
                 bar.update(1, label="writing")
                 released = _released(estimator, attribute, fmt)
                 report = build_report(
@@ -1264,40 +1264,21 @@ def _raised_in_dpcov(exc):
     return module.startswith("dpcov.") and module != __name__
 
 
-def _same_failure_on_public_data(estimator, exc, shape):
-    # Whether a copy of ``estimator`` that records nowhere, fitted on zeros
-    # of the same (public) shape, fails with the same exception and message:
-    # then the message is a function of n, d and the parameters alone.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            twin = clone(estimator)
-            if "accountant" in twin.get_params(deep=False):
-                twin.set_params(accountant=None)
-        except Exception:  # noqa: BLE001
-            return False
-        try:
-            twin.fit(np.zeros(shape))
-        except Exception as other:  # noqa: BLE001
-            return type(other) is type(exc) and str(other) == str(exc)
-    return False
-
-
-def _fit_failure(estimator, exc, shape):
+def _fit_failure(estimator, exc):
     """The one-line message for an exception raised by ``estimator.fit(X)``.
 
     dpcov's own exceptions state only public values (parameters, ``n``,
-    ``d``, guarantees), and so does one that a fit on zeros of the same shape
-    raises too. Any other message may quote the data (NumPy, SciPy and
-    scikit-learn put array values in theirs), so only its type is named.
+    ``d``, guarantees): the estimators pass their input through one guard
+    that replaces third-party validation messages. Any other message may
+    quote the data (NumPy, SciPy and scikit-learn put array values in
+    theirs), so only its type is named.
     """
     name = type(estimator).__name__
     if isinstance(exc, MemoryError):
         return f"{name}: out of memory"
     public = (
         isinstance(exc, NoPrivateResult | BudgetExceeded)
-        or (isinstance(exc, ValueError) and _raised_in_dpcov(exc))
-        or _same_failure_on_public_data(estimator, exc, shape)
+        or (isinstance(exc, ValueError | TypeError) and _raised_in_dpcov(exc))
     )
     if public:
         message = _one_line(exc)
