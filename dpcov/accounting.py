@@ -36,6 +36,7 @@ References
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
+import sys
 import threading
 from dataclasses import dataclass
 from numbers import Real
@@ -247,14 +248,15 @@ class ApproxDP:
             raise ValueError(f"delta must be at most 1, got {self.delta!r}.")
 
 
-def _cks_epsilon_at(alpha, rho, log_inv_delta):
+def _cks_epsilon_at(log_am1, rho, log_inv_delta):
     # Corollary 13 of [CKS20] solved for epsilon at Renyi order alpha > 1:
-    # eps = alpha*rho + (log(1/delta) + (alpha-1) log(1-1/alpha) - log(alpha))/(alpha-1)
-    am1 = alpha - 1.0
-    return (
-        alpha * rho
-        + (log_inv_delta + am1 * math.log1p(-1.0 / alpha) - math.log(alpha)) / am1
-    )
+    # eps = alpha rho + (log(1/delta) + (alpha-1) log(1-1/alpha) - log alpha)
+    #       / (alpha-1),
+    # written in s = alpha - 1 = exp(log_am1), with log(1 - 1/alpha) =
+    # log(s) - log1p(s): alpha is never rounded to 1 (where the log would fail).
+    s = math.exp(log_am1)
+    log_alpha = math.log1p(s)
+    return (1.0 + s) * rho + (log_inv_delta + s * (log_am1 - log_alpha) - log_alpha) / s
 
 
 def zcdp_epsilon(rho, delta):
@@ -270,7 +272,8 @@ def zcdp_epsilon(rho, delta):
     minimised numerically over :math:`\\alpha`. It is never larger than the
     classical :math:`\\rho + 2\\sqrt{\\rho\\log(1/\\delta)}` (Bun and Steinke, 2016),
     which is
-    used as a safeguard.
+    used as a safeguard. For large ``delta`` the infimum can be negative at
+    small ``rho``: the guarantee is then (0, delta)-DP and 0 is returned.
 
     Parameters
     ----------
@@ -290,6 +293,8 @@ def zcdp_epsilon(rho, delta):
     >>> from dpcov.accounting import zcdp_epsilon
     >>> round(zcdp_epsilon(0.1, 1e-6), 6)
     2.141939
+    >>> zcdp_epsilon(1e-4, 0.3)  # (0, 0.3)-DP: the infimum is negative
+    0.0
     """
     _check_nonnegative("rho", rho)
     _check_nonnegative("delta", delta)
@@ -305,11 +310,14 @@ def zcdp_epsilon(rho, delta):
     # on a bracket that is wide around it (the objective is unimodal in alpha).
     centre = 0.5 * (math.log(log_inv_delta) - math.log(rho))
     result = minimize_scalar(
-        lambda t: _cks_epsilon_at(1.0 + math.exp(t), rho, log_inv_delta),
+        lambda t: _cks_epsilon_at(t, rho, log_inv_delta),
         bounds=(centre - 12.0, centre + 12.0),
         method="bounded",
         options={"xatol": 1e-10},
     )
+    # A value below 0 certifies (0, delta)-DP (the bound on delta decreases in
+    # epsilon, so it holds at epsilon = 0 too), hence (epsilon, delta) for all
+    # epsilon >= 0.
     return float(max(min(result.fun, classical), 0.0))
 
 
@@ -317,7 +325,10 @@ def zcdp_rho(epsilon, delta):
     """Largest rho such that rho-zCDP implies (epsilon, delta)-DP.
 
     Inverts :func:`zcdp_epsilon` (which is increasing in rho) numerically; the
-    returned rho satisfies ``zcdp_epsilon(rho, delta) <= epsilon``.
+    returned rho satisfies ``zcdp_epsilon(rho, delta) <= epsilon``. Every
+    ``delta`` in (0, 1) is allowed: for large ``delta`` the conversion is
+    loose enough that rho may exceed ``epsilon`` (``zcdp_rho(0.1, 0.5)`` is
+    about 0.45).
 
     Parameters
     ----------
@@ -348,18 +359,33 @@ def zcdp_rho(epsilon, delta):
         return 0.0
     if np.isinf(epsilon):
         return math.inf
-    # zcdp_epsilon(rho) >= rho, so the root lies in (0, epsilon].
-    rho = brentq(
-        lambda r: zcdp_epsilon(r, delta) - epsilon,
-        0.0,
-        epsilon,
-        xtol=1e-15,
-        rtol=4 * np.finfo(float).eps,
-    )
-    # Never overshoot the target: step down until the guarantee holds.
+
+    def gap(r):
+        return zcdp_epsilon(r, delta) - epsilon
+
+    # The root is bracketed by [0, high] with gap(0) = -epsilon < 0 and
+    # gap(high) > 0. zcdp_epsilon(rho) >= rho holds for small delta only: for
+    # large delta, Corollary 13 of [CKS20] certifies epsilon < rho, and even
+    # (0, delta)-DP at small rho (zcdp_epsilon is 0 there), so the root can
+    # lie beyond epsilon. Double the bracket until it holds: zcdp_epsilon
+    # increases without bound in rho (alpha*rho >= rho, and log(1/delta)/(alpha
+    # - 1) keeps alpha away from 1). Where zcdp_epsilon > 0 it increases
+    # strictly in rho (an infimum of strictly increasing functions, attained),
+    # so the root is unique.
+    high = epsilon
+    while gap(high) <= 0:
+        if high == sys.float_info.max:
+            return high  # (only for epsilon near the largest float)
+        high = min(2.0 * high, sys.float_info.max)
+    rho = brentq(gap, 0.0, high, xtol=1e-15, rtol=4 * np.finfo(float).eps)
+    # Never overshoot the target: step down until the guarantee holds (the
+    # root can sit an ulp or two above it), one ulp first, then twice as far
+    # each time.
+    rho, step = float(rho), 0.0
     while zcdp_epsilon(rho, delta) > epsilon:
-        rho = np.nextafter(rho, 0.0) * (1 - 1e-12)
-    return float(rho)
+        step = max(2.0 * step, math.ulp(rho))
+        rho = max(rho - step, 0.0)
+    return rho
 
 
 def compose(guarantees):
