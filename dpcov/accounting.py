@@ -36,9 +36,11 @@ References
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
+import struct
 import sys
 import threading
 from dataclasses import dataclass
+from fractions import Fraction
 from numbers import Real
 
 import numpy as np
@@ -60,10 +62,95 @@ __all__ = [
 
 
 def _check_nonnegative(name, value, *, allow_inf=True):
-    if not isinstance(value, Real) or isinstance(value, bool) or np.isnan(value):
+    if not isinstance(value, Real) or isinstance(value, bool) or math.isnan(value):
         raise ValueError(f"{name} must be a real number, got {value!r}.")
-    if value < 0 or (not allow_inf and np.isinf(value)):
+    if value < 0 or (not allow_inf and math.isinf(value)):
         raise ValueError(f"{name} must be non-negative and finite, got {value!r}.")
+
+
+# Floating-point budgets. Every split, conversion and composition below is
+# rounded so that what a step runs at, and what is reported, never exceeds
+# the budget it came from, not even by one ulp: shares are rounded down and
+# costs up, and the checks are exact (math.fsum rounds the exact sum of its
+# arguments once, so the sign of ``fsum([*parts, -total])`` is the sign of
+# the exact ``sum(parts) - total``; a nonzero sum of doubles is at least the
+# smallest subnormal, so the rounding never makes it 0).
+
+
+def _excess(parts, total):
+    # sum(parts) - total, exactly rounded; > 0 iff the exact sum exceeds total.
+    return math.fsum([*parts, -total])
+
+
+def _fit_parts(parts, total):
+    """Round ``parts`` down until their exact sum is at most ``total``.
+
+    The largest part (the last of equal ones) gives up the excess, at least
+    one ulp at a time; parts stay non-negative, and nothing changes when the
+    sum already fits (the usual case) or ``total`` is infinite.
+    """
+    parts = [float(p) for p in parts]
+    if not math.isfinite(total):
+        return parts
+    while (excess := _excess(parts, total)) > 0:
+        i = max(range(len(parts)), key=lambda j: (parts[j], j))
+        parts[i] = max(0.0, min(parts[i] - excess, math.nextafter(parts[i], 0.0)))
+    return parts
+
+
+def _left(total, parts):
+    # Largest float r >= 0 with sum(parts) + r <= total exactly (0.0 if the
+    # parts already reach total): fsum rounds the exact remainder to nearest,
+    # and the float below a value rounded up lies below the exact value.
+    left = math.fsum([total, *(-p for p in parts)])
+    if left <= 0:
+        return 0.0
+    if _excess([*parts, left], total) > 0:
+        left = math.nextafter(left, 0.0)
+    return left
+
+
+def _float_bits(value):
+    # Non-negative floats are ordered as their IEEE 754 bit patterns.
+    return struct.unpack("<q", struct.pack("<d", value))[0]
+
+
+def _bits_float(bits):
+    return struct.unpack("<d", struct.pack("<q", bits))[0]
+
+
+def _even_share(total, n_parts):
+    """Largest float ``s`` with ``n_parts * s <= total`` exactly.
+
+    The budget of each of ``n_parts`` steps that share ``total`` equally
+    (``total / n_parts`` rounded to nearest can be half an ulp too large).
+
+    Parameters
+    ----------
+    total : float
+        The budget shared (non-negative, ``inf`` allowed).
+    n_parts : int
+        The number of steps, positive.
+
+    Returns
+    -------
+    share : float
+        The budget of each step.
+    """
+    share = total / n_parts
+    if math.isfinite(total):
+        while Fraction(share) * n_parts > Fraction(total):
+            share = math.nextafter(share, 0.0)
+    return share
+
+
+def _pure_rho(epsilon):
+    # epsilon**2 / 2 rounded up: a pure epsilon-DP step is epsilon**2/2-zCDP
+    # (Bun and Steinke, 2016, Proposition 1.4) and is never counted for less.
+    rho = epsilon * epsilon / 2.0
+    if math.isfinite(rho) and Fraction(rho) < Fraction(epsilon) ** 2 / 2:
+        rho = math.nextafter(rho, math.inf)
+    return rho
 
 
 @dataclass(frozen=True)
@@ -93,9 +180,10 @@ class PureDP:
         Returns
         -------
         guarantee : ZCDP
-            ``ZCDP(epsilon**2 / 2)`` (Proposition 1.4 in (Bun and Steinke, 2016)).
+            ``ZCDP(epsilon**2 / 2)`` (Proposition 1.4 in (Bun and Steinke, 2016)),
+            rounded up.
         """
-        return ZCDP(self.epsilon**2 / 2)
+        return ZCDP(_pure_rho(self.epsilon))
 
     def to_approx_dp(self, delta=0.0):
         """Return an (epsilon, delta) guarantee implied by this one.
@@ -215,9 +303,14 @@ class ZCDP:
         Returns
         -------
         epsilon : float
-            ``sqrt(2 rho)``.
+            ``sqrt(2 rho)``, rounded down so that ``epsilon**2 / 2 <= rho``
+            holds exactly.
         """
-        return math.sqrt(2.0 * self.rho)
+        epsilon = math.sqrt(2.0 * self.rho)
+        if math.isfinite(epsilon):
+            while Fraction(epsilon) ** 2 / 2 > Fraction(self.rho):
+                epsilon = math.nextafter(epsilon, 0.0)
+        return epsilon
 
 
 @dataclass(frozen=True)
@@ -441,7 +534,11 @@ def split_budget(budget, shares):
 
     Both notions compose additively, so a step that gets fraction ``f`` of the
     budget runs at ``f * epsilon`` (pure) or ``f * rho`` (zCDP), and the steps
-    compose back to ``budget``.
+    compose back to ``budget``. The products are rounded to floats, which can
+    add up to an ulp or two more than ``budget``: the largest part is then
+    rounded down until the exact sum of the parts is at most ``budget``. So
+    ``compose(split_budget(budget, shares).values())`` never exceeds
+    ``budget``, and neither do the parts of splits of the parts.
 
     Parameters
     ----------
@@ -459,14 +556,19 @@ def split_budget(budget, shares):
     --------
     >>> from dpcov.accounting import ZCDP, split_budget
     >>> split_budget(ZCDP(0.8), {"mean": 0.25, "covariance": 0.75})
-    {'mean': ZCDP(rho=0.2), 'covariance': ZCDP(rho=0.6000000000000001)}
+    {'mean': ZCDP(rho=0.2), 'covariance': ZCDP(rho=0.6)}
     """
     if not isinstance(budget, PureDP | ZCDP):
         raise TypeError("split_budget needs a PureDP or ZCDP budget.")
-    values = np.asarray(list(shares.values()), dtype=float)
-    if np.any(values < 0) or not math.isclose(values.sum(), 1.0, rel_tol=1e-12):
+    values = [float(share) for share in shares.values()]
+    if any(not share >= 0 for share in values) or not math.isclose(
+        math.fsum(values), 1.0, rel_tol=1e-12
+    ):
         raise ValueError(f"shares must be non-negative and sum to 1, got {shares}.")
-    return {name: budget.fraction(share) for name, share in shares.items()}
+    total = budget.epsilon if isinstance(budget, PureDP) else budget.rho
+    # The same products as budget.fraction(share), then rounded to fit.
+    parts = _fit_parts([share * total for share in values], total)
+    return {name: type(budget)(part) for name, part in zip(shares, parts, strict=True)}
 
 
 # Relative slack when comparing a composed total with a cap: budgets that add
