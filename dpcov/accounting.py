@@ -571,12 +571,6 @@ def split_budget(budget, shares):
     return {name: type(budget)(part) for name, part in zip(shares, parts, strict=True)}
 
 
-# Relative slack when comparing a composed total with a cap: budgets that add
-# up exactly (two fits at epsilon / 2) must not be refused for floating-point
-# rounding of their sum (a few ulps). The cap holds up to this factor.
-_CAP_RTOL = 1e-12
-
-
 class BudgetAccountant:
     """A ledger of the privacy spent by fits on the same rows, with a cap.
 
@@ -609,8 +603,14 @@ class BudgetAccountant:
     search and account it with :func:`search_cost`. Save a ledger with
     :attr:`ledger`, not by pickling.
 
-    Totals are compared with the cap up to floating-point rounding (a relative
-    ``1e-12``), so that budgets that add up exactly to the cap are accepted.
+    Totals are compared with the cap exactly, with no slack: a fit is
+    accepted when the total reported after it (:meth:`total`, :attr:`epsilon`
+    or :attr:`rho`) is at most the cap, so no reported total ever exceeds
+    the cap. Each total is a sum rounded once to the nearest float
+    (:func:`math.fsum`), with a pure fit counted ``epsilon**2 / 2`` rounded
+    up in zCDP: two fits at ``epsilon / 2``, or ten at 0.1 under a cap of
+    1.0, fill the cap exactly. To spend exactly what is left, ask
+    :meth:`remaining` for it.
     The composition of pure/zCDP fits with (epsilon, delta)-only fits is the
     approximate-zCDP composition of Bun and Steinke (2016, Section 8).
 
@@ -711,45 +711,51 @@ class BudgetAccountant:
 
     @staticmethod
     def _sums(entries):
+        # The parameters of the entries, by kind.
         pure = [g.epsilon for _, g in entries if isinstance(g, PureDP)]
-        rho = math.fsum(g.rho for _, g in entries if isinstance(g, ZCDP))
+        rhos = [g.rho for _, g in entries if isinstance(g, ZCDP)]
         approx = [g for _, g in entries if isinstance(g, ApproxDP)]
-        return (
-            pure,
-            rho,
-            math.fsum(g.epsilon for g in approx),
-            math.fsum(g.delta for g in approx),
-        )
+        return pure, rhos, [g.epsilon for g in approx], [g.delta for g in approx]
+
+    @staticmethod
+    def _rho_total(pure, rhos):
+        # Pure and zCDP fits in zCDP, summed with one rounding; a pure fit
+        # counts epsilon**2 / 2 rounded up (PureDP.to_zcdp).
+        return math.fsum([*rhos, *map(_pure_rho, pure)])
 
     @classmethod
     def _total_epsilon(cls, entries, delta):
         # Smallest epsilon this accountant certifies at ``delta`` for the
-        # entries (see the class docstring).
+        # entries (see the class docstring). Each candidate total is a sum
+        # rounded once (math.fsum).
         if not entries:
             return 0.0
-        pure, rho, approx_epsilon, approx_delta = cls._sums(entries)
-        pure_sum = math.fsum(pure)
-        if rho == 0 and not approx_epsilon and approx_delta == 0:
+        pure, rhos, approx_epsilons, approx_deltas = cls._sums(entries)
+        rho = math.fsum(rhos)
+        if rho == 0 and not any(approx_epsilons) and not any(approx_deltas):
             # All pure: their sum needs no delta; with delta > 0, counting
             # them in zCDP may be smaller (the same min as with zCDP fits, so
             # the total never drops when a zCDP fit is added).
+            pure_sum = math.fsum(pure)
             if delta > 0:
-                in_zcdp = zcdp_epsilon(math.fsum(e * e / 2.0 for e in pure), delta)
+                in_zcdp = zcdp_epsilon(cls._rho_total(pure, []), delta)
                 return min(pure_sum, in_zcdp)
             return pure_sum
-        if approx_delta > delta:
+        if math.fsum(approx_deltas) > delta:
             return math.inf
-        conversion_delta = delta - approx_delta
+        # What is left of delta for the conversion, rounded down.
+        conversion_delta = _left(delta, approx_deltas)
         if rho == 0 and not pure:
-            return approx_epsilon
+            return math.fsum(approx_epsilons)
         if conversion_delta <= 0:
             # Nothing left for the zCDP conversion: only pure parts can count.
-            return approx_epsilon + pure_sum if rho == 0 else math.inf
-        all_zcdp = zcdp_epsilon(
-            rho + math.fsum(e * e / 2.0 for e in pure), conversion_delta
+            return math.fsum([*approx_epsilons, *pure]) if rho == 0 else math.inf
+        all_zcdp = zcdp_epsilon(cls._rho_total(pure, rhos), conversion_delta)
+        converted = zcdp_epsilon(rho, conversion_delta) if rho else 0.0
+        return min(
+            math.fsum([*approx_epsilons, all_zcdp]),
+            math.fsum([*approx_epsilons, *pure, converted]),
         )
-        pure_apart = pure_sum + (zcdp_epsilon(rho, conversion_delta) if rho else 0.0)
-        return approx_epsilon + min(all_zcdp, pure_apart)
 
     @property
     def epsilon(self):
@@ -783,10 +789,10 @@ class BudgetAccountant:
     def rho(self):
         """The total in zCDP (``inf`` once an (epsilon, delta)-only fit is in)."""
         with self._lock:
-            pure, rho, approx_epsilon, approx_delta = self._sums(self._ledger)
+            pure, rhos, _, _ = self._sums(self._ledger)
             if any(isinstance(g, ApproxDP) for _, g in self._ledger):
                 return math.inf
-            return rho + math.fsum(e * e / 2.0 for e in pure)
+            return self._rho_total(pure, rhos)
 
     def total(self):
         """The composition of every recorded fit, as one guarantee.
@@ -813,26 +819,90 @@ class BudgetAccountant:
         )
         return ApproxDP(self._total_epsilon(entries, delta), delta)
 
+    def remaining(self):
+        """The largest guarantee that one more fit may spend under the cap.
+
+        Under a cap in epsilon with ``delta=0`` or in rho, this is the
+        largest float that keeps the exact sum of the recorded parameters
+        (pure fits counting ``epsilon**2 / 2`` rounded up under a rho cap)
+        within the cap; under a cap in (epsilon, delta) with ``delta > 0``,
+        the largest rho of one more zCDP fit that the cap accepts.
+        ``accountant.spend(accountant.remaining())`` is accepted (unless
+        another thread records a fit in between). Pass it on to the last fit,
+        e.g. ``SeparateCovariance(rho=left.rho, ...)`` or
+        ``SeparateCovariance(epsilon=left.epsilon, delta=0.0, ...)``.
+
+        Returns
+        -------
+        guarantee : PureDP, ZCDP or None
+            ``PureDP`` under a pure cap (``delta=0``); ``ZCDP`` under a cap in
+            rho or in (epsilon, delta) with ``delta > 0``; ``PureDP(0.0)`` or
+            ``ZCDP(0.0)`` when the cap is reached; None when there is no cap.
+
+        Examples
+        --------
+        >>> from dpcov.accounting import BudgetAccountant, PureDP
+        >>> accountant = BudgetAccountant(epsilon=1.0)
+        >>> _ = accountant.spend(PureDP(0.1)).spend(PureDP(0.2))
+        >>> left = accountant.remaining()
+        >>> left
+        PureDP(epsilon=0.7)
+        >>> accountant.spend(left).epsilon
+        1.0
+        """
+        with self._lock:
+            pure, rhos, _, _ = self._sums(self._ledger)
+            if self.rho_cap is not None:
+                return ZCDP(_left(self.rho_cap, [*rhos, *map(_pure_rho, pure)]))
+            if self.epsilon_cap is None:
+                return None
+            if self.delta_cap == 0:
+                # A pure cap holds pure fits only.
+                return PureDP(_left(self.epsilon_cap, pure))
+
+            def fits(value):
+                return self._refusal([("remaining", ZCDP(value))]) is None
+
+            if not fits(0.0):
+                return ZCDP(0.0)
+            high = 1.0
+            while fits(high):
+                if math.isinf(high):
+                    return ZCDP(high)
+                high *= 2.0
+            # Bisect on the ordered bit patterns of the non-negative floats,
+            # keeping fits(low) and not fits(high), down to adjacent floats.
+            low, high = 0, _float_bits(high)
+            while high - low > 1:
+                middle = (low + high) // 2
+                if fits(_bits_float(middle)):
+                    low = middle
+                else:
+                    high = middle
+            return ZCDP(_bits_float(low))
+
     def _refusal(self, entries):
         # Why adding ``entries`` would break the cap (None if it would not).
         kinds = {type(g) for _, g in entries}
         if self.rho_cap is not None:
             if ApproxDP in kinds:
                 return "an (epsilon, delta)-only guarantee has no zCDP form"
-            pure, rho, _, _ = self._sums(self._ledger + entries)
-            total = rho + math.fsum(e * e / 2.0 for e in pure)
-            if total > self.rho_cap * (1 + _CAP_RTOL):
-                return f"would bring the total to rho={total:.6g} > {self.rho_cap:g}"
+            pure, rhos, _, _ = self._sums(self._ledger + entries)
+            total = self._rho_total(pure, rhos)
+            if total > self.rho_cap:
+                total, cap = _apart(total, self.rho_cap)
+                return f"would bring the total to rho={total} > {cap}"
             return None
         if self.epsilon_cap is None:
             return None
         if self.delta_cap == 0 and kinds - {PureDP}:
             return "the cap is pure epsilon-DP, which only pure-DP fits keep"
         total = self._total_epsilon(self._ledger + entries, self.delta_cap)
-        if total > self.epsilon_cap * (1 + _CAP_RTOL):
+        if total > self.epsilon_cap:
+            total, cap = _apart(total, self.epsilon_cap)
             return (
-                f"would bring the total to epsilon={total:.6g} > "
-                f"{self.epsilon_cap:g} at delta={self.delta_cap:g}"
+                f"would bring the total to epsilon={total} > {cap} "
+                f"at delta={self.delta_cap:g}"
             )
         return None
 
@@ -921,6 +991,13 @@ class BudgetAccountant:
             f"{label}: {what} {reason}; refused before reading the data "
             f"({len(self)} fits already recorded by {self!r})."
         )
+
+
+def _apart(total, cap):
+    # A total and a cap as text, with all digits when six would look equal.
+    if f"{total:.6g}" == f"{cap:.6g}":
+        return repr(total), repr(cap)
+    return f"{total:.6g}", f"{cap:g}"
 
 
 def _is_estimator(value):

@@ -14,6 +14,8 @@ import pytest
 
 from dpcov.accounting import (
     ZCDP,
+    ApproxDP,
+    BudgetAccountant,
     PureDP,
     _even_share,
     _left,
@@ -288,6 +290,43 @@ def test_privacy_spent_caps_a_conversion_one_ulp_above():
     assert found  # about one rho in ten
     # Without the asked epsilon the conversion is reported as computed.
     assert privacy_spent(ZCDP(0.5), 1e-6)[0] == zcdp_epsilon(0.5, 1e-6)
+
+
+# --- the accountant's cap --------------------------------------------------
+
+
+def test_accountant_totals_never_exceed_the_cap():
+    rng = random.Random(23)
+    for i in range(300):
+        if i % 2:
+            cap, kind = _log_uniform(rng, 1e-3, 1e2), PureDP
+            acc = BudgetAccountant(epsilon=cap)
+        else:
+            cap, kind = _log_uniform(rng, 1e-4, 1e2), ZCDP
+            acc = BudgetAccountant(rho=cap)
+        parts = list(split_budget(kind(cap), _random_shares(rng)).values())
+        for part in parts:
+            acc.spend(part)
+        left = acc.remaining()
+        acc.spend(left)
+        total = acc.total()
+        assert type(total) is kind and _value(total) <= cap
+        assert (acc.epsilon if kind is PureDP else acc.rho) <= cap
+        assert _value(acc.remaining()) <= math.ulp(cap)
+
+
+def test_remaining_under_an_epsilon_delta_cap():
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-6)
+    acc.spend(ZCDP(zcdp_rho(0.5, 1e-6))).spend(PureDP(0.1))
+    left = acc.remaining()
+    assert isinstance(left, ZCDP) and left.rho > 0
+    acc.spend(left)
+    assert acc.epsilon <= 1.0
+    with pytest.raises(Exception, match="would bring the total"):
+        acc.spend(ZCDP(math.nextafter(left.rho, math.inf) * 1.001))
+    assert BudgetAccountant().remaining() is None
+    full = BudgetAccountant(epsilon=1.0, delta=1e-6).spend(ApproxDP(1.0, 1e-6))
+    assert full.remaining() == ZCDP(0.0)
 
 
 # --- fitted estimators -----------------------------------------------------
