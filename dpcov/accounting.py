@@ -36,8 +36,11 @@ References
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
+import struct
+import sys
 import threading
 from dataclasses import dataclass
+from fractions import Fraction
 from numbers import Real
 
 import numpy as np
@@ -59,10 +62,95 @@ __all__ = [
 
 
 def _check_nonnegative(name, value, *, allow_inf=True):
-    if not isinstance(value, Real) or isinstance(value, bool) or np.isnan(value):
+    if not isinstance(value, Real) or isinstance(value, bool) or math.isnan(value):
         raise ValueError(f"{name} must be a real number, got {value!r}.")
-    if value < 0 or (not allow_inf and np.isinf(value)):
+    if value < 0 or (not allow_inf and math.isinf(value)):
         raise ValueError(f"{name} must be non-negative and finite, got {value!r}.")
+
+
+# Floating-point budgets. Every split, conversion and composition below is
+# rounded so that what a step runs at, and what is reported, never exceeds
+# the budget it came from, not even by one ulp: shares are rounded down and
+# costs up, and the checks are exact (math.fsum rounds the exact sum of its
+# arguments once, so the sign of ``fsum([*parts, -total])`` is the sign of
+# the exact ``sum(parts) - total``; a nonzero sum of doubles is at least the
+# smallest subnormal, so the rounding never makes it 0).
+
+
+def _excess(parts, total):
+    # sum(parts) - total, exactly rounded; > 0 iff the exact sum exceeds total.
+    return math.fsum([*parts, -total])
+
+
+def _fit_parts(parts, total):
+    """Round ``parts`` down until their exact sum is at most ``total``.
+
+    The largest part (the last of equal ones) gives up the excess, at least
+    one ulp at a time; parts stay non-negative, and nothing changes when the
+    sum already fits (the usual case) or ``total`` is infinite.
+    """
+    parts = [float(p) for p in parts]
+    if not math.isfinite(total):
+        return parts
+    while (excess := _excess(parts, total)) > 0:
+        i = max(range(len(parts)), key=lambda j: (parts[j], j))
+        parts[i] = max(0.0, min(parts[i] - excess, math.nextafter(parts[i], 0.0)))
+    return parts
+
+
+def _left(total, parts):
+    # Largest float r >= 0 with sum(parts) + r <= total exactly (0.0 if the
+    # parts already reach total): fsum rounds the exact remainder to nearest,
+    # and the float below a value rounded up lies below the exact value.
+    left = math.fsum([total, *(-p for p in parts)])
+    if left <= 0:
+        return 0.0
+    if _excess([*parts, left], total) > 0:
+        left = math.nextafter(left, 0.0)
+    return left
+
+
+def _float_bits(value):
+    # Non-negative floats are ordered as their IEEE 754 bit patterns.
+    return struct.unpack("<q", struct.pack("<d", value))[0]
+
+
+def _bits_float(bits):
+    return struct.unpack("<d", struct.pack("<q", bits))[0]
+
+
+def _even_share(total, n_parts):
+    """Largest float ``s`` with ``n_parts * s <= total`` exactly.
+
+    The budget of each of ``n_parts`` steps that share ``total`` equally
+    (``total / n_parts`` rounded to nearest can be half an ulp too large).
+
+    Parameters
+    ----------
+    total : float
+        The budget shared (non-negative, ``inf`` allowed).
+    n_parts : int
+        The number of steps, positive.
+
+    Returns
+    -------
+    share : float
+        The budget of each step.
+    """
+    share = total / n_parts
+    if math.isfinite(total):
+        while Fraction(share) * n_parts > Fraction(total):
+            share = math.nextafter(share, 0.0)
+    return share
+
+
+def _pure_rho(epsilon):
+    # epsilon**2 / 2 rounded up: a pure epsilon-DP step is epsilon**2/2-zCDP
+    # (Bun and Steinke, 2016, Proposition 1.4) and is never counted for less.
+    rho = epsilon * epsilon / 2.0
+    if math.isfinite(rho) and Fraction(rho) < Fraction(epsilon) ** 2 / 2:
+        rho = math.nextafter(rho, math.inf)
+    return rho
 
 
 @dataclass(frozen=True)
@@ -92,9 +180,10 @@ class PureDP:
         Returns
         -------
         guarantee : ZCDP
-            ``ZCDP(epsilon**2 / 2)`` (Proposition 1.4 in (Bun and Steinke, 2016)).
+            ``ZCDP(epsilon**2 / 2)`` (Proposition 1.4 in (Bun and Steinke, 2016)),
+            rounded up.
         """
-        return ZCDP(self.epsilon**2 / 2)
+        return ZCDP(_pure_rho(self.epsilon))
 
     def to_approx_dp(self, delta=0.0):
         """Return an (epsilon, delta) guarantee implied by this one.
@@ -214,9 +303,14 @@ class ZCDP:
         Returns
         -------
         epsilon : float
-            ``sqrt(2 rho)``.
+            ``sqrt(2 rho)``, rounded down so that ``epsilon**2 / 2 <= rho``
+            holds exactly.
         """
-        return math.sqrt(2.0 * self.rho)
+        epsilon = math.sqrt(2.0 * self.rho)
+        if math.isfinite(epsilon):
+            while Fraction(epsilon) ** 2 / 2 > Fraction(self.rho):
+                epsilon = math.nextafter(epsilon, 0.0)
+        return epsilon
 
 
 @dataclass(frozen=True)
@@ -247,14 +341,15 @@ class ApproxDP:
             raise ValueError(f"delta must be at most 1, got {self.delta!r}.")
 
 
-def _cks_epsilon_at(alpha, rho, log_inv_delta):
+def _cks_epsilon_at(log_am1, rho, log_inv_delta):
     # Corollary 13 of [CKS20] solved for epsilon at Renyi order alpha > 1:
-    # eps = alpha*rho + (log(1/delta) + (alpha-1) log(1-1/alpha) - log(alpha))/(alpha-1)
-    am1 = alpha - 1.0
-    return (
-        alpha * rho
-        + (log_inv_delta + am1 * math.log1p(-1.0 / alpha) - math.log(alpha)) / am1
-    )
+    # eps = alpha rho + (log(1/delta) + (alpha-1) log(1-1/alpha) - log alpha)
+    #       / (alpha-1),
+    # written in s = alpha - 1 = exp(log_am1), with log(1 - 1/alpha) =
+    # log(s) - log1p(s): alpha is never rounded to 1 (where the log would fail).
+    s = math.exp(log_am1)
+    log_alpha = math.log1p(s)
+    return (1.0 + s) * rho + (log_inv_delta + s * (log_am1 - log_alpha) - log_alpha) / s
 
 
 def zcdp_epsilon(rho, delta):
@@ -270,7 +365,8 @@ def zcdp_epsilon(rho, delta):
     minimised numerically over :math:`\\alpha`. It is never larger than the
     classical :math:`\\rho + 2\\sqrt{\\rho\\log(1/\\delta)}` (Bun and Steinke, 2016),
     which is
-    used as a safeguard.
+    used as a safeguard. For large ``delta`` the infimum can be negative at
+    small ``rho``: the guarantee is then (0, delta)-DP and 0 is returned.
 
     Parameters
     ----------
@@ -290,6 +386,8 @@ def zcdp_epsilon(rho, delta):
     >>> from dpcov.accounting import zcdp_epsilon
     >>> round(zcdp_epsilon(0.1, 1e-6), 6)
     2.141939
+    >>> zcdp_epsilon(1e-4, 0.3)  # (0, 0.3)-DP: the infimum is negative
+    0.0
     """
     _check_nonnegative("rho", rho)
     _check_nonnegative("delta", delta)
@@ -305,11 +403,14 @@ def zcdp_epsilon(rho, delta):
     # on a bracket that is wide around it (the objective is unimodal in alpha).
     centre = 0.5 * (math.log(log_inv_delta) - math.log(rho))
     result = minimize_scalar(
-        lambda t: _cks_epsilon_at(1.0 + math.exp(t), rho, log_inv_delta),
+        lambda t: _cks_epsilon_at(t, rho, log_inv_delta),
         bounds=(centre - 12.0, centre + 12.0),
         method="bounded",
         options={"xatol": 1e-10},
     )
+    # A value below 0 certifies (0, delta)-DP (the bound on delta decreases in
+    # epsilon, so it holds at epsilon = 0 too), hence (epsilon, delta) for all
+    # epsilon >= 0.
     return float(max(min(result.fun, classical), 0.0))
 
 
@@ -317,7 +418,10 @@ def zcdp_rho(epsilon, delta):
     """Largest rho such that rho-zCDP implies (epsilon, delta)-DP.
 
     Inverts :func:`zcdp_epsilon` (which is increasing in rho) numerically; the
-    returned rho satisfies ``zcdp_epsilon(rho, delta) <= epsilon``.
+    returned rho satisfies ``zcdp_epsilon(rho, delta) <= epsilon``. Every
+    ``delta`` in (0, 1) is allowed: for large ``delta`` the conversion is
+    loose enough that rho may exceed ``epsilon`` (``zcdp_rho(0.1, 0.5)`` is
+    about 0.45).
 
     Parameters
     ----------
@@ -348,18 +452,33 @@ def zcdp_rho(epsilon, delta):
         return 0.0
     if np.isinf(epsilon):
         return math.inf
-    # zcdp_epsilon(rho) >= rho, so the root lies in (0, epsilon].
-    rho = brentq(
-        lambda r: zcdp_epsilon(r, delta) - epsilon,
-        0.0,
-        epsilon,
-        xtol=1e-15,
-        rtol=4 * np.finfo(float).eps,
-    )
-    # Never overshoot the target: step down until the guarantee holds.
+
+    def gap(r):
+        return zcdp_epsilon(r, delta) - epsilon
+
+    # The root is bracketed by [0, high] with gap(0) = -epsilon < 0 and
+    # gap(high) > 0. zcdp_epsilon(rho) >= rho holds for small delta only: for
+    # large delta, Corollary 13 of [CKS20] certifies epsilon < rho, and even
+    # (0, delta)-DP at small rho (zcdp_epsilon is 0 there), so the root can
+    # lie beyond epsilon. Double the bracket until it holds: zcdp_epsilon
+    # increases without bound in rho (alpha*rho >= rho, and log(1/delta)/(alpha
+    # - 1) keeps alpha away from 1). Where zcdp_epsilon > 0 it increases
+    # strictly in rho (an infimum of strictly increasing functions, attained),
+    # so the root is unique.
+    high = epsilon
+    while gap(high) <= 0:
+        if high == sys.float_info.max:
+            return high  # (only for epsilon near the largest float)
+        high = min(2.0 * high, sys.float_info.max)
+    rho = brentq(gap, 0.0, high, xtol=1e-15, rtol=4 * np.finfo(float).eps)
+    # Never overshoot the target: step down until the guarantee holds (the
+    # root can sit an ulp or two above it), one ulp first, then twice as far
+    # each time.
+    rho, step = float(rho), 0.0
     while zcdp_epsilon(rho, delta) > epsilon:
-        rho = np.nextafter(rho, 0.0) * (1 - 1e-12)
-    return float(rho)
+        step = max(2.0 * step, math.ulp(rho))
+        rho = max(rho - step, 0.0)
+    return rho
 
 
 def compose(guarantees):
@@ -415,7 +534,11 @@ def split_budget(budget, shares):
 
     Both notions compose additively, so a step that gets fraction ``f`` of the
     budget runs at ``f * epsilon`` (pure) or ``f * rho`` (zCDP), and the steps
-    compose back to ``budget``.
+    compose back to ``budget``. The products are rounded to floats, which can
+    add up to an ulp or two more than ``budget``: the largest part is then
+    rounded down until the exact sum of the parts is at most ``budget``. So
+    ``compose(split_budget(budget, shares).values())`` never exceeds
+    ``budget``, and neither do the parts of splits of the parts.
 
     Parameters
     ----------
@@ -433,20 +556,19 @@ def split_budget(budget, shares):
     --------
     >>> from dpcov.accounting import ZCDP, split_budget
     >>> split_budget(ZCDP(0.8), {"mean": 0.25, "covariance": 0.75})
-    {'mean': ZCDP(rho=0.2), 'covariance': ZCDP(rho=0.6000000000000001)}
+    {'mean': ZCDP(rho=0.2), 'covariance': ZCDP(rho=0.6)}
     """
     if not isinstance(budget, PureDP | ZCDP):
         raise TypeError("split_budget needs a PureDP or ZCDP budget.")
-    values = np.asarray(list(shares.values()), dtype=float)
-    if np.any(values < 0) or not math.isclose(values.sum(), 1.0, rel_tol=1e-12):
+    values = [float(share) for share in shares.values()]
+    if any(not share >= 0 for share in values) or not math.isclose(
+        math.fsum(values), 1.0, rel_tol=1e-12
+    ):
         raise ValueError(f"shares must be non-negative and sum to 1, got {shares}.")
-    return {name: budget.fraction(share) for name, share in shares.items()}
-
-
-# Relative slack when comparing a composed total with a cap: budgets that add
-# up exactly (two fits at epsilon / 2) must not be refused for floating-point
-# rounding of their sum (a few ulps). The cap holds up to this factor.
-_CAP_RTOL = 1e-12
+    total = budget.epsilon if isinstance(budget, PureDP) else budget.rho
+    # The same products as budget.fraction(share), then rounded to fit.
+    parts = _fit_parts([share * total for share in values], total)
+    return {name: type(budget)(part) for name, part in zip(shares, parts, strict=True)}
 
 
 class BudgetAccountant:
@@ -481,8 +603,14 @@ class BudgetAccountant:
     search and account it with :func:`search_cost`. Save a ledger with
     :attr:`ledger`, not by pickling.
 
-    Totals are compared with the cap up to floating-point rounding (a relative
-    ``1e-12``), so that budgets that add up exactly to the cap are accepted.
+    Totals are compared with the cap exactly, with no slack: a fit is
+    accepted when the total reported after it (:meth:`total`, :attr:`epsilon`
+    or :attr:`rho`) is at most the cap, so no reported total ever exceeds
+    the cap. Each total is a sum rounded once to the nearest float
+    (:func:`math.fsum`), with a pure fit counted ``epsilon**2 / 2`` rounded
+    up in zCDP: two fits at ``epsilon / 2``, or ten at 0.1 under a cap of
+    1.0, fill the cap exactly. To spend exactly what is left, ask
+    :meth:`remaining` for it.
     The composition of pure/zCDP fits with (epsilon, delta)-only fits is the
     approximate-zCDP composition of Bun and Steinke (2016, Section 8).
 
@@ -583,45 +711,51 @@ class BudgetAccountant:
 
     @staticmethod
     def _sums(entries):
+        # The parameters of the entries, by kind.
         pure = [g.epsilon for _, g in entries if isinstance(g, PureDP)]
-        rho = math.fsum(g.rho for _, g in entries if isinstance(g, ZCDP))
+        rhos = [g.rho for _, g in entries if isinstance(g, ZCDP)]
         approx = [g for _, g in entries if isinstance(g, ApproxDP)]
-        return (
-            pure,
-            rho,
-            math.fsum(g.epsilon for g in approx),
-            math.fsum(g.delta for g in approx),
-        )
+        return pure, rhos, [g.epsilon for g in approx], [g.delta for g in approx]
+
+    @staticmethod
+    def _rho_total(pure, rhos):
+        # Pure and zCDP fits in zCDP, summed with one rounding; a pure fit
+        # counts epsilon**2 / 2 rounded up (PureDP.to_zcdp).
+        return math.fsum([*rhos, *map(_pure_rho, pure)])
 
     @classmethod
     def _total_epsilon(cls, entries, delta):
         # Smallest epsilon this accountant certifies at ``delta`` for the
-        # entries (see the class docstring).
+        # entries (see the class docstring). Each candidate total is a sum
+        # rounded once (math.fsum).
         if not entries:
             return 0.0
-        pure, rho, approx_epsilon, approx_delta = cls._sums(entries)
-        pure_sum = math.fsum(pure)
-        if rho == 0 and not approx_epsilon and approx_delta == 0:
+        pure, rhos, approx_epsilons, approx_deltas = cls._sums(entries)
+        rho = math.fsum(rhos)
+        if rho == 0 and not any(approx_epsilons) and not any(approx_deltas):
             # All pure: their sum needs no delta; with delta > 0, counting
             # them in zCDP may be smaller (the same min as with zCDP fits, so
             # the total never drops when a zCDP fit is added).
+            pure_sum = math.fsum(pure)
             if delta > 0:
-                in_zcdp = zcdp_epsilon(math.fsum(e * e / 2.0 for e in pure), delta)
+                in_zcdp = zcdp_epsilon(cls._rho_total(pure, []), delta)
                 return min(pure_sum, in_zcdp)
             return pure_sum
-        if approx_delta > delta:
+        if math.fsum(approx_deltas) > delta:
             return math.inf
-        conversion_delta = delta - approx_delta
+        # What is left of delta for the conversion, rounded down.
+        conversion_delta = _left(delta, approx_deltas)
         if rho == 0 and not pure:
-            return approx_epsilon
+            return math.fsum(approx_epsilons)
         if conversion_delta <= 0:
             # Nothing left for the zCDP conversion: only pure parts can count.
-            return approx_epsilon + pure_sum if rho == 0 else math.inf
-        all_zcdp = zcdp_epsilon(
-            rho + math.fsum(e * e / 2.0 for e in pure), conversion_delta
+            return math.fsum([*approx_epsilons, *pure]) if rho == 0 else math.inf
+        all_zcdp = zcdp_epsilon(cls._rho_total(pure, rhos), conversion_delta)
+        converted = zcdp_epsilon(rho, conversion_delta) if rho else 0.0
+        return min(
+            math.fsum([*approx_epsilons, all_zcdp]),
+            math.fsum([*approx_epsilons, *pure, converted]),
         )
-        pure_apart = pure_sum + (zcdp_epsilon(rho, conversion_delta) if rho else 0.0)
-        return approx_epsilon + min(all_zcdp, pure_apart)
 
     @property
     def epsilon(self):
@@ -655,10 +789,10 @@ class BudgetAccountant:
     def rho(self):
         """The total in zCDP (``inf`` once an (epsilon, delta)-only fit is in)."""
         with self._lock:
-            pure, rho, approx_epsilon, approx_delta = self._sums(self._ledger)
+            pure, rhos, _, _ = self._sums(self._ledger)
             if any(isinstance(g, ApproxDP) for _, g in self._ledger):
                 return math.inf
-            return rho + math.fsum(e * e / 2.0 for e in pure)
+            return self._rho_total(pure, rhos)
 
     def total(self):
         """The composition of every recorded fit, as one guarantee.
@@ -685,26 +819,90 @@ class BudgetAccountant:
         )
         return ApproxDP(self._total_epsilon(entries, delta), delta)
 
+    def remaining(self):
+        """The largest guarantee that one more fit may spend under the cap.
+
+        Under a cap in epsilon with ``delta=0`` or in rho, this is the
+        largest float that keeps the exact sum of the recorded parameters
+        (pure fits counting ``epsilon**2 / 2`` rounded up under a rho cap)
+        within the cap; under a cap in (epsilon, delta) with ``delta > 0``,
+        the largest rho of one more zCDP fit that the cap accepts.
+        ``accountant.spend(accountant.remaining())`` is accepted (unless
+        another thread records a fit in between). Pass it on to the last fit,
+        e.g. ``SeparateCovariance(rho=left.rho, ...)`` or
+        ``SeparateCovariance(epsilon=left.epsilon, delta=0.0, ...)``.
+
+        Returns
+        -------
+        guarantee : PureDP, ZCDP or None
+            ``PureDP`` under a pure cap (``delta=0``); ``ZCDP`` under a cap in
+            rho or in (epsilon, delta) with ``delta > 0``; ``PureDP(0.0)`` or
+            ``ZCDP(0.0)`` when the cap is reached; None when there is no cap.
+
+        Examples
+        --------
+        >>> from dpcov.accounting import BudgetAccountant, PureDP
+        >>> accountant = BudgetAccountant(epsilon=1.0)
+        >>> _ = accountant.spend(PureDP(0.1)).spend(PureDP(0.2))
+        >>> left = accountant.remaining()
+        >>> left
+        PureDP(epsilon=0.7)
+        >>> accountant.spend(left).epsilon
+        1.0
+        """
+        with self._lock:
+            pure, rhos, _, _ = self._sums(self._ledger)
+            if self.rho_cap is not None:
+                return ZCDP(_left(self.rho_cap, [*rhos, *map(_pure_rho, pure)]))
+            if self.epsilon_cap is None:
+                return None
+            if self.delta_cap == 0:
+                # A pure cap holds pure fits only.
+                return PureDP(_left(self.epsilon_cap, pure))
+
+            def fits(value):
+                return self._refusal([("remaining", ZCDP(value))]) is None
+
+            if not fits(0.0):
+                return ZCDP(0.0)
+            high = 1.0
+            while fits(high):
+                if math.isinf(high):
+                    return ZCDP(high)
+                high *= 2.0
+            # Bisect on the ordered bit patterns of the non-negative floats,
+            # keeping fits(low) and not fits(high), down to adjacent floats.
+            low, high = 0, _float_bits(high)
+            while high - low > 1:
+                middle = (low + high) // 2
+                if fits(_bits_float(middle)):
+                    low = middle
+                else:
+                    high = middle
+            return ZCDP(_bits_float(low))
+
     def _refusal(self, entries):
         # Why adding ``entries`` would break the cap (None if it would not).
         kinds = {type(g) for _, g in entries}
         if self.rho_cap is not None:
             if ApproxDP in kinds:
                 return "an (epsilon, delta)-only guarantee has no zCDP form"
-            pure, rho, _, _ = self._sums(self._ledger + entries)
-            total = rho + math.fsum(e * e / 2.0 for e in pure)
-            if total > self.rho_cap * (1 + _CAP_RTOL):
-                return f"would bring the total to rho={total:.6g} > {self.rho_cap:g}"
+            pure, rhos, _, _ = self._sums(self._ledger + entries)
+            total = self._rho_total(pure, rhos)
+            if total > self.rho_cap:
+                total, cap = _apart(total, self.rho_cap)
+                return f"would bring the total to rho={total} > {cap}"
             return None
         if self.epsilon_cap is None:
             return None
         if self.delta_cap == 0 and kinds - {PureDP}:
             return "the cap is pure epsilon-DP, which only pure-DP fits keep"
         total = self._total_epsilon(self._ledger + entries, self.delta_cap)
-        if total > self.epsilon_cap * (1 + _CAP_RTOL):
+        if total > self.epsilon_cap:
+            total, cap = _apart(total, self.epsilon_cap)
             return (
-                f"would bring the total to epsilon={total:.6g} > "
-                f"{self.epsilon_cap:g} at delta={self.delta_cap:g}"
+                f"would bring the total to epsilon={total} > {cap} "
+                f"at delta={self.delta_cap:g}"
             )
         return None
 
@@ -793,6 +991,13 @@ class BudgetAccountant:
             f"{label}: {what} {reason}; refused before reading the data "
             f"({len(self)} fits already recorded by {self!r})."
         )
+
+
+def _apart(total, cap):
+    # A total and a cap as text, with all digits when six would look equal.
+    if f"{total:.6g}" == f"{cap:.6g}":
+        return repr(total), repr(cap)
+    return f"{total:.6g}", f"{cap:g}"
 
 
 def _is_estimator(value):

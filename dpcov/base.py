@@ -13,6 +13,7 @@ from .utils.validation import (
     check_approx_privacy_params,
     check_privacy_params,
     check_zcdp_privacy_params,
+    privacy_spent,
 )
 
 __all__ = ["PrivateEstimatorMixin"]
@@ -34,8 +35,9 @@ class PrivateEstimatorMixin:
         """The guarantee a fit spends with the current parameters.
 
         Computed from the parameters only (no data): it is what ``fit``
-        records in ``guarantee_`` (up to rounding in the composition of its
-        steps) and what it charges to the ``accountant``.
+        charges to the ``accountant``, and ``guarantee_`` (the composition
+        of the steps in ``budget_split_``) is at most it, exactly in floating
+        point.
 
         Returns
         -------
@@ -70,3 +72,10 @@ class PrivateEstimatorMixin:
         if accountant is not None:
             label = getattr(self, "_accounting_label", type(self).__name__)
             accountant.spend(cost, label=label)
+
+    def _privacy_spent(self, guarantee):
+        # (epsilon_spent_, delta_spent_, rho_spent_) of a fit that spent
+        # ``guarantee``: with rho unset the budget came from (epsilon, delta),
+        # and the reported epsilon is at most epsilon.
+        asked = self.epsilon if getattr(self, "rho", None) is None else None
+        return privacy_spent(guarantee, self.delta, epsilon=asked)

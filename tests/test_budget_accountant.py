@@ -108,11 +108,26 @@ def test_cap_in_epsilon_delta_refuses_the_fit_that_would_exceed_it():
     assert len(acc) == 3  # the refused fit is not recorded
 
 
-def test_cap_boundary_is_not_refused_for_rounding():
+def test_cap_is_exact_and_remaining_fills_it():
+    # No slack: in floats 0.1 + 0.2 is 0.30000000000000004, a total above the
+    # cap (issue 17: no total may exceed the ask, not even by one ulp). The
+    # cap is filled exactly with what remaining() gives.
     acc = BudgetAccountant(epsilon=0.3)
-    acc.spend(PureDP(0.1)).spend(PureDP(0.2))  # 0.1 + 0.2 > 0.3 in floats
+    acc.spend(PureDP(0.1))
+    with pytest.raises(BudgetExceeded, match=r"0\.30000000000000004 > 0\.3 "):
+        acc.spend(PureDP(0.2))
+    left = acc.remaining()
+    assert left == PureDP(math.nextafter(0.2, 0.0))
+    assert acc.spend(left).epsilon == 0.3 == acc.total().epsilon
     with pytest.raises(BudgetExceeded):
         acc.spend(PureDP(1e-6))
+    # Halves (and ten fits at 0.1, whose float sum rounds to 1.0) fill a cap.
+    halves = BudgetAccountant(epsilon=1.0).spend(PureDP(0.5)).spend(PureDP(0.5))
+    assert halves.epsilon == 1.0 and halves.remaining() == PureDP(0.0)
+    tenths = BudgetAccountant(epsilon=1.0)
+    for _ in range(10):
+        tenths.spend(PureDP(0.1))
+    assert tenths.epsilon == 1.0
 
 
 def test_pure_cap_refuses_zcdp_and_approx():
@@ -196,7 +211,7 @@ def test_threads_never_overspend(monkeypatch):
     for t in threads:
         t.join()
     assert len(acc) == 10 and len(refused) == 30
-    assert acc.epsilon <= 1.0 + 1e-12
+    assert acc.epsilon <= 1.0
 
 
 # --- sharing: copies, clone, pickle --------------------------------------

@@ -37,7 +37,7 @@ from ..mechanisms import (
     project_psd_bounded,
     radius_counts,
 )
-from ..utils import check_random_state, privacy_spent
+from ..utils import check_random_state
 from ..utils._gram import is_dask_array, row_statistics
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._sklearn_compat import (
@@ -374,8 +374,8 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         steps = {name: share for name, share in split.items() if name != "covariance"}
         self.budget_split_ = {**steps, **release.split}
         self.guarantee_ = compose(self.budget_split_.values())
-        self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = privacy_spent(
-            self.guarantee_, self.delta
+        self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = (
+            self._privacy_spent(self.guarantee_)
         )
         for name, value in release.attributes.items():
             setattr(self, name, value)

@@ -187,14 +187,17 @@ def eigen_sampling_release(
             pure=pure,
         )
         infinite = math.isinf(vector_budget.epsilon if pure else vector_budget.rho)
+        # The directions compose sequentially: split so that their budgets
+        # add up to at most the eigenvector share, exactly.
+        step_budgets = split_budget(
+            vector_budget, {str(i): share for i, share in enumerate(step_shares)}
+        )
         scales = [
             math.inf
             if infinite
             else n_samples
-            * direction_exponent(
-                vector_budget.fraction(share), radius=radius, exponent=exponent
-            )
-            for share in step_shares
+            * direction_exponent(step, radius=radius, exponent=exponent)
+            for step in step_budgets.values()
         ]
     else:
         step_shares, scales = np.empty(0), []

@@ -7,7 +7,7 @@ import itertools
 import math
 from numbers import Integral
 
-from ..accounting import ApproxDP
+from ..accounting import ApproxDP, _left
 from ..exceptions import NoStableSubspace
 from ..mechanisms import _noise
 from ..mechanisms._stability import stability_noise, stability_threshold
@@ -538,7 +538,8 @@ class ExactSubspace(BaseSubspace):
             delta_s = search_share
         else:
             delta_s = search_share / (1.0 + math.exp(min(epsilon, 700.0)))
-        delta_test = delta - search_share
+        # delta - search_share rounded down: the two add up to at most delta.
+        delta_test = _left(delta, [search_share])
         trials = _noise.indices(rng, n, (search_trials(k, delta_s), k))
         span, inside = majority_search(integers, k, trials)
         split = {

@@ -33,7 +33,6 @@ from ..utils._sklearn_compat import (
     _fit_context,
     check_params_always,
 )
-from ..utils.validation import privacy_spent
 
 #: Share of the budget of the mean under method="coinpress"; the covariance
 #: gets the rest. Its noise is on d entries against d**2 for the covariance;
@@ -289,8 +288,8 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         self.n_iterations_ = steps
         self.budget_split_ = split
         self.guarantee_ = budget
-        self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = privacy_spent(
-            budget, self.delta
+        self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = (
+            self._privacy_spent(budget)
         )
         return self
 

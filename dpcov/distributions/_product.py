@@ -28,7 +28,6 @@ from ..utils._sklearn_compat import (
     _fit_context,
     check_params_always,
 )
-from ..utils.validation import privacy_spent
 
 # Fitted attributes that only method="ppde" sets (removed by a later fit with
 # method="gaussian", so that no stale plan is left behind).
@@ -391,8 +390,8 @@ class ProductBernoulli(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
 
         self.budget_split_ = split
         self.guarantee_ = budget
-        self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = privacy_spent(
-            budget, self.delta
+        self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = (
+            self._privacy_spent(budget)
         )
         return self
 

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
+from ..accounting import _left
 from ..utils._gram import row_statistics
 from . import _noise
 from ._calibration import gaussian_scale
@@ -73,12 +74,15 @@ def step_budgets(rho, n_steps, early_share):
     Returns
     -------
     rhos : tuple of float
-        Budget of each step; they add up to ``rho``.
+        Budget of each step; they add up to ``rho`` (to at most ``rho``,
+        exactly, in floating point).
     """
     if n_steps == 1 or math.isinf(rho):
         return (rho,) * n_steps
     early = rho * early_share / (n_steps - 1)
-    return (early,) * (n_steps - 1) + (rho - early * (n_steps - 1),)
+    # The last step gets what is left, rounded down: the steps add up to at
+    # most rho exactly (rho - early * (t - 1) could round up by an ulp).
+    return (early,) * (n_steps - 1) + (_left(rho, [early] * (n_steps - 1)),)
 
 
 def _best_plan(make_plan, n_steps):

@@ -29,6 +29,7 @@ import numpy as np
 from scipy import linalg
 from scipy.special import ndtri
 
+from ..accounting import _even_share
 from . import _noise
 from ._calibration import gaussian_scale
 from ._coinpress import clipped_second_moment
@@ -212,7 +213,11 @@ def ppc_schedule(n_samples, n_features, condition, rho, beta, *, min_condition=N
         for _ in range(rounds):
             conditions.append(
                 weak_ppc_condition(
-                    n_samples, n_features, conditions[-1], rho / rounds, beta / rounds
+                    n_samples,
+                    n_features,
+                    conditions[-1],
+                    _even_share(rho, rounds),
+                    beta / rounds,
                 )
             )
             if not conditions[-1] < conditions[-2]:
@@ -261,7 +266,8 @@ def ppc(Z, *, conditions, rho, beta, rng):
     for j in range(rounds):
         estimate = naive_pce(
             Z,
-            rho=rho / rounds,
+            # rounds * rho_round <= rho exactly (ppc_schedule planned the same).
+            rho=_even_share(rho, rounds),
             beta=beta / rounds,
             condition=conditions[j],
             rng=rng,
@@ -425,7 +431,8 @@ def naive_pme(Y, *, rho, beta, condition, radius, rng):
         [
             kv_mean(
                 Y[:, j],
-                rho=rho / n_features,
+                # d * rho_j <= rho exactly (rho / d can round up).
+                rho=_even_share(rho, n_features),
                 beta=beta / n_features,
                 width=width,
                 radius=radius,

@@ -148,7 +148,7 @@ def check_zcdp_privacy_params(epsilon, delta, rho=None):
     return budget
 
 
-def privacy_spent(budget, delta):
+def privacy_spent(budget, delta, *, epsilon=None):
     """The (epsilon, delta, rho) an estimator reports for the budget it spent.
 
     Parameters
@@ -158,6 +158,13 @@ def privacy_spent(budget, delta):
     delta : float
         The estimator's ``delta`` parameter, used to express a zCDP guarantee
         as (epsilon, delta)-DP.
+    epsilon : float, default=None
+        The epsilon asked for, when the zCDP budget was derived from
+        (``epsilon``, ``delta``) by :func:`~dpcov.accounting.zcdp_rho` (that
+        is, ``rho`` was not set). The reported epsilon is then at most
+        ``epsilon``, exactly: the conversion of a composition that is at
+        most the rho derived from (``epsilon``, ``delta``) may round one ulp
+        above ``epsilon``.
 
     Returns
     -------
@@ -167,7 +174,7 @@ def privacy_spent(budget, delta):
     delta : float
         0 for pure DP, else ``delta``.
     rho : float
-        The zCDP parameter (``epsilon**2 / 2`` for pure DP).
+        The zCDP parameter (``epsilon**2 / 2`` for pure DP, rounded up).
 
     Examples
     --------
@@ -178,4 +185,15 @@ def privacy_spent(budget, delta):
     """
     if isinstance(budget, PureDP):
         return budget.epsilon, 0.0, budget.to_zcdp().rho
-    return zcdp_epsilon(budget.rho, delta), float(delta), budget.rho
+    spent = zcdp_epsilon(budget.rho, delta)
+    if epsilon is not None and spent > epsilon and 0 < delta < 1:
+        # zcdp_epsilon is a numerical minimum over the Renyi order, exact only
+        # to rounding, so it need not be monotone from one float to the next.
+        # zcdp_rho(epsilon, delta) is deterministic and its result r satisfies
+        # zcdp_epsilon(r, delta) <= epsilon: one bound that increases in rho
+        # (Canonne, Kamath and Steinke (2020), Corollary 13, at one Renyi
+        # order, or the classical bound of Bun and Steinke (2016)) is at most
+        # epsilon at r, so every rho <= r is (epsilon, delta)-DP as well.
+        if budget.rho <= zcdp_rho(float(epsilon), float(delta)):
+            spent = float(epsilon)
+    return spent, float(delta), budget.rho
