@@ -22,7 +22,7 @@ from dpcov._cli_fit import (
     to_json,
     write_atomically,
 )
-from dpcov.accounting import ZCDP, ApproxDP, PureDP, compose
+from dpcov.accounting import ZCDP, ApproxDP, PureDP, compose, zcdp_rho
 from dpcov.covariance import GaussianCovariance, SeparateCovariance
 from dpcov.decomposition import ExactSubspace
 
@@ -816,7 +816,7 @@ _PURE = ["--delta", "0", "--epsilon", "0.6"]
             [_PURE],
             [],
             "1 fit, total epsilon=0.6, cap epsilon=1 (pure DP)",
-            "its guarantee, ZCDP(rho=0.024355970359514156), is not pure DP, and "
+            f"its guarantee, {ZCDP(zcdp_rho(1.0, 1e-6))!r}, is not pure DP, and "
             "the ledger's cap is epsilon=1 (pure DP), which only pure-DP fits "
             "(--delta 0) keep (1 fit recorded)",
         ),
