@@ -107,22 +107,29 @@ def _clip(rows, radius, owned, norms=None):
     if norms is None:
         norms = _row_norms(rows)
     over = norms > radius
-    if over.any():
-        if not owned:
-            rows = rows.copy()
-            owned = True
-        with np.errstate(under="ignore"):
-            factor = radius / norms[over]
-        plain = factor >= _TINY
-        if plain.all():
-            rows[over] *= factor[:, np.newaxis]
-        else:
-            index = np.flatnonzero(over)
-            rows[index[plain]] *= factor[plain][:, np.newaxis]
-            far = index[~plain]
-            unit, _ = _power_scaled(rows[far])
-            lengths = np.sqrt(np.einsum("ij,ij->i", unit, unit))
-            rows[far] = unit * (radius / lengths)[:, np.newaxis]
+    if not over.any():
+        return rows, owned
+    if not owned:
+        rows = rows.copy()
+        owned = True
+    with np.errstate(under="ignore"):
+        factor = radius / norms[over]
+    far = factor < _TINY
+    if far.any():
+        index = np.flatnonzero(over)[far]
+        unit, _ = _power_scaled(rows[index])
+        lengths = np.sqrt(np.einsum("ij,ij->i", unit, unit))
+        far_rows = unit * (radius / lengths)[:, np.newaxis]
+    if 4 * factor.shape[0] > rows.shape[0]:
+        # Many rows to scale: one dense product (by 1 elsewhere, exact) is
+        # cheaper than gathering and scattering them.
+        scale = np.ones(rows.shape[0])
+        scale[over] = factor
+        rows *= scale[:, np.newaxis]
+    else:
+        rows[over] *= factor[:, np.newaxis]
+    if far.any():
+        rows[index] = far_rows
     return rows, owned
 
 
@@ -199,7 +206,8 @@ class _Pass:
         owned = rows is not chunk
         if self.clip_norm is not None:
             rows, owned = _clip(rows, self.clip_norm, owned)
-        source = rows
+        # Kept only if it may be needed (holding it costs a chunk of memory).
+        source = rows if self.may_overflow else None
         # Overflow here (huge rows, no clip before) gives inf or NaN in that
         # row only; such rows are recomputed below, without a warning.
         with np.errstate(over="ignore", invalid="ignore"):
@@ -213,7 +221,7 @@ class _Pass:
         needs_norms = self.square_norm or self.norm_counts is not None
         if needs_norms or self.final_clip is not None:
             norms = _row_norms(rows)
-        if rows is not source and self.may_overflow:
+        if source is not None and rows is not source:
             if norms is None:
                 far = ~np.isfinite(rows).all(axis=1)
             else:
