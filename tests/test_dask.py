@@ -89,6 +89,23 @@ def test_dask_fit_equals_numpy_fit(Estimator, config):
     _assert_same_fit(lazy, eager)
 
 
+@pytest.mark.parametrize("Estimator", ESTIMATORS, ids=lambda e: e.__name__)
+def test_dask_fit_with_extreme_rows(Estimator):
+    # Rows whose norms overflow float64 (and a subnormal one) are clipped in
+    # each block as in memory: no warning (warnings are errors here), the
+    # same fit, with the private radius too.
+    X = _data()
+    X[11] = 1e308
+    X[2500] = [1e308, -1e308] * 3
+    X[5999] = [5e-324] * 6
+    for config in ({}, {"data_norm": 2.0}):
+        eager = Estimator(random_state=3, **config).fit(X)
+        lazy = Estimator(random_state=3, **config).fit(
+            da.from_array(X, chunks=(1700, 6))
+        )
+        _assert_same_fit(lazy, eager)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("Estimator", [GaussianCovariance, AdaptiveCovariance])
 def test_dask_fit_on_local_cluster(client, Estimator):

@@ -136,17 +136,59 @@ def split_blocks(X, order, n_repeats, n_blocks, block_size, *, pairs):
         The blocks.
     """
     used = n_repeats * n_blocks * block_size
-    if pairs:
-        # pair_differences(X[order])[:used] in float64, from the rows it
-        # uses only (np.take is faster than fancy indexing).
-        rows = np.subtract(
-            np.take(X, order[1 : 2 * used : 2], axis=0),
-            np.take(X, order[0 : 2 * used : 2], axis=0),
-            dtype=np.float64,
-        )
-    else:
+    shape = (n_repeats, n_blocks, block_size, X.shape[1])
+    if not pairs:
         rows = np.take(X, order[:used], axis=0).astype(np.float64, copy=False)
-    return rows.reshape(n_repeats, n_blocks, block_size, X.shape[1])
+        return rows.reshape(shape)
+    # pair_differences(X[order])[:used] in float64, from the rows it uses only
+    # (np.take is faster than fancy indexing).
+    upper = np.take(X, order[1 : 2 * used : 2], axis=0).astype(np.float64, copy=False)
+    lower = np.take(X, order[0 : 2 * used : 2], axis=0).astype(np.float64, copy=False)
+    with np.errstate(over="ignore", invalid="ignore"):
+        blocks = np.subtract(upper, lower).reshape(shape)
+    far = ~np.isfinite(blocks).all(axis=(2, 3))
+    if far.any():
+        # A difference overflowed: the block is computed from its rows scaled
+        # by 2**-k, with 2**k above their largest entry. That is the block
+        # times 2**-k (exact scaling), which has the same subspace.
+        upper, lower = upper.reshape(shape)[far], lower.reshape(shape)[far]
+        peak = np.maximum(
+            np.abs(upper).max(axis=(1, 2)), np.abs(lower).max(axis=(1, 2))
+        )
+        k = np.frexp(peak)[1][:, np.newaxis, np.newaxis]
+        with np.errstate(under="ignore"):
+            blocks[far] = np.ldexp(upper, -k) - np.ldexp(lower, -k)
+    return blocks
+
+
+def normalized_blocks(blocks):
+    """Blocks with huge or tiny entries rescaled by a power of two.
+
+    A block's top-k subspace does not change when the block is multiplied by
+    a positive number, so this is exact post-processing of each block's
+    subspace. A block whose largest entry lies outside ``[2**-400, 2**400]``
+    is divided by ``2**k`` (exact), with ``2**k`` just above that entry; the
+    others (ordinary data) are left as they are. Then the block's Gram
+    matrix and SVD cannot overflow or lose the block to underflow.
+
+    Parameters
+    ----------
+    blocks : ndarray of shape (t, m, d)
+        Finite blocks of rows.
+
+    Returns
+    -------
+    blocks : ndarray of shape (t, m, d)
+        The blocks (the input itself if none needed rescaling).
+    """
+    peak = np.maximum(blocks.max(axis=(1, 2)), -blocks.min(axis=(1, 2)))
+    far = (peak > 2.0**400) | ((peak < 2.0**-400) & (peak > 0))
+    if far.any():
+        blocks = blocks.copy()
+        k = np.frexp(peak[far])[1][:, np.newaxis, np.newaxis]
+        with np.errstate(under="ignore"):
+            blocks[far] = np.ldexp(blocks[far], -k)
+    return blocks
 
 
 def block_projections(blocks, reference, n_components):
@@ -169,6 +211,7 @@ def block_projections(blocks, reference, n_components):
         block ``j`` (the top eigenvectors of its uncentred second moment).
     """
     _, m, d = blocks.shape
+    blocks = normalized_blocks(blocks)
     if m >= d:
         # The top-k right singular vectors of a block are the top-k
         # eigenvectors of its d x d Gram matrix: forming it and eigh cost
@@ -400,6 +443,13 @@ class ApproximateSubspace(BaseSubspace):
     at least ``t / 2``, decoding its centre and taking singular vectors are
     post-processing. Boosting runs on disjoint rows (parallel composition)
     and selects by post-processing.
+
+    **Rows of any finite size.** A block's subspace does not change when the
+    block is multiplied by a positive number. A block of pair differences
+    where one overflows float64 is computed from its rows scaled by a power
+    of two, and a block with an entry beyond ``2**400`` (or all below
+    ``2**-400``) is rescaled by one before its SVD: both are exact scalings,
+    so extreme rows raise no overflow and leave no inf or NaN.
 
     **Accuracy** assumes Gaussian rows with the eigen-gap ``eigengap``; the
     constants (``q = 4 k``, ``cell_scale = 20``, the typical-value block

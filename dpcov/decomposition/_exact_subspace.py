@@ -256,7 +256,9 @@ class ExactSubspace(BaseSubspace):
         setting) and the rows are used as they are. If False, the rows are
         paired up (``X[2i + 1] - X[2i]``) and the differences are used: they
         lie in the direction space of an affine subspace that holds the
-        rows, whose offset is not released; this halves the rows.
+        rows, whose offset is not released; this halves the rows. A pair
+        whose difference overflows float64 is represented by half of it,
+        ``X[2i + 1] / 2 - X[2i] / 2`` (the same line through the origin).
     {accountant}
     {random_state}
 
@@ -463,8 +465,9 @@ class ExactSubspace(BaseSubspace):
         """
         X, budget, rng, k = self._start_fit(X)
         n_samples, n_features = X.shape
-        rows = X if self.assume_centered else pair_differences(X)
-        n = rows.shape[0]
+        # Public checks (n, d and the parameters) before any arithmetic on
+        # the rows: n is the number of rows or of pair differences.
+        n = n_samples if self.assume_centered else n_samples // 2
         minimum = 3 if self.assume_centered else 6
         if n_samples < minimum:
             raise ValueError(
@@ -495,6 +498,7 @@ class ExactSubspace(BaseSubspace):
             )
 
         self._spend_budget(budget)  # every check above used public values only
+        rows = X if self.assume_centered else pair_differences(X)
         integers = integer_matrix(rows)
         if self.selection == "gap":
             span, released = self._select_gap(integers, k, budget, rng)

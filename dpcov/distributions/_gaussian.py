@@ -42,6 +42,39 @@ from ..utils._sklearn_compat import (
 MEAN_SHARE = 0.25
 
 
+#: Rows are brought within 2**LIMIT_EXPONENT in the frame scaled by
+#: 1 / sqrt(min_variance) (see _scaled_rows).
+LIMIT_EXPONENT = 1000
+
+
+def _scaled_rows(X, scale):
+    # X / scale, as float64, where every entry is below 2**1000 in magnitude:
+    # a row with a larger entry (or whose division overflows) is scaled down
+    # by a power of two so that its largest entry lies in [2**999, 2**1000).
+    # This map of each row on its own (replace-one neighbours stay
+    # neighbours) keeps the row's direction, and such a row lies beyond every
+    # clipping radius of the fit (at most about 1e226 in this frame) either
+    # way. It makes the later arithmetic safe: pair differences stay below
+    # 2**1001, and a map of operator norm at most 1 keeps entries below
+    # sqrt(d) 2**1000. Rows within the bound are exactly X / scale.
+    limit = 2.0**LIMIT_EXPONENT
+    with np.errstate(over="ignore"):
+        scaled = np.asarray(X, dtype=np.float64) / scale
+    # Largest and smallest entry: no n x d temporary for the magnitudes;
+    # inf fails both comparisons.
+    far = ~((scaled.max(axis=1) < limit) & (scaled.min(axis=1) > -limit))
+    if far.any():
+        rows = np.asarray(X[far], dtype=np.float64)
+        with np.errstate(under="ignore"):
+            # Exact powers of two: the row at magnitude 1, divided by the
+            # scale (at most 1e75 then), and brought to [2**999, 2**1000).
+            _, k = np.frexp(np.abs(rows).max(axis=1))
+            rows = np.ldexp(rows, -k[:, np.newaxis]) / scale
+            _, k = np.frexp(np.abs(rows).max(axis=1))
+            scaled[far] = np.ldexp(rows, LIMIT_EXPONENT - k[:, np.newaxis])
+    return scaled
+
+
 def _pairs(X, rng):
     # Pair differences (x_2i - x_2i-1) / sqrt(2) ~ N(0, S) after a public
     # random permutation (so the result does not depend on the row order).
@@ -160,6 +193,15 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
     Clipping to ``[min_variance, max_variance]`` and projecting the mean onto
     its ball are post-processing onto sets that contain the truth.
 
+    Every check of the parameters and of the plan (``n_samples``,
+    ``n_features`` and the parameters only) comes before any arithmetic on
+    the rows. Rows of any finite size are accepted without an overflow: in
+    the frame scaled by ``1 / sqrt(min_variance)``, a row with an entry
+    beyond ``2**1000`` (about 1e301) is first scaled down by a power of two
+    to that bound. This is a fixed map of each row (neighbours stay
+    neighbours); it keeps the row's direction, and such a row lies beyond
+    every clipping radius of the fit either way.
+
     References
     ----------
     .. [1] Kamath, G., Li, J., Singhal, V. and Ullman, J. "Privately Learning
@@ -261,22 +303,28 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         # The budget is checked against the accountant before the data are read.
         budget = self._check_budget()
         X = validate_rows(self, X, ensure_min_samples=4)
-        # The fit is recorded (_spend_budget) inside _fit_coinpress/_fit_klsu,
-        # after their public plans and before their first private step.
         rng = check_random_state(self.random_state)
+        n_samples, n_features = X.shape
 
         # The known scaling: I <= Sigma / min_variance <= K I.
         scale = math.sqrt(self.min_variance)
         condition = self.max_variance / self.min_variance
         radius = self.mean_bound / scale
-        X_scaled = np.asarray(X, dtype=np.float64) / scale
+        # The public plan (from n, d and the parameters only) and its checks,
+        # then the fit is recorded: all before any arithmetic on the rows.
+        if self.method == "coinpress":
+            plan = self._plan_coinpress(n_samples, n_features, budget, condition)
+        else:
+            plan = self._plan_klsu(n_samples, n_features, budget, condition, radius)
+        self._spend_budget(budget)
+        X_scaled = _scaled_rows(X, scale)
         if self.method == "coinpress":
             covariance, mean, split, steps = self._fit_coinpress(
-                X_scaled, budget, condition, radius, rng
+                X_scaled, plan, condition, radius, rng
             )
         else:
             covariance, mean, split, steps = self._fit_klsu(
-                X_scaled, budget, condition, radius, rng
+                X_scaled, plan, budget, radius, rng
             )
 
         # Post-processing onto sets that contain the truth under the public
@@ -293,20 +341,22 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         )
         return self
 
-    def _fit_coinpress(self, X, budget, condition, radius, rng):
-        n_samples, n_features = X.shape
+    def _plan_coinpress(self, n_samples, n_features, budget, condition):
         shares = split_budget(budget, {"cov": 1.0 - MEAN_SHARE, "mean": MEAN_SHARE})
-        pairs = _pairs(X, rng)
-        n_pairs = pairs.shape[0]
         cov_plan = best_covariance_plan(
-            n_pairs,
+            n_samples // 2,
             n_features,
             shares["cov"].rho,
             condition,
             beta=self.beta,
             n_steps=self.n_iterations,
         )
-        self._spend_budget(budget)
+        return shares, cov_plan
+
+    def _fit_coinpress(self, X, plan, condition, radius, rng):
+        n_samples, n_features = X.shape
+        shares, cov_plan = plan
+        pairs = _pairs(X, rng)
         covariance, whitening = coinpress_covariance(pairs, cov_plan, rng)
         upper = cov_plan.upper[-1]
         if not math.isfinite(upper):
@@ -334,20 +384,38 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         steps = {"covariance": cov_plan.n_steps, "mean": mean_plan.n_steps}
         return covariance, mean, split, steps
 
-    def _fit_klsu(self, X, budget, condition, radius, rng):
-        n_samples, n_features = X.shape
+    def _plan_klsu(self, n_samples, n_features, budget, condition, radius):
         if n_samples < 6:
             raise ValueError(
                 f"method='klsu' needs at least 6 rows (a pair for the "
                 f"preconditioner, a pair for the covariance, two rows for the "
                 f"mean); got {n_samples}."
             )
-        rho = budget.rho
         third = n_samples // 3
-        n_pre = n_cov = 2 * (third // 2)
-        # Public plan, before any data is read.
-        conditions = ppc_schedule(n_pre // 2, n_features, condition, rho, self.beta / 3)
-        self._spend_budget(budget)
+        n_pre = 2 * (third // 2)
+        conditions = ppc_schedule(
+            n_pre // 2, n_features, condition, budget.rho, self.beta / 3
+        )
+        # KVMean's coarse histogram has bins of width sqrt(K_r) over the
+        # whitened radius (at most `radius`, the preconditioner's norm being at
+        # most 1): their indices must be exact integers in float64 (with room
+        # for rounding).
+        n_bins = 2 * (math.ceil(radius / math.sqrt(conditions[-1])) + 1) + 1
+        if not n_bins < 2.0**52:
+            raise ValueError(
+                f"method='klsu' would bin each coordinate of the mean into "
+                f"{n_bins:.3g} bins (mean_bound={self.mean_bound!r} against "
+                f"sqrt(min_variance)={math.sqrt(self.min_variance):.3g}), more "
+                "than float64 counts exactly; lower mean_bound or raise "
+                "min_variance."
+            )
+        return conditions, n_pre
+
+    def _fit_klsu(self, X, plan, budget, radius, rng):
+        n_samples, n_features = X.shape
+        conditions, n_pre = plan
+        n_cov = n_pre
+        rho = budget.rho
         order = _noise.permutation(rng, n_samples)
         parts = np.split(order, [n_pre, n_pre + n_cov])
         pre = pair_differences(X[parts[0]]) / math.sqrt(2.0)
@@ -365,6 +433,9 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         A_inv = linalg.inv(A)
         covariance = A_inv @ whitened @ A_inv.T
         covariance = (covariance + covariance.T) / 2.0
+        # A is a product of I - P / 2 (P orthogonal projections): ||A|| <= 1,
+        # so every partial sum of A x is at most ||x|| <= sqrt(d) 2**1000 (the
+        # rows' bound, _scaled_rows) and nothing overflows for d < 2**44.
         whitened_mean = naive_pme(
             X[parts[2]] @ A.T,
             rho=rho,

@@ -22,6 +22,16 @@ A row ``x`` is processed as ``clip(clip(x, clip_norm) @ transform.T - center,
 final_clip)`` where ``clip(v, r) = v * min(1, r / ||v||)``; each step is
 optional. Norm statistics (``square_norm``, ``norm_counts``) are of the rows
 as they enter the final clip.
+
+Any finite row is processed without a floating-point warning, and its
+processed row is finite whenever a clip bounds it. The rule for values beyond
+float64's range (a row of entries near 1e308 has a norm, a transform or a
+difference with the centre that overflows): such a row is scaled by a power
+of two first (exact), the norm is computed on the scaled row (``inf`` when
+the true norm exceeds float64), and a clip maps it to ``r u / ||u||`` for the
+scaled row ``u``: the radius, in the row's own direction up to rounding.
+Rows whose arithmetic stays in range are processed exactly as by the plain
+formulas (the same bits).
 """
 
 # Authors: The dpcov developers
@@ -30,7 +40,7 @@ as they enter the final clip.
 import sys
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -52,30 +62,74 @@ def _chunk_rows(n_features, chunk_rows):
     return max(1, CHUNK_BYTES // (8 * max(1, n_features)))
 
 
+#: Norms below this (and above 0) are recomputed on the rescaled row: their
+#: squares may have lost digits to underflow.
+_LOW_NORM = 2.0**-400
+_MAX = float(np.finfo(np.float64).max)
+_TINY = float(np.finfo(np.float64).tiny)
+
+
+def _exponent(value):
+    # The k with value < 2**k (value = m 2**k, m in [0.5, 1)); 0 for 0.
+    return int(np.frexp(float(value))[1])
+
+
+def _power_scaled(rows):
+    # rows * 2**-k, with k per row so that the largest magnitude lies in
+    # [0.5, 1), and k. A power of two: exact, except for entries that become
+    # subnormal (below 2**-1022 of the row's largest); a zero row keeps k = 0.
+    _, k = np.frexp(np.abs(rows).max(axis=1))
+    return np.ldexp(rows, -k[:, np.newaxis]), k
+
+
 def _row_norms(rows):
-    # Row L2 norms (one einsum pass, no squared copy of the chunk) that do not
-    # overflow for finite rows with huge entries (whose squared norm exceeds
-    # the float64 range): those rows are rescaled.
-    with np.errstate(over="ignore"):
+    # Row L2 norms of finite rows, in one einsum pass (no squared copy of the
+    # chunk). A row whose sum of squares overflows, or is small enough to have
+    # lost digits to underflow, is recomputed as 2**k ||x 2**-k||: exact
+    # scaling, so the result is the norm correctly computed, or inf when it
+    # exceeds the float64 range. (np.linalg.norm is no help: it squares too.)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))
-    overflow = np.isinf(norms)
-    if overflow.any():
-        big = rows[overflow]
-        scale = np.abs(big).max(axis=1)
-        big = big / scale[:, np.newaxis]
-        norms[overflow] = scale * np.sqrt(np.einsum("ij,ij->i", big, big))
+        suspect = ~(norms <= _MAX) | ((norms < _LOW_NORM) & (norms > 0))
+        if suspect.any():
+            scaled, k = _power_scaled(rows[suspect])
+            norms[suspect] = np.ldexp(np.sqrt(np.einsum("ij,ij->i", scaled, scaled)), k)
     return norms
 
 
 def _clip(rows, radius, owned, norms=None):
+    # Rows of norm above radius scaled to it, in their own direction. The
+    # factor radius / ||x|| is used as is when it is a normal float (the
+    # result is the same as before this rule existed); for a row whose norm
+    # is beyond float64 (inf) or makes that factor subnormal, the row is
+    # first scaled by a power of two, u = x 2**-k, and becomes
+    # u (radius / ||u||): the same direction, norm radius up to rounding.
     if norms is None:
         norms = _row_norms(rows)
     over = norms > radius
-    if over.any():
-        if not owned:
-            rows = rows.copy()
-            owned = True
-        rows[over] *= (radius / norms[over])[:, np.newaxis]
+    if not over.any():
+        return rows, owned
+    if not owned:
+        rows = rows.copy()
+        owned = True
+    with np.errstate(under="ignore"):
+        factor = radius / norms[over]
+    far = factor < _TINY
+    if far.any():
+        index = np.flatnonzero(over)[far]
+        unit, _ = _power_scaled(rows[index])
+        lengths = np.sqrt(np.einsum("ij,ij->i", unit, unit))
+        far_rows = unit * (radius / lengths)[:, np.newaxis]
+    if 4 * factor.shape[0] > rows.shape[0]:
+        # Many rows to scale: one dense product (by 1 elsewhere, exact) is
+        # cheaper than gathering and scattering them.
+        scale = np.ones(rows.shape[0])
+        scale[over] = factor
+        rows *= scale[:, np.newaxis]
+    else:
+        rows[over] *= factor[:, np.newaxis]
+    if far.any():
+        rows[index] = far_rows
     return rows, owned
 
 
@@ -93,6 +147,36 @@ class _Pass:
     norm_counts: object = None
     check_finite: bool = False
     chunk_rows: int = None
+    # Exponents of the public magnitudes that bound the transform's and the
+    # centring's results (see _affine_far), and whether they can overflow.
+    transform_exponent: int = field(init=False, default=0)
+    center_exponent: int = field(init=False, default=-1100)
+    may_overflow: bool = field(init=False, default=False)
+
+    def __post_init__(self):
+        if self.transform is None and self.center is None:
+            return
+        # |(T x)_i| <= d max|T| max|x| < 2**t max|x| (no overflow computing t).
+        if self.transform is not None and self.transform.size:
+            t = _exponent(np.abs(self.transform).max()) + _exponent(
+                self.transform.shape[1]
+            )
+            object.__setattr__(self, "transform_exponent", t)
+        if self.center is not None and self.center.size:
+            peak = np.abs(self.center).max()
+            if peak > 0:
+                object.__setattr__(self, "center_exponent", _exponent(peak))
+        # After a clip to clip_norm every entry is below 2 clip_norm (rounding
+        # included): a public bound on the results, checked in exponents.
+        may_overflow = self.clip_norm is None or not (
+            max(
+                _exponent(self.clip_norm) + 1 + self.transform_exponent,
+                self.center_exponent,
+            )
+            + 1
+            < 1000
+        )
+        object.__setattr__(self, "may_overflow", may_overflow)
 
     def shapes(self, n_features):
         # Every statistic's shape, in packing order.
@@ -122,18 +206,74 @@ class _Pass:
         owned = rows is not chunk
         if self.clip_norm is not None:
             rows, owned = _clip(rows, self.clip_norm, owned)
-        if self.transform is not None:
-            rows = rows @ self.transform.T
-            owned = True
-        if self.center is not None:
-            rows = rows - self.center
-            owned = True
+        # Kept only if it may be needed (holding it costs a chunk of memory).
+        source = rows if self.may_overflow else None
+        # Overflow here (huge rows, no clip before) gives inf or NaN in that
+        # row only; such rows are recomputed below, without a warning.
+        with np.errstate(over="ignore", invalid="ignore"):
+            if self.transform is not None:
+                rows = rows @ self.transform.T
+                owned = True
+            if self.center is not None:
+                rows = rows - self.center
+                owned = True
         norms = None
         needs_norms = self.square_norm or self.norm_counts is not None
         if needs_norms or self.final_clip is not None:
             norms = _row_norms(rows)
+        if source is not None and rows is not source:
+            if norms is None:
+                far = ~np.isfinite(rows).all(axis=1)
+            else:
+                # inf or NaN: an overflow in the row (or a norm beyond float64).
+                far = ~(norms <= _MAX)
+            if far.any():
+                rows[far], far_norms = self._affine_far(source[far])
+                if norms is None:
+                    return rows, norms
+                norms[far] = far_norms
+                if self.final_clip is not None:
+                    # Those rows come back clipped: not again.
+                    rows, owned = _clip(
+                        rows, self.final_clip, owned, np.where(far, 0.0, norms)
+                    )
+                    return rows, norms
         if self.final_clip is not None:
             rows, owned = _clip(rows, self.final_clip, owned, norms)
+        return rows, norms
+
+    def _affine_far(self, source):
+        # transform @ x - center for rows where it overflowed, computed on
+        # x 2**-j: with 2**k > max|x|, 2**t max|x| > max|T x| and 2**c >
+        # max|center|, j = max(k + t, c, k - 1000) + 1
+        # makes every entry of the scaled result below 1 and the scaled row
+        # finite, so nothing overflows. The rows come back as the exact
+        # result (inf where it is beyond float64) if final_clip is None,
+        # else already clipped, u (final_clip / ||u||) for u the scaled
+        # result brought to magnitude 1 (the rows' direction, up to
+        # rounding), and with their norms.
+        _, k = np.frexp(np.abs(source).max(axis=1))
+        j = (
+            np.maximum(
+                np.maximum(k + self.transform_exponent, k - 1000), self.center_exponent
+            )
+            + 1
+        )
+        with np.errstate(over="ignore", under="ignore"):
+            scaled = np.ldexp(source, -j[:, np.newaxis])
+            if self.transform is not None:
+                scaled = scaled @ self.transform.T
+            if self.center is not None:
+                scaled = scaled - np.ldexp(self.center, -j[:, np.newaxis])
+            unit, i = _power_scaled(scaled)
+            lengths = np.sqrt(np.einsum("ij,ij->i", unit, unit))
+            norms = np.ldexp(lengths, i + j)
+            if self.final_clip is None:
+                return np.ldexp(scaled, j[:, np.newaxis]), norms
+            over = norms > self.final_clip
+            rows = np.empty_like(scaled)
+            rows[over] = unit[over] * (self.final_clip / lengths[over])[:, np.newaxis]
+            rows[~over] = np.ldexp(scaled[~over], j[~over][:, np.newaxis])
         return rows, norms
 
     def run(self, X):
@@ -152,7 +292,9 @@ class _Pass:
                 # A BLAS matrix-vector product: about 3x np.sum(axis=0).
                 sums["total"] += np.ones(rows.shape[0]) @ rows
             if self.square_norm:
-                sums["square_norm"] += np.dot(norms, norms)
+                # inf if the rows are not clipped and the sum is beyond float64.
+                with np.errstate(over="ignore"):
+                    sums["square_norm"] += np.dot(norms, norms)
             if self.norm_counts is not None:
                 sums["norm_counts"] += self.norm_counts(norms)
         return sums

@@ -252,3 +252,66 @@ def test_block_projections_equal_the_blockwise_svd(m):
     np.testing.assert_allclose(
         block_projections(blocks, reference, k), np.array(expected), atol=1e-10
     )
+
+
+def test_split_blocks_with_overflowing_pairs():
+    # A block where a pair difference overflows is computed scaled by a power
+    # of two (the same subspace), without a warning; the others are exact.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(48, 3))
+    order = np.arange(48)
+    X[5], X[4] = [1e308, -1e308, 1.0], [-1e308, 1e308, 0.0]
+    blocks = split_blocks(X, order, 1, 4, 6, pairs=True)
+    plain = pair_differences(X)[:24].reshape(1, 4, 6, 3)
+    np.testing.assert_array_equal(blocks[0, 1:], plain[0, 1:])
+    assert np.all(np.isfinite(blocks))
+    k = 1024  # 2**1023 < 1e308 < 2**1024
+    np.testing.assert_array_equal(
+        blocks[0, 0], np.ldexp(X[1:12:2], -k) - np.ldexp(X[0:12:2], -k)
+    )
+
+
+@pytest.mark.parametrize("size", [1e300, 1e-300])
+def test_block_projections_of_huge_and_tiny_blocks(size):
+    # A block's subspace does not depend on its scale: blocks of entries near
+    # 1e300 (whose Gram matrix overflows) or 1e-300 (underflows) project as
+    # the same block at ordinary scale.
+    rng = np.random.default_rng(0)
+    d, k = 6, 2
+    blocks = rng.normal(size=(3, 20, k)) @ (5 * rng.normal(size=(k, d)))
+    blocks += rng.normal(size=(3, 20, d))
+    reference = rng.normal(size=(8, d))
+    expected = block_projections(blocks, reference, k)
+    scaled = blocks.copy()
+    scaled[1] *= size
+    got = block_projections(scaled, reference, k)
+    assert np.all(np.isfinite(got))
+    np.testing.assert_allclose(got, expected, atol=1e-10)
+
+
+@pytest.mark.parametrize("assume_centered", [True, False])
+@pytest.mark.parametrize(
+    "extreme, moderate",
+    [
+        ([1e307] + [0.0] * 9, [1e290] + [0.0] * 9),
+        ([1e308, -1e308] * 5, [1e290, -1e290] * 5),
+        ([1e300] * 10, [1e290] * 10),
+        ([-1e308] * 10, [-1e290] * 10),
+        ([1e-308, 5e-324] + [0.0] * 8, [1e-290, 0.0] + [0.0] * 8),
+    ],
+)
+def test_extreme_row_releases_as_a_moderate_one(assume_centered, extreme, moderate):
+    # The extreme row dominates its block as a large row of the same
+    # direction does: the fits agree exactly, and raise no warning.
+    X, _ = _gaussian(4000, 10, 2, 1e-9, 0)
+    for position in (0, 1999, 3999):
+        fits = []
+        for row in (extreme, moderate):
+            X_prime = X.copy()
+            X_prime[position] = row
+            est = ApproximateSubspace(
+                2, assume_centered=assume_centered, random_state=0
+            ).fit(X_prime)
+            assert np.all(np.isfinite(est.components_))
+            fits.append(est.components_)
+        np.testing.assert_array_equal(fits[0], fits[1])

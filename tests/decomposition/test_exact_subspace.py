@@ -244,3 +244,42 @@ def test_pipeline_and_search():
         ExactSubspace(2, random_state=0), {"epsilon": [0.5, 1.0]}, cv=2
     ).fit(X)
     assert search.best_estimator_.score(X) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("assume_centered", [True, False])
+@pytest.mark.parametrize(
+    "extreme",
+    [
+        [1e307] + [0.0] * 9,
+        [1e308, -1e308] * 5,
+        [1e300] * 10,
+        [-1e308] * 10,
+        [1e-308, 0.0, 5e-324] + [0.0] * 7,
+    ],
+)
+def test_extreme_outliers(assume_centered, extreme):
+    # Outliers of any finite size are lines like any other (their pair
+    # differences overflow, without a warning; warnings are errors here):
+    # the planted subspace is still released, on both neighbours.
+    X, basis = _planted(195, 5, d=10, k=3, seed=0)
+    for position in (0, 2, 4):
+        X_prime = X.copy()
+        X_prime[position] = extreme
+        est = ExactSubspace(3, assume_centered=assume_centered, random_state=0)
+        assert _same_span(est.fit(X_prime), basis)
+        assert np.all(np.isfinite(est.components_))
+
+
+def test_public_prechecks_come_before_arithmetic(monkeypatch):
+    # A refusal on public grounds happens before the rows are differenced.
+    import dpcov.decomposition._exact_subspace as module
+
+    def fail(X):
+        raise AssertionError("the rows were read")
+
+    monkeypatch.setattr(module, "pair_differences", fail)
+    X, _ = _planted(60, 0)
+    with pytest.raises(ValueError, match="below the"):
+        ExactSubspace(2, n_outliers=10).fit(X)
+    with pytest.raises(ValueError, match="at least"):
+        ExactSubspace(2).fit(X[:5])

@@ -12,7 +12,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
-from dpcov.accounting import ZCDP, compose, zcdp_rho
+from dpcov.accounting import ZCDP, BudgetAccountant, compose, zcdp_rho
 from dpcov.distributions import MultivariateGaussian
 from dpcov.mechanisms._coinpress import inverse_sqrt
 
@@ -112,11 +112,106 @@ def test_klsu_method_accuracy():
     }
 
 
-def test_klsu_refuses_before_reading_data():
-    # The public pre-check fails whatever the data (here NaN-free garbage).
-    est = MultivariateGaussian(method="klsu")
+def test_klsu_refuses_before_reading_data(monkeypatch):
+    # The public pre-checks fail whatever the data, before any arithmetic on
+    # the rows (the rows are first touched by _scaled_rows) and before the
+    # fit is recorded.
+    import dpcov.distributions._gaussian as module
+
+    def fail(X, scale):
+        raise AssertionError("the rows were read")
+
+    monkeypatch.setattr(module, "_scaled_rows", fail)
+    accountant = BudgetAccountant()
+    est = MultivariateGaussian(method="klsu", accountant=accountant)
     with pytest.raises(ValueError, match="cannot reach a condition bound"):
         est.fit(np.zeros((1000, 4)))
+    with pytest.raises(ValueError, match="at least 6 rows"):
+        est.fit(np.zeros((5, 4)))
+    # KVMean's coarse histogram would need more bins than float64 counts.
+    est.set_params(min_variance=1e-150, max_variance=4e-150, mean_bound=1e-50)
+    with pytest.raises(ValueError, match="bins"):
+        est.fit(np.zeros((30, 2)))
+    assert len(accountant) == 0
+
+
+def _extreme_rows(d):
+    # Finite rows whose scaling, pair differences or whitening overflowed,
+    # with, for each, a row of the same direction of ordinary float range:
+    # both lie beyond every clipping radius, so the fits must agree.
+    return [
+        ([1e307] + [0.0] * (d - 1), [1e290] + [0.0] * (d - 1)),
+        (([1e308, -1e308] * d)[:d], ([1e290, -1e290] * d)[:d]),
+        ([1e300] * d, [1e290] * d),
+        ([-1e308] * d, [-1e290] * d),
+        ([1e-308, 5e-324] + [0.0] * (d - 2), None),
+    ]
+
+
+def _check_extreme_fit(params, X, index):
+    # Warnings are errors in this suite: the fits below raise none.
+    fits = []
+    for extreme, moderate in _extreme_rows(X.shape[1]):
+        X_prime = X.copy()
+        X_prime[index] = extreme
+        est = MultivariateGaussian(**params).fit(X_prime)
+        for name in ("mean_", "covariance_", "precision_"):
+            assert np.all(np.isfinite(getattr(est, name)))
+        if moderate is not None:
+            X_prime[index] = moderate
+            ref = MultivariateGaussian(**params).fit(X_prime)
+            np.testing.assert_allclose(est.mean_, ref.mean_, rtol=1e-9, atol=1e-9)
+            np.testing.assert_allclose(
+                est.covariance_, ref.covariance_, rtol=1e-9, atol=1e-9
+            )
+        fits.append(est)
+    return fits
+
+
+@pytest.mark.parametrize("min_variance", [1e-4, 1.0, 1e4])
+@pytest.mark.parametrize("part", [0, 1, 2])
+def test_klsu_extreme_row_in_each_third(min_variance, part):
+    # The row lands in the preconditioner's, the covariance's or the mean's
+    # third (the public permutation is the first draw of random_state).
+    from dpcov.mechanisms import _noise
+    from dpcov.utils._random import check_random_state
+
+    n, d = 60, 4
+    params = dict(
+        method="klsu",
+        min_variance=min_variance,
+        max_variance=4 * min_variance,
+        mean_bound=10 * math.sqrt(min_variance),
+        random_state=0,
+    )
+    X = np.random.default_rng(1).normal(size=(n, d)) * math.sqrt(min_variance)
+    order = _noise.permutation(check_random_state(0), n)
+    index = order[[0, 20, 40][part]]
+    _check_extreme_fit(params, X, index)
+
+
+def test_klsu_extreme_row_with_preconditioning():
+    # Enough rows for 17 rounds of PPC (K = 100 at rho = 50 in d = 2).
+    n = 60_000
+    X = np.random.default_rng(2).normal(size=(n, 2)) * [1.0, 9.0]
+    params = dict(method="klsu", rho=50.0, max_variance=100.0, min_variance=1.0)
+    from dpcov.mechanisms import _noise
+    from dpcov.utils._random import check_random_state
+
+    order = _noise.permutation(check_random_state(0), n)
+    for part in range(3):
+        est = _check_extreme_fit(
+            {**params, "random_state": 0}, X, order[part * 20_000]
+        )[0]
+        assert est.n_iterations_["preconditioner"] > 1
+
+
+@pytest.mark.parametrize("position", [0, 37, 79])
+def test_coinpress_extreme_row(position):
+    X = np.random.default_rng(3).normal(size=(80, 3)) * [1.0, 2.0, 3.0]
+    for n_iterations in (1, "auto"):
+        params = dict(n_iterations=n_iterations, random_state=0)
+        _check_extreme_fit(params, X, position)
 
 
 def _clopper_pearson(k, n, level):

@@ -282,3 +282,26 @@ def test_mean_step_neighbour_audit():
     assert _audit_mu(plan, 4000) <= math.sqrt(2 * rho)
     half = replace(plan, noise_scales=(plan.noise_scales[0] / 2,))
     assert _audit_mu(half, 4000) > math.sqrt(2 * rho)
+
+
+@pytest.mark.parametrize(
+    "row", [[1e307, 0.0, 0.0], [1e308, -1e308, 1e308], [-1e308] * 3]
+)
+def test_rows_of_any_finite_size(row):
+    # Whitened rows that overflow float64 are clipped in their own direction:
+    # with no noise, the release equals the one for the row scaled down to a
+    # large but ordinary size (no warning: warnings are errors here).
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(200, 3)) * [1.0, 2.0, 3.0]
+    plan = covariance_plan(200, 3, np.inf, 10.0, n_steps=3, early_share=0.25, beta=0.1)
+    mplan = mean_plan(200, 3, np.inf, 5.0, 10.0, n_steps=3, early_share=0.25, beta=0.1)
+    releases = []
+    for size in (1.0, 1e-200):
+        Z_prime = Z.copy()
+        Z_prime[17] = np.array(row) * size
+        covariance, whitening = coinpress_covariance(Z_prime, plan, rng)
+        mean = coinpress_mean(Z_prime, mplan, rng, transform=whitening)
+        assert np.all(np.isfinite(covariance)) and np.all(np.isfinite(mean))
+        releases.append((covariance, mean))
+    np.testing.assert_allclose(releases[0][0], releases[1][0], rtol=1e-10)
+    np.testing.assert_allclose(releases[0][1], releases[1][1], rtol=1e-10)

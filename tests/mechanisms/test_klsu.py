@@ -48,6 +48,28 @@ def test_naive_pce_sensitivity_is_tight_and_rows_are_clipped():
     np.testing.assert_allclose(naive_pce(X3, **kwargs), naive_pce(X1, **kwargs))
 
 
+@pytest.mark.parametrize("scale", [1e300, 1e307, -1e308])
+def test_naive_pce_clips_rows_of_any_finite_size(scale):
+    # A row whose whitened norm overflows float64 still counts as one of norm
+    # sqrt(T) in its own direction (no warning: warnings are errors here).
+    n, d, K, beta = 100, 3, 4.0, 0.1
+    T = naive_pce_threshold(n, d, K, beta)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, d)) * 0.1
+    A = np.array([[1.0, 0.5, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.5]])
+    direction = np.array([1.0, -1.0, 1.0])
+    X_big, X_clipped = X.copy(), X.copy()
+    X_big[-1] = scale * direction
+    X_clipped[-1] = np.linalg.solve(A, math.sqrt(T) * A @ direction) / np.linalg.norm(
+        A @ direction
+    )
+    X_clipped[-1] *= np.sign(scale)
+    kwargs = dict(rho=np.inf, beta=beta, condition=K, rng=rng, transform=A)
+    np.testing.assert_allclose(
+        naive_pce(X_big, **kwargs), naive_pce(X_clipped, **kwargs), rtol=1e-12
+    )
+
+
 def test_naive_pce_noise_variance(global_random_seed):
     # Upper-triangular entries of release - exact moment (PSD projection
     # inactive: eigenvalues far above the noise): pooled variance over 6 x 2000

@@ -147,3 +147,146 @@ def test_memory_is_bounded_by_a_chunk(dtype):
     # A handful of chunk-sized temporaries (upcast, clipped copy, centred copy,
     # norms) and the d x d sums; X itself is 16 (float64) or 8 MB.
     assert peak < 6 * chunk_bytes + 64 * d * d + 2**16
+
+
+# Finite rows whose norm, transform or centring overflows float64 (or whose
+# entries are subnormal): the pass must neither warn (warnings are errors in
+# this suite) nor let an inf or NaN through, and must clip them to the radius
+# in their own direction.
+EXTREME_ROWS = [
+    [1e307, 0.0, 0.0, 0.0],
+    [1e308, -1e308, 1e308, -1e308],
+    [1e300] * 4,
+    [-1e308] * 4,
+    [1e-308, 0.0, 5e-324, -1e-310],
+]
+TRANSFORM = np.array(
+    [[1.0, 2.0, 0.0, -1.0], [0.5, -1.0, 3.0, 0.0], [0.0, 1.0, 1.0, 1.0]]
+)
+CENTER = np.array([0.3, -0.2, 0.1])
+
+
+def _direction(row, transform=None):
+    # The direction of transform @ row, from the row scaled to magnitude 1
+    # (a centre of order 1 is negligible next to the huge rows).
+    u = np.asarray(row, dtype=float) / np.abs(row).max()
+    if transform is not None:
+        u = transform @ u
+    return u / np.linalg.norm(u)
+
+
+@pytest.mark.parametrize("row", EXTREME_ROWS[:4])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"clip_norm": 1.5},
+        {"clip_norm": 1.5, "center": np.append(CENTER, 0.0), "final_clip": 0.7},
+        {"transform": TRANSFORM, "final_clip": 0.7},
+        {"transform": TRANSFORM, "center": CENTER, "final_clip": 0.7},
+    ],
+)
+@pytest.mark.parametrize("chunk_rows", [None, 1])
+def test_huge_rows_are_clipped_in_their_direction(row, params, chunk_rows):
+    X = np.array([row, [0.3, 0.4, 0.0, 0.1], row[::-1]])
+    stats = row_statistics(
+        X,
+        chunk_rows=chunk_rows,
+        gram=True,
+        total=True,
+        square_norm=True,
+        norm_counts=partial(radius_counts, grid=GRID),
+        **params,
+    )
+    assert np.all(np.isfinite(stats.gram)) and np.all(np.isfinite(stats.total))
+    if "clip_norm" not in params:
+        # Each huge row counts above every grid radius (its norm before the
+        # final clip is beyond them all, inf or not).
+        assert stats.norm_counts[0] == 2
+    for huge in (row, row[::-1]):
+        one = row_statistics(np.array([huge]), total=True, **params).total
+        if "center" in params and "transform" not in params:
+            # clip_norm first, then centring and the final clip: the clipped
+            # row is 1.5 u; the result has norm 0.7.
+            expected = 1.5 * _direction(huge) - params["center"]
+            expected *= 0.7 / np.linalg.norm(expected)
+        else:
+            radius = params.get("final_clip", params.get("clip_norm"))
+            expected = radius * _direction(huge, params.get("transform"))
+        np.testing.assert_allclose(one, expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("chunk_rows", [None, 2])
+def test_tiny_rows(chunk_rows):
+    # Subnormal entries pass unchanged (their norm is far below any radius
+    # the estimators accept, 1e-150 and up); a norm whose squares underflow
+    # is still computed to full precision.
+    X = np.array([EXTREME_ROWS[4], [0.0] * 4, [3e-160, 4e-160, 0.0, 0.0]])
+    stats = row_statistics(
+        X,
+        chunk_rows=chunk_rows,
+        clip_norm=1e-150,
+        total=True,
+        norm_counts=partial(radius_counts, grid=[5e-160 * (1 + 1e-14), 5e-160]),
+    )
+    np.testing.assert_array_equal(stats.total, X.sum(axis=0))
+    np.testing.assert_array_equal(stats.norm_counts, [0, 0])
+    stats = row_statistics(
+        X,
+        norm_counts=partial(radius_counts, grid=[5e-160, 5e-160 * (1 - 1e-14)]),
+    )
+    np.testing.assert_array_equal(stats.norm_counts, [0, 1])
+
+
+def test_norms_beyond_float64_are_inf_without_warning():
+    X = np.array([[1e308] * 4, [1.0, 0.0, 0.0, 0.0]])
+    stats = row_statistics(
+        X, square_norm=True, norm_counts=partial(radius_counts, grid=[1e308, 1.0])
+    )
+    assert stats.square_norm == np.inf
+    np.testing.assert_array_equal(stats.norm_counts, [1, 1])
+
+
+@pytest.mark.parametrize("params", PROCESSING[1:])
+def test_ordinary_rows_give_the_same_bits_as_the_plain_formulas(params):
+    # The overflow rule only touches rows outside float64's comfortable
+    # range: on ordinary data the pass is bit for bit the plain computation.
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(500, 4)) * rng.lognormal(sigma=2.0, size=(500, 1))
+
+    def clip(Y, r):
+        norms = np.sqrt(np.einsum("ij,ij->i", Y, Y))
+        over = norms > r
+        Y = Y.copy()
+        Y[over] *= (r / norms[over])[:, np.newaxis]
+        return Y
+
+    Y = X
+    if "clip_norm" in params:
+        Y = clip(Y, params["clip_norm"])
+    if "transform" in params:
+        Y = Y @ params["transform"].T
+    if "center" in params:
+        Y = Y - params["center"]
+    if "final_clip" in params:
+        Y = clip(Y, params["final_clip"])
+    stats = row_statistics(X, chunk_rows=10_000, gram=True, total=True, **params)
+    np.testing.assert_array_equal(stats.gram, Y.T @ Y)
+    np.testing.assert_array_equal(stats.total, np.ones(500) @ Y)
+
+
+def test_huge_rows_on_dask_match_numpy():
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    X[7], X[31], X[59] = EXTREME_ROWS[1], EXTREME_ROWS[3], EXTREME_ROWS[4]
+    params = {"transform": TRANSFORM, "center": CENTER, "final_clip": 0.7}
+    expected = row_statistics(X, gram=True, total=True, **params)
+    got = row_statistics(
+        da.from_array(X, chunks=(16, 4)),
+        gram=True,
+        total=True,
+        check_finite=True,
+        **params,
+    )
+    np.testing.assert_allclose(got.gram, expected.gram, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(got.total, expected.total, rtol=1e-12, atol=1e-15)
