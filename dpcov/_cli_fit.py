@@ -31,7 +31,6 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from sklearn.base import clone
 
 from ._progress import Progress
 from .accounting import ZCDP, ApproxDP, BudgetAccountant, PureDP
@@ -1276,9 +1275,8 @@ def _fit_failure(estimator, exc):
     name = type(estimator).__name__
     if isinstance(exc, MemoryError):
         return f"{name}: out of memory"
-    public = (
-        isinstance(exc, NoPrivateResult | BudgetExceeded)
-        or (isinstance(exc, ValueError | TypeError) and _raised_in_dpcov(exc))
+    public = isinstance(exc, NoPrivateResult | BudgetExceeded) or (
+        isinstance(exc, ValueError | TypeError) and _raised_in_dpcov(exc)
     )
     if public:
         message = _one_line(exc)

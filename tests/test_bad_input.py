@@ -18,7 +18,7 @@ failed fit.
 import copy
 import traceback
 import warnings
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -158,7 +158,7 @@ def _fit_data(name):
     return rng.normal(size=(400, N_FEATURES))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _fitted(name):
     return ESTIMATORS[name]().fit(_fit_data(name))
 
@@ -270,9 +270,13 @@ def test_messages_say_what_is_wrong():
     # The messages replace the data by public facts: shape, column, dtype.
     estimator = SeparateCovariance(data_norm=1.0)
     X = _rows()
-    with pytest.raises(ValueError, match=r"Expected 2D array, got 1D array of shape \(40,\)"):
+    with pytest.raises(
+        ValueError, match=r"Expected 2D array, got 1D array of shape \(40,\)"
+    ):
         estimator.fit(X[:, 0])
-    with pytest.raises(ValueError, match=r"column 1 \(of 3\) holds values that are not"):
+    with pytest.raises(
+        ValueError, match=r"column 1 \(of 3\) holds values that are not"
+    ):
         estimator.fit(_string_cell(X))
     with pytest.raises(ValueError, match="contains NaN"):
         estimator.fit(_with(X, 1, np.nan))
@@ -307,9 +311,7 @@ def test_failed_refit_keeps_the_earlier_fit():
     assert estimator.n_features_in_ == N_FEATURES
 
 
-@pytest.mark.parametrize(
-    "name", ["MultivariateGaussian-coinpress", "ProductBernoulli"]
-)
+@pytest.mark.parametrize("name", ["MultivariateGaussian-coinpress", "ProductBernoulli"])
 @pytest.mark.parametrize("n_samples", [0, -3, 2.5, True, "10"])
 def test_sample_refuses_bad_n_samples(name, n_samples):
     with pytest.raises(ValueError, match="n_samples must be a positive integer"):

@@ -108,11 +108,9 @@ def _cks_on_a_grid(rho, delta):
     # Corollary 13 of Canonne, Kamath and Steinke (2020) in alpha itself,
     # minimised on a fine grid (independent of zcdp_epsilon's search).
     alpha = 1.0 + np.geomspace(1e-9, 1e6, 200_001)
-    values = (
-        alpha * rho
-        + (-math.log(delta) + (alpha - 1) * np.log1p(-1 / alpha) - np.log(alpha))
-        / (alpha - 1)
-    )
+    values = alpha * rho + (
+        -math.log(delta) + (alpha - 1) * np.log1p(-1 / alpha) - np.log(alpha)
+    ) / (alpha - 1)
     return max(float(values.min()), 0.0)
 
 
@@ -210,10 +208,9 @@ def test_even_shares_and_what_is_left():
         parts = [share] * (n_parts - 1) + [_log_uniform(rng, 1e-12, total) / n_parts]
         left = _left(total, parts)
         assert sum(map(Fraction, parts)) + Fraction(left) <= Fraction(total)
-        assert (
-            sum(map(Fraction, parts)) + Fraction(math.nextafter(left, math.inf))
-            > Fraction(total)
-        )
+        assert sum(map(Fraction, parts)) + Fraction(
+            math.nextafter(left, math.inf)
+        ) > Fraction(total)
         rhos = step_budgets(total, n_parts, 0.25)
         assert len(rhos) == n_parts and sum(map(Fraction, rhos)) <= Fraction(total)
     assert _even_share(math.inf, 3) == math.inf

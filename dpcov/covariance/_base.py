@@ -374,8 +374,8 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         steps = {name: share for name, share in split.items() if name != "covariance"}
         self.budget_split_ = {**steps, **release.split}
         self.guarantee_ = compose(self.budget_split_.values())
-        self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = (
-            self._privacy_spent(self.guarantee_)
+        self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = self._privacy_spent(
+            self.guarantee_
         )
         for name, value in release.attributes.items():
             setattr(self, name, value)

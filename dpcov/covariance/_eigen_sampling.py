@@ -195,8 +195,7 @@ def eigen_sampling_release(
         scales = [
             math.inf
             if infinite
-            else n_samples
-            * direction_exponent(step, radius=radius, exponent=exponent)
+            else n_samples * direction_exponent(step, radius=radius, exponent=exponent)
             for step in step_budgets.values()
         ]
     else:

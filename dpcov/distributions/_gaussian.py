@@ -23,8 +23,8 @@ from ..mechanisms._coinpress import (
 from ..mechanisms._klsu import naive_pce, naive_pme, ppc, ppc_schedule
 from ..mechanisms._projection import project_l2_ball, project_psd_bounded
 from ..utils._docstrings import fill_doc
-from ..utils._pairs import pair_differences
 from ..utils._input import quiet_float_errors, validate_rows
+from ..utils._pairs import pair_differences
 from ..utils._random import check_random_state
 from ..utils._sklearn_compat import (
     Interval,
@@ -336,8 +336,8 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         self.n_iterations_ = steps
         self.budget_split_ = split
         self.guarantee_ = budget
-        self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = (
-            self._privacy_spent(budget)
+        self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = self._privacy_spent(
+            budget
         )
         return self
 

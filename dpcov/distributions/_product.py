@@ -176,8 +176,11 @@ class ProductBernoulli(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
     **Privacy unit.** Neighbouring datasets differ in one row (replace-one);
     ``n_samples`` and ``n_features`` are public. Rows are binarized (or
     checked to be binary) first, so every row the mechanisms see lies in
-    ``{0, 1}^d``; refusing non-binary input is input validation, not a
-    release.
+    ``{0, 1}^d``. With ``binarize=None`` the data's domain is ``{0, 1}^d``
+    itself: the guarantee covers neighbours in that domain, and a dataset
+    with a non-binary entry is outside it and refused (the message names no
+    row or value). Set ``binarize`` to make every finite real row part of
+    the domain.
 
     **"gaussian".** The empirical marginals have L2 sensitivity ``sqrt(d) /
     n``: two rows of ``{0, 1}^d`` differ by a vector of ``{-1, 0, 1}^d``.
@@ -390,8 +393,8 @@ class ProductBernoulli(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
 
         self.budget_split_ = split
         self.guarantee_ = budget
-        self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = (
-            self._privacy_spent(budget)
+        self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = self._privacy_spent(
+            budget
         )
         return self
 

@@ -95,7 +95,9 @@ def validate_rows(
         no value of ``X``.
     """
     if accept_dask and is_dask_array(X):
-        return _validate_dask(estimator, X, reset=reset, ensure_min_samples=ensure_min_samples)
+        return _validate_dask(
+            estimator, X, reset=reset, ensure_min_samples=ensure_min_samples
+        )
     dtype = "numeric" if dtype is None else list(dtype)
     try:
         # scikit-learn's finiteness test sums X first: entries of +-1e308 make
@@ -109,9 +111,7 @@ def validate_rows(
                     dtype=dtype,
                     ensure_min_samples=ensure_min_samples,
                 )
-            checked = check_array(
-                X, dtype=dtype, ensure_min_samples=ensure_min_samples
-            )
+            checked = check_array(X, dtype=dtype, ensure_min_samples=ensure_min_samples)
     except _VALIDATION_ERRORS:
         failed = True
     else:
@@ -315,7 +315,12 @@ def _input_error(estimator, X, *, reset, ensure_min_samples, n_columns, method):
                 f"{estimator.n_features_in_} features as input."
             )
     fitted_names = getattr(estimator, "feature_names_in_", None)
-    if n_columns is None and not reset and fitted_names is not None and _is_dataframe(X):
+    if (
+        n_columns is None
+        and not reset
+        and fitted_names is not None
+        and _is_dataframe(X)
+    ):
         names = [str(column) for column in X.columns]
         if names != list(fitted_names):
             # Column names are the user's declaration, not data.
