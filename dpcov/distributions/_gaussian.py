@@ -33,6 +33,7 @@ from ..utils._sklearn_compat import (
     _fit_context,
     check_params_always,
 )
+from ..utils.validation import check_n_draws
 
 #: Share of the budget of the mean under method="coinpress"; the covariance
 #: gets the rest. Its noise is on d entries against d**2 for the covariance;
@@ -515,14 +516,7 @@ default=None
             The rows.
         """
         check_is_fitted(self)
-        if (
-            not isinstance(n_samples, Integral)
-            or isinstance(n_samples, bool)
-            or n_samples < 1
-        ):
-            raise ValueError(
-                f"n_samples must be a positive integer, got {n_samples!r}."
-            )
+        check_n_draws(n_samples)
         rng = check_random_state(random_state)
         factor = linalg.cholesky(self.covariance_, lower=True)
         n_features = self.covariance_.shape[0]

@@ -3,7 +3,7 @@
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, DensityMixin
@@ -28,6 +28,7 @@ from ..utils._sklearn_compat import (
     _fit_context,
     check_params_always,
 )
+from ..utils.validation import check_n_draws
 
 # Fitted attributes that only method="ppde" sets (removed by a later fit with
 # method="gaussian", so that no stale plan is left behind).
@@ -469,14 +470,7 @@ default=None
             ``probabilities_[j]``, independently.
         """
         check_is_fitted(self)
-        if (
-            not isinstance(n_samples, Integral)
-            or isinstance(n_samples, bool)
-            or n_samples < 1
-        ):
-            raise ValueError(
-                f"n_samples must be a positive integer, got {n_samples!r}."
-            )
+        check_n_draws(n_samples)
         rng = check_random_state(random_state)
         draws = _noise.uniform(rng, (int(n_samples), self.probabilities_.shape[0]))
         return (draws < self.probabilities_).astype(np.float64)

@@ -9,7 +9,7 @@ switched off by ``sklearn.set_config(skip_parameter_validation=True)``).
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
-from numbers import Real
+from numbers import Integral, Real
 
 from ..accounting import ZCDP, ApproxDP, PureDP, zcdp_epsilon, zcdp_rho
 
@@ -20,6 +20,27 @@ def _is_real(value):
         and not isinstance(value, bool)
         and not math.isnan(value)
     )
+
+
+def check_n_draws(n_samples):
+    """Validate the number of rows a ``sample`` method draws.
+
+    Parameters
+    ----------
+    n_samples : int
+        Positive; ``bool`` is refused.
+
+    Raises
+    ------
+    ValueError
+        If ``n_samples`` is not a positive integer.
+    """
+    if (
+        not isinstance(n_samples, Integral)
+        or isinstance(n_samples, bool)
+        or n_samples < 1
+    ):
+        raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}.")
 
 
 def check_privacy_params(epsilon, delta, rho=None):
