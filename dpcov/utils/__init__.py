@@ -6,6 +6,7 @@
 from ._random import check_random_state
 from .validation import (
     check_approx_privacy_params,
+    check_bounds,
     check_privacy_params,
     check_zcdp_privacy_params,
     privacy_spent,
@@ -14,6 +15,7 @@ from .validation import (
 __all__ = [
     "check_random_state",
     "check_approx_privacy_params",
+    "check_bounds",
     "check_privacy_params",
     "check_zcdp_privacy_params",
     "privacy_spent",

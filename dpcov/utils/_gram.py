@@ -18,9 +18,10 @@ one pass, with bounded memory:
   (a tree reduction). Only ``O(d**2)`` numbers per block travel; the caller
   draws the noise once, on the client, from the summed statistics.
 
-A row ``x`` is processed as ``clip(clip(x, clip_norm) @ transform.T - center,
-final_clip)`` where ``clip(v, r) = v * min(1, r / ||v||)``; each step is
-optional. Norm statistics (``square_norm``, ``norm_counts``) are of the rows
+A row ``x`` is processed as ``clip(clip(box(x), clip_norm) @ transform.T -
+center, final_clip)`` where ``clip(v, r) = v * min(1, r / ||v||)`` and
+``box`` clips each feature to a public range and maps the range onto
+``[-1, 1]``; each step is optional. Norm statistics (``square_norm``, ``norm_counts``) are of the rows
 as they enter the final clip.
 
 Any finite row is processed without a floating-point warning, and its
@@ -137,6 +138,7 @@ def _clip(rows, radius, owned, norms=None):
 class _Pass:
     # What one pass does: the processing of a row and the statistics summed.
     # Picklable (Dask ships it to the workers with each block's task).
+    box: tuple = None
     clip_norm: float = None
     transform: np.ndarray = None
     center: np.ndarray = None
@@ -154,6 +156,11 @@ class _Pass:
     may_overflow: bool = field(init=False, default=False)
 
     def __post_init__(self):
+        if self.box is not None:
+            # Rows in unit coordinates: every entry in [-1, 1], norm <= sqrt(d).
+            lower, upper = self.box
+            center, half = lower / 2 + upper / 2, upper / 2 - lower / 2
+            object.__setattr__(self, "box", (lower, upper, center, half))
         if self.transform is None and self.center is None:
             return
         # |(T x)_i| <= d max|T| max|x| < 2**t max|x| (no overflow computing t).
@@ -168,9 +175,12 @@ class _Pass:
                 object.__setattr__(self, "center_exponent", _exponent(peak))
         # After a clip to clip_norm every entry is below 2 clip_norm (rounding
         # included): a public bound on the results, checked in exponents.
-        may_overflow = self.clip_norm is None or not (
+        bound = self.clip_norm
+        if self.box is not None:
+            bound = np.sqrt(self.box[0].shape[0])
+        may_overflow = bound is None or not (
             max(
-                _exponent(self.clip_norm) + 1 + self.transform_exponent,
+                _exponent(bound) + 1 + self.transform_exponent,
                 self.center_exponent,
             )
             + 1
@@ -204,6 +214,12 @@ class _Pass:
                 raise ValueError("Input X contains NaN or infinity.")
         rows = chunk if chunk.dtype == np.float64 else chunk.astype(np.float64)
         owned = rows is not chunk
+        if self.box is not None:
+            # Clip each feature to its public range, then map the box onto
+            # [-1, 1]^d (a new array: the input is never written to).
+            lower, upper, center, half = self.box
+            rows = (np.clip(rows, lower, upper) - center) / half
+            owned = True
         if self.clip_norm is not None:
             rows, owned = _clip(rows, self.clip_norm, owned)
         # Kept only if it may be needed (holding it costs a chunk of memory).
@@ -334,6 +350,7 @@ class RowStatistics:
 def row_statistics(
     X,
     *,
+    box=None,
     clip_norm=None,
     transform=None,
     center=None,
@@ -353,8 +370,13 @@ def row_statistics(
         Input rows (float32 or float64); never modified. A Dask array is
         reduced by Dask (blocks of whole rows); anything else is read in
         chunks of ``chunk_rows`` rows.
+    box : tuple of (lower, upper), default=None
+        First, each feature is clipped to ``[lower, upper]`` (arrays of shape
+        ``(n_features,)``, validated by
+        :func:`~dpcov.utils.validation.check_bounds`) and the box is mapped
+        onto ``[-1, 1]^d``: ``x -> (x - center) / half_width``.
     clip_norm : float, default=None
-        Rows are first scaled down to this L2 norm if longer.
+        Then rows are scaled down to this L2 norm if longer.
     transform : ndarray of shape (d_out, n_features), default=None
         Then mapped by ``x -> transform @ x``.
     center : ndarray, default=None
@@ -380,6 +402,9 @@ def row_statistics(
         The requested sums; the others are None.
     """
     spec = _Pass(
+        box=None
+        if box is None
+        else tuple(np.asarray(bound, dtype=np.float64) for bound in box),
         clip_norm=None if clip_norm is None else float(clip_norm),
         transform=None if transform is None else np.asarray(transform, float),
         center=None if center is None else np.asarray(center, float),

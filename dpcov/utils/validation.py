@@ -11,6 +11,8 @@ switched off by ``sklearn.set_config(skip_parameter_validation=True)``).
 import math
 from numbers import Integral, Real
 
+import numpy as np
+
 from ..accounting import ZCDP, ApproxDP, PureDP, zcdp_epsilon, zcdp_rho
 
 
@@ -218,3 +220,91 @@ def privacy_spent(budget, delta, *, epsilon=None):
         if budget.rho <= zcdp_rho(float(epsilon), float(delta)):
             spent = float(epsilon)
     return spent, float(delta), budget.rho
+
+
+def check_bounds(bounds, n_features):
+    """Validate public per-feature bounds and return them as arrays.
+
+    Parameters
+    ----------
+    bounds : tuple of (lower, upper)
+        Public ranges of the features: each of ``lower`` and ``upper`` is a
+        scalar (the same range for every feature) or an array-like of shape
+        ``(n_features,)``. They must be finite, with ``lower < upper`` for
+        every feature. They must come from knowledge about the data's domain
+        (a questionnaire's scale, a sensor's range), never from the data.
+    n_features : int
+        Number of features.
+
+    Returns
+    -------
+    lower, upper : ndarray of shape (n_features,)
+        The bounds, float64.
+
+    Raises
+    ------
+    ValueError
+        If ``bounds`` is not a pair of finite bounds of the right shape with
+        ``lower < upper``. The message names the features at fault by
+        position; it quotes no value (the bounds are the caller's, but a
+        message carries no numbers that could come from data).
+    """
+    if isinstance(bounds, str) or not hasattr(bounds, "__len__") or len(bounds) != 2:
+        raise ValueError(
+            "bounds must be a pair (lower, upper) of scalars or arrays of "
+            "shape (n_features,)."
+        )
+    arrays = []
+    for name, value in zip(("lower", "upper"), bounds, strict=True):
+        try:
+            array = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"bounds: {name} must be a real scalar or an array of shape "
+                "(n_features,)."
+            ) from None
+        if array.ndim == 0:
+            array = np.full(n_features, float(array))
+        if array.shape != (n_features,):
+            raise ValueError(
+                f"bounds: {name} has shape {array.shape}; expected a scalar or "
+                f"shape ({n_features},)."
+            )
+        if not np.isfinite(array).all():
+            positions = np.flatnonzero(~np.isfinite(array))[:5].tolist()
+            raise ValueError(
+                f"bounds: {name} must be finite (features at positions "
+                f"{positions})."
+            )
+        arrays.append(array)
+    lower, upper = arrays
+    # The half-width is computed as upper/2 - lower/2, which cannot overflow;
+    # it must be a normal positive float for the unit coordinates to be finite.
+    narrow = ~(upper / 2 - lower / 2 >= np.finfo(np.float64).tiny)
+    if narrow.any():
+        positions = np.flatnonzero(narrow)[:5].tolist()
+        raise ValueError(
+            "bounds: lower must be below upper for every feature (features at "
+            f"positions {positions})."
+        )
+    return lower, upper
+
+
+def unit_box(lower, upper):
+    """Centre and half-widths of the box ``[lower, upper]``.
+
+    The unit coordinates of a row ``x`` clipped to the box are
+    ``(x - center) / half_width``, in ``[-1, 1]`` for every feature, so a row
+    has L2 norm at most ``sqrt(n_features)`` there.
+
+    Parameters
+    ----------
+    lower, upper : ndarray of shape (n_features,)
+        Validated bounds (:func:`check_bounds`).
+
+    Returns
+    -------
+    center, half_width : ndarray of shape (n_features,)
+        Computed without overflow, even for bounds near float64's limits.
+    """
+    return lower / 2 + upper / 2, upper / 2 - lower / 2
