@@ -219,6 +219,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
     {delta}
     {rho}
     {data_norm}
+    {bounds}
     {assume_centered}
     {projection}
     {eigenvalue_floor}
@@ -317,9 +318,10 @@ class AdaptiveCovariance(BasePrivateCovariance):
         delta=1e-6,
         rho=None,
         data_norm=None,
+        bounds=None,
         assume_centered=False,
         projection="clamp",
-        eigenvalue_floor=0.0,
+        eigenvalue_floor="auto",
         store_precision=True,
         store_raw=False,
         accountant=None,
@@ -333,6 +335,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
             delta=delta,
             rho=rho,
             data_norm=data_norm,
+            bounds=bounds,
             assume_centered=assume_centered,
             projection=projection,
             eigenvalue_floor=eigenvalue_floor,
@@ -349,7 +352,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
         # The mean's sum only: the Gram matrix comes after the threshold.
         return {"total": not self.assume_centered}
 
-    def _release(self, X, *, clip_norm, center, radius, budget, rng, sums):
+    def _release(self, X, *, box, clip_norm, center, radius, budget, rng, sums):
         n_samples, n_features = X.shape
         steps = split_budget(budget, STEP_SHARES)
         law = "laplace" if isinstance(budget, PureDP) else "gaussian"
@@ -357,6 +360,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
         # their norms (sums over rows: no per-row vector is kept).
         norm_sums = row_statistics(
             X,
+            box=box,
             clip_norm=clip_norm,
             center=center,
             square_norm=True,
@@ -427,6 +431,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
         use_gauss = separate_error(tau_star) >= gauss_error(tau_star)
         gram = row_statistics(
             X,
+            box=box,
             clip_norm=clip_norm,
             center=center,
             final_clip=tau_star if tau_star < radius else None,

@@ -47,6 +47,7 @@ from ..utils._sklearn_compat import (
     _fit_context,
     check_params_always,
 )
+from ..utils.validation import check_bounds, unit_box
 
 #: Share of the whole budget spent on the private radius when data_norm is None.
 RADIUS_SHARE = 0.125
@@ -159,6 +160,8 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         ],
         # Squared norms must stay in float64's normal range.
         "data_norm": [Interval(Real, 1e-150, 1e150, closed="both"), None],
+        # A pair (lower, upper); its entries are checked in fit (check_bounds).
+        "bounds": [tuple, list, None],
         "projection": [StrOptions({"clamp", "feasible", "psd"})],
         "eigenvalue_floor": [
             StrOptions({"auto"}),
@@ -176,9 +179,10 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         delta=1e-6,
         rho=None,
         data_norm=None,
+        bounds=None,
         assume_centered=False,
         projection="clamp",
-        eigenvalue_floor=0.0,
+        eigenvalue_floor="auto",
         store_precision=True,
         store_raw=False,
         accountant=None,
@@ -188,6 +192,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         self.delta = delta
         self.rho = rho
         self.data_norm = data_norm
+        self.bounds = bounds
         self.assume_centered = assume_centered
         self.projection = projection
         self.eigenvalue_floor = eigenvalue_floor
@@ -207,17 +212,21 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         """
         return {"gram": True, "total": not self.assume_centered}
 
-    def _release(self, X, *, clip_norm, center, radius, budget, rng, sums):
+    def _release(self, X, *, box, clip_norm, center, radius, budget, rng, sums):
         """Run the covariance mechanism on the processed rows of ``X``.
 
-        The rows the mechanism must use are ``clip(x, clip_norm) - center``
-        (no centring when ``center`` is None); they have norm at most
-        ``radius``.
+        The rows the mechanism must use are ``clip(box(x), clip_norm) -
+        center`` (no box step when ``box`` is None, no centring when
+        ``center`` is None); they have norm at most ``radius``.
 
         Parameters
         ----------
         X : ndarray or dask.array.Array of shape (n_samples, n_features)
             Validated input rows.
+        box : tuple of (lower, upper) or None
+            Public per-feature bounds: each feature is clipped to its range and
+            the box mapped onto ``[-1, 1]^d`` first (see
+            :func:`~dpcov.utils._gram.row_statistics`).
         clip_norm : float
             Row-norm bound applied before centring.
         center : ndarray of shape (n_features,) or None
@@ -229,7 +238,8 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         rng : numpy.random.Generator
             Source of randomness.
         sums : RowStatistics
-            The sums :meth:`_clipped_sums` asked for, over ``clip(x, clip_norm)``.
+            The sums :meth:`_clipped_sums` asked for, over
+            ``clip(box(x), clip_norm)``.
 
         Returns
         -------
@@ -281,18 +291,30 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         rng = check_random_state(self.random_state)
         n_samples, n_features = X.shape
 
+        box = None
+        if self.bounds is not None:
+            if self.data_norm is not None:
+                raise ValueError(
+                    "Pass either data_norm (a bound on the row norms) or bounds "
+                    "(per-feature ranges), not both."
+                )
+            box = check_bounds(self.bounds, n_features)
+        # With public bounds the rows live in the box's unit coordinates, where
+        # every entry is in [-1, 1]: their norm bound sqrt(d) is public.
+        find_radius = self.data_norm is None and box is None
+
         # Budget split between steps. The radius and the mean are cheap to get
         # right (one count, one d-vector), the covariance is not: they take 1/8
         # each and only when needed; zCDP and pure DP both compose additively.
         shares = {}
-        if self.data_norm is None:
+        if find_radius:
             shares["radius"] = RADIUS_SHARE
         if not self.assume_centered:
             shares["mean"] = MEAN_SHARE
         shares["covariance"] = 1.0 - sum(shares.values())
         split = split_budget(budget, shares)
 
-        if self.data_norm is None:
+        if find_radius:
             # Sparse vector over radius counts is pure DP; under zCDP it runs at
             # the largest epsilon whose epsilon^2/2 fits the share.
             epsilon_radius = split["radius"].pure_epsilon()
@@ -311,17 +333,21 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         # mechanism need, with the private radius a cheap pass of norm counts
         # comes first. Nothing is released before the fit is recorded.
         wanted = self._clipped_sums()
-        if self.data_norm is None:
+        if find_radius:
             counts = row_statistics(
                 X, norm_counts=radius_counts, check_finite=lazy
             ).norm_counts
             sums = None
         else:
-            data_norm = float(self.data_norm)
-            sums = row_statistics(X, clip_norm=data_norm, check_finite=lazy, **wanted)
+            data_norm = (
+                float(np.sqrt(n_features)) if box is not None else float(self.data_norm)
+            )
+            sums = row_statistics(
+                X, box=box, clip_norm=data_norm, check_finite=lazy, **wanted
+            )
         self._spend_budget(budget)  # every check above used public values only
 
-        if self.data_norm is None:
+        if find_radius:
             data_norm = private_radius_from_counts(
                 counts, epsilon=epsilon_radius, rng=rng
             )
@@ -339,17 +365,21 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
                 l2_sensitivity=2.0 * data_norm / n_samples,
                 l1_sensitivity=2.0 * data_norm * np.sqrt(n_features) / n_samples,
             )
-            # The exact mean lies in the r-ball: projecting onto it is free and
-            # never increases the error.
+            # The exact mean lies in the r-ball (and, in unit coordinates, in
+            # the cube [-1, 1]^d): projecting onto it is free and never
+            # increases the error.
             location = project_l2_ball(
                 noise.add(sums.total / n_samples, rng), data_norm
             )
+            if box is not None:
+                location = np.clip(location, -1.0, 1.0)
             center = location
             # |clip(x) - location| <= r + |location|: the centred rows' bound.
             radius = data_norm + float(np.linalg.norm(location))
 
         release = self._release(
             X,
+            box=box,
             clip_norm=data_norm,
             center=center,
             radius=radius,
@@ -363,14 +393,23 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             bound=min(release.radius, data_norm) ** 2,
             noise_std=release.noise_std,
         )
+        raw = release.raw
+        if box is not None:
+            # Back to the original units: x = center + half * z, so the
+            # covariance is diag(half) C_z diag(half) (post-processing).
+            box_center, half = unit_box(*box)
+            location = box_center + half * location
+            covariance = covariance * np.outer(half, half)
+            raw = raw * np.outer(half, half)
 
         self.location_ = location
         self._set_covariance(covariance)
         if self.store_raw:
-            self.raw_covariance_ = release.raw
+            self.raw_covariance_ = raw
         elif hasattr(self, "raw_covariance_"):
             del self.raw_covariance_  # from an earlier fit with store_raw=True
         self.data_norm_ = data_norm
+        self.bounds_ = box
         steps = {name: share for name, share in split.items() if name != "covariance"}
         self.budget_split_ = {**steps, **release.split}
         self.guarantee_ = compose(self.budget_split_.values())

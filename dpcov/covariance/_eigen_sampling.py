@@ -250,6 +250,7 @@ class EigenSamplingCovariance(BasePrivateCovariance):
     {delta}
     {rho}
     {data_norm}
+    {bounds}
     {assume_centered}
     {projection}
     {eigenvalue_floor}
@@ -286,7 +287,9 @@ class EigenSamplingCovariance(BasePrivateCovariance):
     {covariance_attributes}
     components_ : ndarray of shape (n_components, n_features)
         The sampled directions (orthonormal rows), in the order drawn, i.e. by
-        decreasing released eigenvalue. Signs are arbitrary.
+        decreasing released eigenvalue. Signs are arbitrary. With
+        ``bounds``, this and the next two attributes are in the box's unit
+        coordinates (``covariance_`` is in the original units).
     eigenvalues_ : ndarray of shape (n_components,)
         Released eigenvalues paired with ``components_`` (noisy, sorted,
         clipped to ``[0, R**2]``), before the projection and floor.
@@ -377,9 +380,10 @@ class EigenSamplingCovariance(BasePrivateCovariance):
         delta=1e-6,
         rho=None,
         data_norm=None,
+        bounds=None,
         assume_centered=False,
         projection="clamp",
-        eigenvalue_floor=0.0,
+        eigenvalue_floor="auto",
         store_precision=True,
         store_raw=False,
         accountant=None,
@@ -394,6 +398,7 @@ class EigenSamplingCovariance(BasePrivateCovariance):
             delta=delta,
             rho=rho,
             data_norm=data_norm,
+            bounds=bounds,
             assume_centered=assume_centered,
             projection=projection,
             eigenvalue_floor=eigenvalue_floor,

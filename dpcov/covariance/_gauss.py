@@ -93,6 +93,7 @@ class GaussianCovariance(BasePrivateCovariance):
     {delta}
     {rho}
     {data_norm}
+    {bounds}
     {assume_centered}
     {projection}
     {eigenvalue_floor}

@@ -160,6 +160,7 @@ class NuclearLaplaceCovariance(BasePrivateCovariance):
         epsilon that rho allows (see above).
     {rho}
     {data_norm}
+    {bounds}
     {assume_centered}
     {projection}
     {eigenvalue_floor}
@@ -172,7 +173,10 @@ class NuclearLaplaceCovariance(BasePrivateCovariance):
         ``t`` (Laplace, sensitivity ``R**2 / n``, clipped to ``[0, R**2]``)
         and project the symmetrised noisy matrix onto
         ``{{S >= 0, tr S <= t}}`` (a convex set containing the covariance
-        when ``t >= tr``).
+        when ``t >= tr``). The eigenvalue floor is applied after this
+        projection and can raise the trace above ``t``, by at most
+        ``n_features`` times the floor: set ``eigenvalue_floor=0`` for the
+        projection of [1]_ alone.
     exact_max_dim : int, default=8
         Largest ``n_features`` for which the normalised singular-value profile
         of the noise is sampled exactly (rejection; about 750 proposals at
@@ -248,9 +252,10 @@ class NuclearLaplaceCovariance(BasePrivateCovariance):
         delta=0.0,
         rho=None,
         data_norm=None,
+        bounds=None,
         assume_centered=False,
         projection="clamp",
-        eigenvalue_floor=0.0,
+        eigenvalue_floor="auto",
         store_precision=True,
         store_raw=False,
         accountant=None,
@@ -264,6 +269,7 @@ class NuclearLaplaceCovariance(BasePrivateCovariance):
             delta=delta,
             rho=rho,
             data_norm=data_norm,
+            bounds=bounds,
             assume_centered=assume_centered,
             projection=projection,
             eigenvalue_floor=eigenvalue_floor,

@@ -122,6 +122,7 @@ class SeparateCovariance(BasePrivateCovariance):
     {delta}
     {rho}
     {data_norm}
+    {bounds}
     {assume_centered}
     {projection}
     {eigenvalue_floor}

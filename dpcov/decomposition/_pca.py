@@ -38,6 +38,7 @@ DELEGATED_PARAMS = (
     "delta",
     "rho",
     "data_norm",
+    "bounds",
     "assume_centered",
     "random_state",
 )
@@ -85,6 +86,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
     {delta}
     {rho}
     {data_norm}
+    {bounds}
     covariance : estimator instance, "top_k" or None, default=None
         The private covariance estimator to build on, e.g.
         ``SeparateCovariance(projection="feasible")``. PCA clones it and sets
@@ -136,7 +138,10 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
     covariance_estimator_ : estimator
         The fitted private covariance estimator.
     data_norm_ : float
-        Row-norm bound used: ``data_norm``, or the private radius.
+        Row-norm bound used: ``data_norm``, or the private radius; with
+        ``bounds``, ``sqrt(n_features)`` in the box's unit coordinates.
+    bounds_ : tuple of ndarray of shape (n_features,) or None
+        The validated ``(lower, upper)`` when ``bounds`` is given, else None.
     guarantee_ : dpcov.accounting.PureDP or dpcov.accounting.ZCDP
         The guarantee of the fit.
     epsilon_spent_ : float
@@ -213,6 +218,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         delta=1e-6,
         rho=None,
         data_norm=None,
+        bounds=None,
         covariance=None,
         whiten=False,
         assume_centered=False,
@@ -224,6 +230,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         self.delta = delta
         self.rho = rho
         self.data_norm = data_norm
+        self.bounds = bounds
         self.covariance = covariance
         self.whiten = whiten
         self.assume_centered = assume_centered
@@ -262,6 +269,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             delta=self.delta,
             rho=self.rho,
             data_norm=self.data_norm,
+            bounds=self.bounds,
             assume_centered=self.assume_centered,
             random_state=self.random_state,
         )
@@ -367,7 +375,10 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             estimator._accounting_label = type(self).__name__
         estimator.fit(X)
         covariance = estimator.covariance_
-        if self.covariance == "top_k":
+        if self.covariance == "top_k" and self.bounds is None:
+            # (With bounds the sampled directions are in the box's unit
+            # coordinates; the axes in original units are those of
+            # covariance_, below.)
             components = estimator.components_
             values = np.einsum("ij,jk,ik->i", components, covariance, components)
             order = np.argsort(values)[::-1]
@@ -402,6 +413,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         self.n_samples_ = n_samples
         self.covariance_estimator_ = estimator
         self.data_norm_ = estimator.data_norm_
+        self.bounds_ = estimator.bounds_
         self.guarantee_ = estimator.guarantee_
         self.epsilon_spent_ = estimator.epsilon_spent_
         self.delta_spent_ = estimator.delta_spent_

@@ -21,8 +21,8 @@ one pass, with bounded memory:
 A row ``x`` is processed as ``clip(clip(box(x), clip_norm) @ transform.T -
 center, final_clip)`` where ``clip(v, r) = v * min(1, r / ||v||)`` and
 ``box`` clips each feature to a public range and maps the range onto
-``[-1, 1]``; each step is optional. Norm statistics (``square_norm``, ``norm_counts``) are of the rows
-as they enter the final clip.
+``[-1, 1]``; each step is optional. Norm statistics (``square_norm``,
+``norm_counts``) are of the rows as they enter the final clip.
 
 Any finite row is processed without a floating-point warning, and its
 processed row is finite whenever a clip bounds it. The rule for values beyond

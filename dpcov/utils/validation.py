@@ -273,8 +273,7 @@ def check_bounds(bounds, n_features):
         if not np.isfinite(array).all():
             positions = np.flatnonzero(~np.isfinite(array))[:5].tolist()
             raise ValueError(
-                f"bounds: {name} must be finite (features at positions "
-                f"{positions})."
+                f"bounds: {name} must be finite (features at positions {positions})."
             )
         arrays.append(array)
     lower, upper = arrays

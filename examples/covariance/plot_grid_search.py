@@ -60,11 +60,9 @@ def scale(Z):
 # (``PredefinedSplit``: -1 = always in training, 0 = the test fold), so the
 # ranking of the candidates reads no private row.
 accountant = BudgetAccountant(epsilon=2.2, delta=1e-6)
-# eigenvalue_floor="auto" keeps each covariance invertible, so that every
-# held-out log-likelihood is finite and the candidates can be ranked.
-common = dict(
-    epsilon=1.0, data_norm=1.0, eigenvalue_floor="auto", accountant=accountant
-)
+# The default eigenvalue_floor="auto" keeps each covariance invertible, so
+# that every held-out log-likelihood is finite and the candidates can be ranked.
+common = dict(epsilon=1.0, data_norm=1.0, accountant=accountant)
 candidates = [
     GaussianCovariance(**common),
     SeparateCovariance(**common),

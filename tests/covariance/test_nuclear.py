@@ -15,7 +15,11 @@ from .test_separate import _axis_rows
 
 def _fit(X, rng, **params):
     return NuclearLaplaceCovariance(
-        data_norm=1.0, assume_centered=True, store_raw=True, random_state=rng, **params
+        data_norm=1.0,
+        assume_centered=True,
+        store_raw=True,
+        random_state=rng,
+        **{"eigenvalue_floor": 0.0, **params},
     ).fit(X)
 
 
