@@ -9,6 +9,9 @@ data are read, and talks to the accountant.
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import warnings
+
+from .exceptions import NoiseDominatedWarning
 from .utils.validation import (
     check_approx_privacy_params,
     check_privacy_params,
@@ -16,7 +19,7 @@ from .utils.validation import (
     privacy_spent,
 )
 
-__all__ = ["PrivateEstimatorMixin"]
+__all__ = ["PrivateEstimatorMixin", "warn_if_noise_dominated"]
 
 
 class PrivateEstimatorMixin:
@@ -79,3 +82,27 @@ class PrivateEstimatorMixin:
         # and the reported epsilon is at most epsilon.
         asked = self.epsilon if getattr(self, "rho", None) is None else None
         return privacy_spent(guarantee, self.delta, epsilon=asked)
+
+
+def warn_if_noise_dominated(estimator, signal_to_noise, *, what="release"):
+    """Warn with :class:`~dpcov.exceptions.NoiseDominatedWarning` below 1.
+
+    Parameters
+    ----------
+    estimator : estimator
+        The fitted estimator (named in the message).
+    signal_to_noise : float
+        Its signal-to-noise figure, computed from released and public values
+        only (it is printed, rounded).
+    what : str, default="release"
+        What the figure measures, for the message.
+    """
+    if signal_to_noise < 1.0:
+        warnings.warn(
+            f"{type(estimator).__name__}: the {what} is dominated by noise "
+            f"(signal_to_noise_={signal_to_noise:.2g} < 1, from the release and "
+            "the public noise scale). Use a larger budget, more rows, a "
+            "tighter public data_norm or bounds, or fewer features.",
+            NoiseDominatedWarning,
+            stacklevel=3,
+        )

@@ -11,7 +11,13 @@ norm computed from the data.
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-__all__ = ["NoPrivateResult", "NoStableSubspace", "NoHeavyCell", "BudgetExceeded"]
+__all__ = [
+    "NoPrivateResult",
+    "NoStableSubspace",
+    "NoHeavyCell",
+    "BudgetExceeded",
+    "NoiseDominatedWarning",
+]
 
 
 class NoPrivateResult(RuntimeError):
@@ -44,4 +50,17 @@ class BudgetExceeded(RuntimeError):
 
     Raised before the estimator reads its data; nothing is recorded. The
     message states the guarantees and the cap, which are public.
+    """
+
+
+class NoiseDominatedWarning(UserWarning):
+    """A release is dominated by its noise.
+
+    Raised (as a warning) when an estimator's signal-to-noise figure, its
+    ``signal_to_noise_`` attribute, is below 1: the largest released
+    eigenvalue (or the released statistic) is smaller than the public scale
+    of what the noise alone would give. The figure is computed from the
+    release and public parameters only, so the warning reveals nothing the
+    release does not. Remedies: a larger budget, more rows, a tighter public
+    ``data_norm`` or ``bounds``, or fewer features.
     """

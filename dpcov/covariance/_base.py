@@ -26,7 +26,7 @@ from sklearn.covariance import EmpiricalCovariance, log_likelihood
 from sklearn.utils.validation import check_is_fitted
 
 from ..accounting import BudgetAccountant, compose, split_budget
-from ..base import PrivateEstimatorMixin
+from ..base import PrivateEstimatorMixin, warn_if_noise_dominated
 from ..mechanisms import (
     calibrate_additive,
     private_radius_from_counts,
@@ -70,6 +70,15 @@ class Release:
         the "auto" eigenvalue floor.
     split : dict of str to PureDP or ZCDP
         The mechanism's own budget split; composes to its budget.
+    noise_level : float or None
+        Public scale of the largest eigenvalue the noise alone would give
+        (the release on data without signal). None means the default for
+        additive symmetric noise with independent upper-triangle entries of
+        standard deviation ``noise_std``: ``2 sqrt(d) noise_std``, the edge
+        of the semicircle law (an upper bound for small ``d``). A spike
+        below about half of it leaves no outlier eigenvalue (the BBP
+        transition), so a top eigenvalue below it is indistinguishable from
+        noise.
     attributes : dict
         Extra fitted attributes (names ending in ``_``), all private outputs.
     """
@@ -78,6 +87,7 @@ class Release:
     radius: float
     noise_std: float
     split: dict
+    noise_level: float = None
     attributes: dict = field(default_factory=dict)
 
 
@@ -393,6 +403,14 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             bound=min(release.radius, data_norm) ** 2,
             noise_std=release.noise_std,
         )
+        # Signal to noise, from the release and public values only: the
+        # largest released eigenvalue (in the mechanism's coordinates) over
+        # the public scale of the noise's largest eigenvalue.
+        noise_level = release.noise_level
+        if noise_level is None:
+            noise_level = 2.0 * np.sqrt(n_features) * release.noise_std
+        top = float(np.linalg.eigvalsh(covariance)[-1])
+        signal_to_noise = top / noise_level if noise_level > 0 else np.inf
         raw = release.raw
         if box is not None:
             # Back to the original units: x = center + half * z, so the
@@ -418,6 +436,9 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         )
         for name, value in release.attributes.items():
             setattr(self, name, value)
+        self.noise_level_ = float(noise_level)
+        self.signal_to_noise_ = float(signal_to_noise)
+        warn_if_noise_dominated(self, signal_to_noise)
         return self
 
     def score(self, X_test, y=None):

@@ -212,6 +212,9 @@ def eigen_sampling_release(
         radius=radius,
         noise_std=value_noise.std,
         split=split,
+        # Released eigenvalues are noisy draws: on data without signal their
+        # maximum is about sqrt(2 log(2d)) standard deviations.
+        noise_level=value_noise.std * math.sqrt(2.0 * math.log(2.0 * d)),
         attributes={
             "components_": directions.T,
             "eigenvalues_": top,

@@ -3,6 +3,8 @@
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import math
+
 import numpy as np
 from scipy import linalg
 
@@ -93,6 +95,9 @@ def separate_release(second_moment, *, n_samples, radius, budget, rng):
         radius=radius,
         noise_std=value_noise.std,
         split=halves,
+        # On data without signal the released eigenvalues are the d noise
+        # draws: their maximum is about sqrt(2 log(2d)) standard deviations.
+        noise_level=value_noise.std * math.sqrt(2.0 * math.log(2.0 * len(values))),
     )
 
 

@@ -142,6 +142,14 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         ``bounds``, ``sqrt(n_features)`` in the box's unit coordinates.
     bounds_ : tuple of ndarray of shape (n_features,) or None
         The validated ``(lower, upper)`` when ``bounds`` is given, else None.
+    noise_level_ : float
+        The covariance estimator's public noise scale (see
+        :class:`~dpcov.covariance.GaussianCovariance`).
+    signal_to_noise_ : float
+        The covariance estimator's signal-to-noise figure, from the release
+        and public values only; below 1 ``fit`` warns with
+        :class:`~dpcov.exceptions.NoiseDominatedWarning`, and the spectrum
+        that a float ``n_components`` and ``whiten`` use is mostly noise.
     guarantee_ : dpcov.accounting.PureDP or dpcov.accounting.ZCDP
         The guarantee of the fit.
     epsilon_spent_ : float
@@ -414,6 +422,8 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         self.covariance_estimator_ = estimator
         self.data_norm_ = estimator.data_norm_
         self.bounds_ = estimator.bounds_
+        self.noise_level_ = estimator.noise_level_
+        self.signal_to_noise_ = estimator.signal_to_noise_
         self.guarantee_ = estimator.guarantee_
         self.epsilon_spent_ = estimator.epsilon_spent_
         self.delta_spent_ = estimator.delta_spent_

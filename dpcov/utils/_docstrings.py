@@ -150,6 +150,17 @@ data_norm_ : float
     ``bounds``, ``sqrt(n_features)``, the bound in the box's unit coordinates.
 bounds_ : tuple of ndarray of shape (n_features,) or None
     The validated ``(lower, upper)`` when ``bounds`` is given, else None.
+noise_level_ : float
+    Public scale of the largest eigenvalue the noise alone would give, in the
+    mechanism's coordinates (the box's unit coordinates with ``bounds``):
+    ``2 sqrt(d)`` times the entry noise's standard deviation for additive
+    noise (the edge of the semicircle law), about ``sqrt(2 log(2 d))`` times
+    the eigenvalue noise's for mechanisms that perturb eigenvalues.
+signal_to_noise_ : float
+    Largest eigenvalue of the released covariance (in the same coordinates)
+    over ``noise_level_``: computed from the release and public values only.
+    Below 1 the release is mostly noise, and ``fit`` warns with
+    :class:`~dpcov.exceptions.NoiseDominatedWarning`.
 guarantee_ : dpcov.accounting.PureDP or dpcov.accounting.ZCDP
     The guarantee of the whole fit (composition of its steps).
 epsilon_spent_ : float

@@ -221,7 +221,7 @@ def test_grid_search_over_epsilon_ranks_with_defaults(cls):
     # The default eigenvalue floor keeps every held-out log-likelihood finite:
     # the search ranks its candidates, without a warning.
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(600, 3)) * [0.3, 0.2, 0.1]
+    X = rng.normal(size=(4000, 3)) * [0.3, 0.2, 0.1]
     extra = {"delta": 0.0} if cls is NuclearLaplaceCovariance else {}
     search = GridSearchCV(
         cls(data_norm=1.0, random_state=0, **extra), {"epsilon": [0.5, 1.0, 2.0]}
