@@ -86,7 +86,14 @@ RELEASED_ATTRIBUTE = {
 }
 
 #: Command-line options that set the estimator parameter of the same name.
-PARAMETER_OPTIONS = ("epsilon", "delta", "rho", "data_norm", "n_components")
+PARAMETER_OPTIONS = (
+    "epsilon",
+    "delta",
+    "rho",
+    "data_norm",
+    "bounds",
+    "n_components",
+)
 
 #: Fitted attributes reported in their own fields, or duplicates of others.
 _REPORTED_APART = {
@@ -182,6 +189,55 @@ def parse_param(text):
         return key, raw.strip()
 
 
+def parse_bounds(text):
+    """Parse ``--bounds``: ``LOWER,UPPER`` for every column, or a file.
+
+    Parameters
+    ----------
+    text : str
+        Two numbers separated by a comma (the same range for every column),
+        or the path of a ``.csv`` (no header) or ``.npy`` file holding two
+        rows, the lower and the upper bound of each column.
+
+    Returns
+    -------
+    bounds : tuple of (lower, upper)
+        Floats or 1-D arrays; checked against the data's columns by the fit.
+
+    Examples
+    --------
+    >>> parse_bounds("0,100")
+    (0.0, 100.0)
+    """
+    parts = text.split(",")
+    if len(parts) == 2:
+        try:
+            return float(parts[0]), float(parts[1])
+        except ValueError:
+            pass
+    path = Path(text)
+    if path.suffix.lower() not in (".csv", ".npy"):
+        raise argparse.ArgumentTypeError(
+            "expected LOWER,UPPER or a .csv/.npy file of two rows (lower, upper)"
+        )
+    try:
+        if path.suffix.lower() == ".npy":
+            table = np.load(path, allow_pickle=False)
+        else:
+            table = np.loadtxt(path, delimiter=",", ndmin=2)
+        table = np.asarray(table, dtype=float)
+    except (OSError, ValueError) as exc:
+        # The bounds file is public; the message still quotes no cell.
+        raise argparse.ArgumentTypeError(
+            f"{path}: cannot read two rows of numbers ({type(exc).__name__})"
+        ) from None
+    if table.ndim != 2 or table.shape[0] != 2:
+        raise argparse.ArgumentTypeError(
+            f"{path}: expected two rows (lower, upper), got shape {table.shape}"
+        )
+    return table[0], table[1]
+
+
 def documented_attributes(cls):
     """Names of the fitted attributes in the Attributes section of ``cls``.
 
@@ -234,6 +290,15 @@ def add_fit_arguments(parser):
         type=float,
         metavar="B",
         help="public bound on the L2 norm of a row (never compute it from the data)",
+    )
+    parser.add_argument(
+        "--bounds",
+        type=parse_bounds,
+        metavar="LO,HI|FILE",
+        help="public range of every column, LO,HI, or a .csv/.npy file of two "
+        "rows (lower, upper) for per-column ranges; rows are clipped to the "
+        "box and the fit runs in its unit coordinates (never compute the "
+        "ranges from the data)",
     )
     parser.add_argument(
         "--n-components",

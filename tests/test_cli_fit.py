@@ -864,3 +864,32 @@ def test_ledger_lock_is_exclusive_and_removed(tmp_path):
     thread.join(timeout=10)
     assert order == ["first", "second"]
     assert os.listdir(tmp_path) == []
+
+
+def test_bounds_option_scalar_and_file(data, tmp_path, capsys):
+    # --bounds LO,HI and a two-row file give the estimator's bounds; the fit
+    # equals the Python one with the same parameters.
+    base = ["fit", "x.npy", "-e", "gauss", "--random-state", "0", "-q"]
+    assert main([*base, "--bounds=-1,1", "-o", "s.npy"]) == 0
+    expected = GaussianCovariance(bounds=(-1.0, 1.0), random_state=0).fit(data)
+    np.testing.assert_allclose(np.load("s.npy"), expected.covariance_)
+    lower, upper = -np.ones(4), np.array([1.0, 2.0, 3.0, 4.0])
+    np.savetxt(tmp_path / "b.csv", np.vstack([lower, upper]), delimiter=",")
+    assert main([*base, "--bounds", "b.csv", "-o", "f.npy"]) == 0
+    expected = GaussianCovariance(bounds=(lower, upper), random_state=0).fit(data)
+    np.testing.assert_allclose(np.load("f.npy"), expected.covariance_)
+    report = json.loads((tmp_path / "f.json").read_text())
+    assert report["params"]["bounds"] == [lower.tolist(), upper.tolist()]
+
+
+def test_bounds_option_errors(data, tmp_path, capsys):
+    base = ["fit", "x.npy", "-e", "gauss", "-q"]
+    with pytest.raises(SystemExit):
+        main([*base, "--bounds", "zero,one"])
+    assert "LOWER,UPPER" in capsys.readouterr().err
+    np.savetxt(tmp_path / "three.csv", np.zeros((3, 4)), delimiter=",")
+    with pytest.raises(SystemExit):
+        main([*base, "--bounds", "three.csv"])
+    assert "expected two rows" in capsys.readouterr().err
+    assert main([*base, "--bounds=0,1", "--data-norm", "1"]) == 1
+    assert "not both" in capsys.readouterr().err
