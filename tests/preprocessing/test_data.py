@@ -17,6 +17,10 @@ from dpcov.preprocessing._data import (
 )
 
 from ..covariance._privacy_checks import gaussian_shift, laplace_event_loss
+from ..test_bad_input import INPUTS as BAD_INPUTS
+from ..test_bad_input import _assert_outcome as assert_bad_outcome
+from ..test_bad_input import _outcome as bad_outcome
+from ..test_bad_input import _rows as bad_rows
 
 LOWER = np.array([0.0, -5.0, 100.0, -1.0])
 UPPER = np.array([10.0, 5.0, 300.0, 3.0])
@@ -508,3 +512,19 @@ def test_bounds_scaler_reads_nothing_but_the_shape():
     for x, y in zip(a.bounds_, b.bounds_, strict=True):
         np.testing.assert_array_equal(x, y)
     assert not hasattr(BoundsScaler, "privacy_cost")
+
+
+@pytest.mark.parametrize(
+    "method", ["fit", "fit_transform", "transform", "inverse_transform"]
+)
+@pytest.mark.parametrize("input_name", list(BAD_INPUTS))
+def test_bounds_scaler_bad_input_leaks_nothing(method, input_name):
+    # The bad inputs of tests/test_bad_input.py at BoundsScaler's entry
+    # points: the documented outcome, no warning, no value in any message.
+    make, expected = BAD_INPUTS[input_name]
+    X = make(bad_rows())
+    scaler = BoundsScaler(bounds=(-10.0, 10.0))
+    if method in ("transform", "inverse_transform"):
+        scaler.fit(bad_rows())
+    error, text, caught = bad_outcome(scaler, method, X)
+    assert_bad_outcome(expected, error, text, caught, method)
