@@ -485,7 +485,10 @@ class StandardScaler(
                 split["mean"] = budget
             mean = center + half * unit_mean
             if self.with_std:
-                var = half * half * unit_var
+                # Half-widths above 1e154 (public bounds near float64's
+                # limits) make var_ inf; scale_ below stays finite.
+                with np.errstate(over="ignore"):
+                    var = half * half * unit_var
                 # A variance of a few ulps is a constant feature (only
                 # epsilon=inf gets there): scale 1, as in scikit-learn.
                 constant = unit_var <= 10 * np.finfo(np.float64).eps
