@@ -11,6 +11,7 @@ from . import (
     decomposition,
     distributions,
     mechanisms,
+    preprocessing,
     utils,
 )
 from .covariance import (
@@ -22,6 +23,7 @@ from .covariance import (
 )
 from .decomposition import PCA
 from .distributions import MultivariateGaussian
+from .preprocessing import BoundsScaler, StandardScaler
 
 __version__ = "0.1.0.dev0"
 
@@ -33,6 +35,7 @@ __all__ = [
     "decomposition",
     "distributions",
     "mechanisms",
+    "preprocessing",
     "utils",
     "AdaptiveCovariance",
     "EigenSamplingCovariance",
@@ -41,5 +44,7 @@ __all__ = [
     "SeparateCovariance",
     "PCA",
     "MultivariateGaussian",
+    "BoundsScaler",
+    "StandardScaler",
     "__version__",
 ]

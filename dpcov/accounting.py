@@ -19,8 +19,9 @@ parameters into a budget, split the budget between their steps, and report
 what they spent. Across fits, a :class:`BudgetAccountant` shared by several
 estimators (through their ``accountant`` parameter) records every fit's
 guarantee, composes them and refuses a fit that would exceed a total set by the
-user; :func:`search_cost` computes what a hyperparameter search spends. Only
-:func:`search_cost` touches scikit-learn objects (duck-typed).
+user; :func:`search_cost` computes what a hyperparameter search spends and
+:func:`pipeline_cost` what a pipeline's private steps spend together. Only
+these two touch scikit-learn objects (duck-typed).
 
 References
 ----------
@@ -58,6 +59,7 @@ __all__ = [
     "split_budget",
     "BudgetAccountant",
     "search_cost",
+    "pipeline_cost",
 ]
 
 
@@ -1004,17 +1006,23 @@ def _is_estimator(value):
     return hasattr(value, "get_params") and not isinstance(value, type)
 
 
-def _walk_costs(estimator):
+def _walk_costs(estimator, *, fitted=False, caller="search_cost"):
     # Guarantees of the private estimators inside ``estimator``: itself, or
     # the steps of the composites that fit each step once on the same rows
     # (Pipeline, FeatureUnion, ColumnTransformer). Any other meta-estimator
     # may fit its inner estimator several times (bagging, one-vs-rest, ...):
-    # if it holds a private estimator, its cost is not known here.
+    # if it holds a private estimator, its cost is not known here. With
+    # ``fitted``, a fitted private estimator counts its ``guarantee_`` (what
+    # its fit spent, at most its ``privacy_cost()``), and a fitted
+    # ColumnTransformer its fitted clones (``transformers_``).
     from sklearn.compose import ColumnTransformer  # noqa: PLC0415
     from sklearn.pipeline import FeatureUnion, Pipeline  # noqa: PLC0415
 
     if hasattr(estimator, "privacy_cost"):
-        return [(type(estimator).__name__, estimator.privacy_cost())]
+        name = type(estimator).__name__
+        if fitted and hasattr(estimator, "guarantee_"):
+            return [(name, estimator.guarantee_)]
+        return [(name, estimator.privacy_cost())]
     if not _is_estimator(estimator):
         return []
     composites = (
@@ -1024,11 +1032,15 @@ def _walk_costs(estimator):
     )
     steps = next((a for cls, a in composites if isinstance(estimator, cls)), None)
     if steps is not None:
+        if fitted and isinstance(estimator, ColumnTransformer):
+            # The fitted clones, when there are any (``transformers`` keeps
+            # the unfitted originals).
+            steps = "transformers_" if hasattr(estimator, "transformers_") else steps
         costs = []
         # (name, estimator[, columns]) tuples: walk every element.
         for step in getattr(estimator, steps):
             for item in step:
-                costs.extend(_walk_costs(item))
+                costs.extend(_walk_costs(item, fitted=fitted, caller=caller))
         return costs
     inner = [
         value
@@ -1039,10 +1051,81 @@ def _walk_costs(estimator):
         raise ValueError(
             f"{type(estimator).__name__} holds a private estimator "
             f"({type(inner[0]).__name__}) and may fit it several times; "
-            "search_cost counts Pipeline, FeatureUnion and ColumnTransformer "
+            f"{caller} counts Pipeline, FeatureUnion and ColumnTransformer "
             "steps only."
         )
     return []
+
+
+def pipeline_cost(estimator):
+    """The total guarantee of the private steps of a pipeline.
+
+    The steps of a :class:`~sklearn.pipeline.Pipeline` (and of a
+    :class:`~sklearn.pipeline.FeatureUnion` or
+    :class:`~sklearn.compose.ColumnTransformer`, nested to any depth) are each
+    fitted once, on the same rows (or on rows computed from them, row by row,
+    by the earlier steps). Their releases therefore compose sequentially,
+    adaptively: the guarantees add (epsilons under pure DP, rhos under zCDP,
+    see :func:`compose`). A step fitted on the output of an earlier private
+    step (a private PCA after a private scaler) is covered: the earlier
+    release is a public input to it, and replacing one row of the data
+    replaces one row of what it sees.
+
+    Each dpcov estimator counts its ``guarantee_`` once fitted (what its fit
+    spent) and its ``privacy_cost()`` before (what a fit will spend), so the
+    total can be checked before the pipeline reads any data.
+
+    The guarantee covers the private steps' releases and nothing else. Every
+    other step must be public: a fixed row-wise map such as
+    :class:`~dpcov.preprocessing.BoundsScaler` or a
+    :class:`~sklearn.preprocessing.FunctionTransformer` of a public function.
+    A non-private estimator fitted in the pipeline (a scikit-learn scaler, or
+    a classifier fitted on the private features) reads the rows without
+    privacy, and what it learns is not covered.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        A dpcov estimator, or a Pipeline, FeatureUnion or ColumnTransformer
+        holding dpcov estimators, fitted or not.
+
+    Returns
+    -------
+    guarantee : PureDP, ZCDP or ApproxDP
+        The composition of the private steps' guarantees.
+
+    Raises
+    ------
+    ValueError
+        If ``estimator`` holds no dpcov estimator, holds one inside a
+        meta-estimator that may fit it several times (bagging, one-vs-rest),
+        or mixes zCDP with (epsilon, delta)-only guarantees (see
+        :func:`compose`).
+
+    See Also
+    --------
+    search_cost : What a hyperparameter search spends, fit by fit.
+
+    Examples
+    --------
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from dpcov.accounting import pipeline_cost
+    >>> from dpcov.decomposition import PCA
+    >>> from dpcov.preprocessing import StandardScaler
+    >>> pipe = make_pipeline(
+    ...     StandardScaler(epsilon=0.5, delta=0.0, bounds=(0.0, 10.0)),
+    ...     PCA(2, epsilon=1.0, delta=0.0, data_norm=4.0),
+    ... )
+    >>> pipeline_cost(pipe)  # before fitting: epsilons add under pure DP
+    PureDP(epsilon=1.5)
+    """
+    costs = _walk_costs(estimator, fitted=True, caller="pipeline_cost")
+    if not costs:
+        raise ValueError(
+            f"{type(estimator).__name__} holds no dpcov estimator: "
+            "pipeline_cost composes the guarantees of private steps only."
+        )
+    return compose(guarantee for _, guarantee in costs)
 
 
 def search_cost(search):

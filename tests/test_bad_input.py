@@ -35,6 +35,7 @@ from dpcov.covariance import (
 from dpcov.decomposition import PCA, ApproximateSubspace, ExactSubspace
 from dpcov.distributions import MultivariateGaussian, ProductBernoulli
 from dpcov.exceptions import NoiseDominatedWarning, NoPrivateResult
+from dpcov.preprocessing import StandardScaler
 
 N_FEATURES = 3
 VALUE = 1234.5678
@@ -62,6 +63,7 @@ ESTIMATORS = {
         method="klsu", min_variance=1.0, max_variance=10.0
     ),
     "ProductBernoulli": lambda: ProductBernoulli(binarize=0.0),
+    "StandardScaler": lambda: StandardScaler(bounds=(-10.0, 10.0)),
 }
 
 # The entry points that read rows, besides fit.
@@ -77,6 +79,8 @@ ROW_METHODS = {
     "MultivariateGaussian-coinpress": ("score", "score_samples"),
     "MultivariateGaussian-klsu": ("score", "score_samples"),
     "ProductBernoulli": ("score", "score_samples"),
+    # inverse_transform reads rows of the feature space, like transform.
+    "StandardScaler": ("fit_transform", "transform", "inverse_transform"),
 }
 # inverse_transform reads coordinates: n_components_ columns.
 COORDINATE_METHODS = ("PCA", "ExactSubspace", "ApproximateSubspace")

@@ -1,4 +1,4 @@
-"""Tests of the budget accountant shared across fits and of search_cost."""
+"""Tests of the budget accountant shared across fits, search_cost and pipeline_cost."""
 
 import copy
 import math
@@ -18,6 +18,7 @@ from dpcov.accounting import (
     ApproxDP,
     BudgetAccountant,
     PureDP,
+    pipeline_cost,
     search_cost,
     zcdp_epsilon,
     zcdp_rho,
@@ -30,6 +31,7 @@ from dpcov.covariance import (
 from dpcov.decomposition import PCA, ApproximateSubspace
 from dpcov.distributions import MultivariateGaussian
 from dpcov.exceptions import BudgetExceeded, NoPrivateResult
+from dpcov.preprocessing import BoundsScaler, StandardScaler
 
 
 def _rows(n=600, d=3, seed=0):
@@ -469,3 +471,94 @@ def test_reported_total_never_drops_when_a_fit_is_added():
 def test_total_without_a_delta_cap_reports_at_the_fits_deltas():
     cost = BudgetAccountant().spend(ApproxDP(1.0, 1e-6)).spend(ApproxDP(2.0, 1e-6))
     assert cost.total() == ApproxDP(3.0, 2e-6)
+
+
+# --- pipeline_cost ---------------------------------------------------------
+def _labelled(n=400, d=3, seed=0):
+    X = _rows(n, d, seed)
+    return X, (X[:, 0] > 0).astype(int)
+
+
+def test_pipeline_cost_adds_the_private_steps():
+    from sklearn.linear_model import LogisticRegression
+
+    pipe = make_pipeline(
+        StandardScaler(rho=0.1, bounds=(-1.0, 1.0), random_state=0),
+        PCA(2, rho=0.25, data_norm=2.0, random_state=0),
+        LogisticRegression(),
+    )
+    assert pipeline_cost(pipe) == ZCDP(0.35)  # before fitting: the parameters
+    pipe.fit(*_labelled())
+    # After: the fits' guarantees (a split's parts are rounded down, so the
+    # composition may be an ulp below the parameters, never above).
+    spent = pipeline_cost(pipe)
+    assert math.isclose(spent.rho, 0.35) and spent.rho <= 0.35
+    # The total converts like any zCDP guarantee.
+    assert math.isclose(
+        pipeline_cost(pipe).to_approx_dp(1e-6).epsilon, zcdp_epsilon(0.35, 1e-6)
+    )
+    # Pure steps add their epsilons; a pure step among zCDP ones counts
+    # epsilon^2 / 2.
+    pure = make_pipeline(
+        BoundsScaler(bounds=(-1.0, 1.0)),
+        StandardScaler(epsilon=0.5, delta=0.0, bounds=(-1.0, 1.0)),
+        PCA(2, epsilon=1.0, delta=0.0, data_norm=2.0),
+    )
+    assert pipeline_cost(pure) == PureDP(1.5)
+    mixed = make_pipeline(
+        StandardScaler(epsilon=1.0, delta=0.0, bounds=(-1.0, 1.0)),
+        PCA(2, rho=0.25, data_norm=2.0),
+    )
+    assert pipeline_cost(mixed) == ZCDP(0.75)
+    # A single estimator is its own pipeline.
+    assert pipeline_cost(PCA(2, rho=0.2, data_norm=1.0)) == ZCDP(0.2)
+
+
+def test_fitted_pipeline_counts_what_its_fits_spent():
+    # Once fitted, each step counts its guarantee_, not its current
+    # parameters (changed after the fit here, without refitting).
+    pipe = make_pipeline(
+        StandardScaler(rho=0.1, bounds=(-1.0, 1.0), random_state=0),
+        PCA(2, rho=0.2, data_norm=2.0, random_state=0),
+    ).fit(_rows())
+    pipe.set_params(pca__rho=5.0)
+    assert math.isclose(pipeline_cost(pipe).rho, 0.1 + 0.2)
+    assert pipeline_cost(clone(pipe)) == ZCDP(0.1 + 5.0)
+
+
+def test_pipeline_cost_walks_unions_and_column_transformers():
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion
+
+    scaler = StandardScaler(rho=0.1, bounds=(-1.0, 1.0), random_state=0)
+    columns = ColumnTransformer(
+        [
+            ("scale", scaler, [0, 1]),
+            ("pca", PCA(1, rho=0.2, data_norm=1.0, random_state=0), [1, 2]),
+        ]
+    )
+    union = FeatureUnion([("a", clone(scaler)), ("b", clone(scaler))])
+    pipe = make_pipeline(union, columns)
+    assert pipeline_cost(pipe) == ZCDP(0.5)
+    pipe.fit(_rows())
+    # The fitted ColumnTransformer's fitted clones (transformers_) count, not
+    # its unfitted originals (transformers), changed here after the fit.
+    pipe[-1].set_params(pca__rho=5.0)
+    assert math.isclose(pipe[-1].named_transformers_["pca"].guarantee_.rho, 0.2)
+    assert math.isclose(pipeline_cost(pipe).rho, 0.5)
+    assert pipeline_cost(clone(pipe)) == ZCDP(5.3)
+
+
+def test_pipeline_cost_refuses_what_it_cannot_count():
+    from sklearn.ensemble import BaggingRegressor
+
+    with pytest.raises(ValueError, match="holds no dpcov estimator"):
+        pipeline_cost(make_pipeline(FunctionTransformer(), BoundsScaler()))
+    bagged = make_pipeline(BaggingRegressor(SeparateCovariance(data_norm=1.0)))
+    with pytest.raises(ValueError, match="several times; pipeline_cost counts"):
+        pipeline_cost(bagged)
+    approx = make_pipeline(
+        StandardScaler(bounds=(-1.0, 1.0)), ApproximateSubspace(n_components=1)
+    )
+    with pytest.raises(ValueError, match="cannot compose zCDP with approximate"):
+        pipeline_cost(approx)

@@ -22,6 +22,7 @@ from dpcov.covariance import (
 )
 from dpcov.decomposition import PCA, ApproximateSubspace, ExactSubspace
 from dpcov.distributions import MultivariateGaussian, ProductBernoulli
+from dpcov.preprocessing import BoundsScaler, StandardScaler
 from dpcov.utils.estimator_checks import parametrize_with_dp_checks
 
 # The checks must not take the private-radius path (many of their datasets are
@@ -33,6 +34,9 @@ INIT_PARAMS = {
     AdaptiveCovariance: dict(data_norm=10.0),
     EigenSamplingCovariance: dict(data_norm=10.0),
     NuclearLaplaceCovariance: dict(data_norm=10.0),
+    # Explicit public ranges (the checks' data are mostly within a few units
+    # of zero; values outside are clipped, which is part of the mechanism).
+    StandardScaler: dict(bounds=(-10.0, 10.0)),
 }
 
 
@@ -52,6 +56,11 @@ def _tested_estimators():
     # public pre-check on rows per round); it is tested in
     # tests/distributions/test_product.py.
     yield ProductBernoulli(binarize=0.0)
+
+
+def _public_transformers():
+    # No privacy parameters: only scikit-learn's checks apply.
+    yield BoundsScaler(bounds=(-10.0, 10.0))
 
 
 def _subspace_estimators_for_sklearn_checks():
@@ -112,7 +121,9 @@ def _parametrize_with_checks(estimators, **kwargs):
 
 
 @_parametrize_with_checks(
-    list(_tested_estimators()) + list(_subspace_estimators_for_sklearn_checks()),
+    list(_tested_estimators())
+    + list(_subspace_estimators_for_sklearn_checks())
+    + list(_public_transformers()),
     expected_failed_checks=_expected_failed_checks,
 )
 def test_sklearn_compatible_estimator(estimator, check):
@@ -121,7 +132,9 @@ def test_sklearn_compatible_estimator(estimator, check):
 
 @pytest.mark.parametrize(
     "estimator",
-    list(_tested_estimators()) + list(_subspace_estimators_for_sklearn_checks()),
+    list(_tested_estimators())
+    + list(_subspace_estimators_for_sklearn_checks())
+    + list(_public_transformers()),
     ids=lambda est: type(est).__name__,
 )
 def test_param_validation(estimator):

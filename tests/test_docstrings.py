@@ -14,6 +14,7 @@ from dpcov import (
     decomposition,
     distributions,
     mechanisms,
+    preprocessing,
     utils,
 )
 
@@ -29,6 +30,7 @@ MODULES = [
     decomposition,
     distributions,
     mechanisms,
+    preprocessing,
     utils,
 ]
 

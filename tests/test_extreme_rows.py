@@ -36,6 +36,7 @@ from dpcov.covariance import (
 from dpcov.decomposition import PCA, ApproximateSubspace, ExactSubspace
 from dpcov.distributions import MultivariateGaussian, ProductBernoulli
 from dpcov.mechanisms import _noise
+from dpcov.preprocessing import StandardScaler
 from dpcov.utils._random import check_random_state
 
 D = 6
@@ -157,6 +158,10 @@ CASES = {
     ),
     "ProductBernoulli": (
         lambda: ProductBernoulli(binarize=0.5, random_state=0),
+        _gaussian_rows(300, D),
+    ),
+    "StandardScaler": (
+        lambda: StandardScaler(bounds=(-3.0, 3.0), random_state=0),
         _gaussian_rows(300, D),
     ),
 }

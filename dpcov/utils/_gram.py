@@ -3,9 +3,9 @@
 Every covariance-based estimator's cost floor is one pass over the data that
 clips each row and accumulates the Gram matrix ``Y.T @ Y`` of the processed
 rows. Every statistic an estimator needs from the data is a sum over rows (the
-Gram matrix, the sum of the rows, the sum of squared norms, counts of norms in
-public bins), so one function, :func:`row_statistics`, computes them all, in
-one pass, with bounded memory:
+Gram matrix, the sum of the rows and of their squares, the sum of squared
+norms, counts of norms in public bins), so one function,
+:func:`row_statistics`, computes them all, in one pass, with bounded memory:
 
 * a NumPy array (or a memmap) is read chunk by chunk: memory stays at the
   input plus ``O(d**2 + chunk_rows * d)``. ``X`` is never copied as a whole
@@ -145,6 +145,7 @@ class _Pass:
     final_clip: float = None
     gram: bool = False
     total: bool = False
+    square_total: bool = False
     square_norm: bool = False
     norm_counts: object = None
     check_finite: bool = False
@@ -196,6 +197,8 @@ class _Pass:
             shapes["gram"] = (out_features, out_features)
         if self.total:
             shapes["total"] = (out_features,)
+        if self.square_total:
+            shapes["square_total"] = (out_features,)
         if self.square_norm:
             shapes["square_norm"] = ()
         if self.norm_counts is not None:
@@ -307,6 +310,12 @@ class _Pass:
             if self.total:
                 # A BLAS matrix-vector product: about 3x np.sum(axis=0).
                 sums["total"] += np.ones(rows.shape[0]) @ rows
+            if self.square_total:
+                # Per-feature sums of squares (the Gram matrix's diagonal, in
+                # O(n d) rather than O(n d^2)); inf if the rows are not
+                # clipped and a sum is beyond float64.
+                with np.errstate(over="ignore"):
+                    sums["square_total"] += np.einsum("ij,ij->j", rows, rows)
             if self.square_norm:
                 # inf if the rows are not clipped and the sum is beyond float64.
                 with np.errstate(over="ignore"):
@@ -334,6 +343,8 @@ class RowStatistics:
         ``sum_i y_i y_i^T``, float64.
     total : ndarray of shape (d,) or None
         ``sum_i y_i``, float64.
+    square_total : ndarray of shape (d,) or None
+        ``sum_i y_i * y_i`` (per-feature sums of squares), float64.
     square_norm : float or None
         ``sum_i ||z_i||**2`` over the rows ``z_i`` entering the final clip.
     norm_counts : ndarray of int or None
@@ -343,6 +354,7 @@ class RowStatistics:
     n_rows: int
     gram: np.ndarray = None
     total: np.ndarray = None
+    square_total: np.ndarray = None
     square_norm: float = None
     norm_counts: np.ndarray = None
 
@@ -357,6 +369,7 @@ def row_statistics(
     final_clip=None,
     gram=False,
     total=False,
+    square_total=False,
     square_norm=False,
     norm_counts=None,
     check_finite=False,
@@ -383,7 +396,7 @@ def row_statistics(
         Then this is subtracted.
     final_clip : float, default=None
         Then rows are scaled down to this L2 norm if longer.
-    gram, total, square_norm : bool, default=False
+    gram, total, square_total, square_norm : bool, default=False
         Which sums to compute (see :class:`RowStatistics`).
     norm_counts : callable, default=None
         Maps an array of norms (of the rows entering the final clip) to an
@@ -411,6 +424,7 @@ def row_statistics(
         final_clip=None if final_clip is None else float(final_clip),
         gram=gram,
         total=total,
+        square_total=square_total,
         square_norm=square_norm,
         norm_counts=norm_counts,
         check_finite=check_finite,
@@ -422,7 +436,7 @@ def row_statistics(
         # A bare finiteness check still visits every row: sum something.
         spec = replace(spec, total=True)
     sums = _dask_sums(X, spec) if is_dask_array(X) else spec.run(X)
-    if not (gram or total or square_norm or norm_counts is not None):
+    if not (gram or total or square_total or square_norm or norm_counts is not None):
         sums = {}
     if "square_norm" in sums:
         sums["square_norm"] = float(sums["square_norm"])

@@ -61,6 +61,7 @@ def test_statistics_match_naive(dtype, chunk_rows, params):
         chunk_rows=chunk_rows,
         gram=True,
         total=True,
+        square_total=True,
         square_norm=True,
         norm_counts=partial(radius_counts, grid=GRID),
         **params,
@@ -68,6 +69,9 @@ def test_statistics_match_naive(dtype, chunk_rows, params):
     # float32 rows are upcast per chunk, so both dtypes are summed in float64.
     np.testing.assert_allclose(stats.gram, Y.T @ Y, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(stats.total, Y.sum(0), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        stats.square_total, (Y * Y).sum(0), rtol=1e-12, atol=1e-12
+    )
     np.testing.assert_allclose(stats.square_norm, np.dot(norms, norms), rtol=1e-12)
     np.testing.assert_array_equal(stats.norm_counts, radius_counts(norms, GRID))
     assert stats.norm_counts.dtype == np.int64
@@ -79,6 +83,7 @@ def test_only_requested_statistics():
     X = np.random.default_rng(0).normal(size=(20, 3))
     stats = row_statistics(X, total=True)
     assert stats.gram is None and stats.square_norm is None
+    assert stats.square_total is None
     assert stats.norm_counts is None
     np.testing.assert_allclose(stats.total, X.sum(0))
     assert row_statistics(X).total is None  # nothing asked: no pass
@@ -290,3 +295,36 @@ def test_huge_rows_on_dask_match_numpy():
     )
     np.testing.assert_allclose(got.gram, expected.gram, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(got.total, expected.total, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("chunk_rows", [None, 7])
+def test_box_square_total_matches_naive(chunk_rows):
+    # Each feature clipped to its range and mapped onto [-1, 1]: the sums of
+    # the unit coordinates and of their squares.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3)) * [1.0, 10.0, 100.0] + [0.0, 5.0, -50.0]
+    lower, upper = np.array([-1.0, 0.0, -100.0]), np.array([1.0, 20.0, 0.0])
+    Z = (np.clip(X, lower, upper) - (lower + upper) / 2) / ((upper - lower) / 2)
+    assert np.abs(Z).max() == 1.0  # some entries are clipped
+    stats = row_statistics(
+        X, box=(lower, upper), total=True, square_total=True, chunk_rows=chunk_rows
+    )
+    np.testing.assert_allclose(stats.total, Z.sum(0), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(stats.square_total, (Z * Z).sum(0), rtol=1e-12)
+
+
+def test_square_total_on_dask_matches_numpy():
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(60, 4)) * 3.0
+    box = (np.full(4, -2.0), np.full(4, 2.0))
+    expected = row_statistics(X, box=box, total=True, square_total=True)
+    got = row_statistics(
+        da.from_array(X, chunks=(16, 2)),
+        box=box,
+        total=True,
+        square_total=True,
+        check_finite=True,
+    )
+    np.testing.assert_allclose(got.total, expected.total, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(got.square_total, expected.square_total, rtol=1e-12)

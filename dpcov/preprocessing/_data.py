@@ -1,0 +1,726 @@
+"""Scaling with public per-feature ranges: private standardisation, box scaling.
+
+Both transformers start from public ranges ``[lower, upper]`` of the features
+(``bounds``), which must come from knowledge of the data's domain, never from
+the data. :class:`BoundsScaler` maps each range onto ``[-1, 1]`` and is free:
+it reads nothing from the rows but their number of features.
+:class:`StandardScaler` releases a private mean and variance of each feature
+of the clipped rows, for scikit-learn's standardisation.
+
+The private release works in unit coordinates: a row ``x``, clipped to the
+box, becomes ``z = (x - center) / half_width``, in ``[-1, 1]^d``. The mean of
+``z`` and the weighted mean of ``z * z`` are released together by one
+additive-noise mechanism (:func:`moment_noise` states and derives its
+sensitivities), and the variance ``E[z^2] - E[z]^2`` is post-processing.
+"""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import math
+from numbers import Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ..accounting import ZCDP, BudgetAccountant, compose
+from ..base import PrivateEstimatorMixin
+from ..mechanisms import calibrate_additive
+from ..utils._docstrings import fill_doc
+from ..utils._gram import is_dask_array, row_statistics
+from ..utils._input import quiet_float_errors, validate_rows
+from ..utils._random import check_random_state
+from ..utils._sklearn_compat import (
+    Interval,
+    Options,
+    _fit_context,
+    check_params_always,
+)
+from ..utils.validation import check_bounds, unit_box
+
+__all__ = ["BoundsScaler", "StandardScaler"]
+
+#: Weight ``w`` of the second moment in the joint release ``(mean, w * second
+#: moment)``, by noise law; see :func:`moment_noise`.
+SECOND_MOMENT_WEIGHT = {
+    "gaussian": math.sqrt(2.0),
+    "laplace": (1.0 + math.sqrt(2.0)) / 2.0,
+}
+
+_NO_BOUNDS = (
+    "{name} needs bounds=(lower, upper): public ranges of the features (scalars "
+    "or arrays of shape (n_features,)), known without looking at the data, such "
+    "as a sensor's range, a questionnaire's scale or a round limit of the "
+    "quantity measured. They are never inferred from the data: ranges read off "
+    "the rows would not be private."
+)
+
+
+def mean_sensitivities(n_samples, n_features):
+    """L2 and L1 sensitivities of the mean of rows in ``[-1, 1]^d``.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of rows ``n`` (public under replace-one neighbours).
+    n_features : int
+        Dimension ``d``.
+
+    Returns
+    -------
+    l2 : float
+        ``2 sqrt(d) / n``.
+    l1 : float
+        ``2 d / n``.
+    """
+    # Replacing row z by z' moves the mean by (z' - z) / n, whose entries lie
+    # in [-2/n, 2/n]: L2 norm at most 2 sqrt(d)/n, L1 norm at most 2d/n, both
+    # attained by z = 1, z' = -1 (every entry).
+    return 2.0 * math.sqrt(n_features) / n_samples, 2.0 * n_features / n_samples
+
+
+def moment_sensitivities(n_samples, n_features, weight):
+    """Sensitivities of ``(mean of z, weight * mean of z * z)`` for z in ``[-1, 1]^d``.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of rows ``n`` (public under replace-one neighbours).
+    n_features : int
+        Dimension ``d``.
+    weight : float
+        Weight ``w`` of the second moment, in ``[1/2, sqrt(2)]``.
+
+    Returns
+    -------
+    l2 : float
+        ``2 sqrt(d) / n``: the mean's own L2 sensitivity, whatever ``w`` in
+        that range.
+    l1 : float
+        ``(2 w + 1)**2 / (4 w) * d / n``; ``(1 + sqrt(2)) d / n`` at
+        ``w = (1 + sqrt(2)) / 2``.
+    """
+    if not 0.5 <= weight <= math.sqrt(2.0):
+        raise ValueError(f"weight must lie in [1/2, sqrt(2)], got {weight!r}.")
+    # Replacing row z by z' changes coordinate j of the pair by
+    # ((z'_j - z_j), w (z'_j**2 - z_j**2)) / n. Write a = z_j - z'_j and
+    # b = z_j + z'_j, so z_j**2 - z'_j**2 = a b; the box |z_j|, |z'_j| <= 1 is
+    # |a| + |b| <= 2.
+    # L2: each coordinate contributes a**2 (1 + w**2 b**2) / n**2, largest at
+    # |a| = 2 - |b|: h(b) = (2 - b)**2 (1 + w**2 b**2) on [0, 2], with
+    # h'(b) = 2 (2 - b) (2 w**2 b (1 - b) - 1) and 2 w**2 b (1 - b) <= w**2 / 2
+    # <= 1 for w**2 <= 2: h decreases, its maximum is h(0) = 4 (z = 1,
+    # z' = -1), and the d coordinates give 2 sqrt(d) / n, the mean's alone.
+    l2 = 2.0 * math.sqrt(n_features) / n_samples
+    # L1: each coordinate contributes |a| (1 + w |b|) / n <= (2 - b)(1 + w b) / n,
+    # a concave quadratic in b whose maximum on [0, 2] is at b = 1 - 1/(2w)
+    # (for w >= 1/2), with value (2 w + 1)**2 / (4 w).
+    l1 = (2.0 * weight + 1.0) ** 2 / (4.0 * weight) * n_features / n_samples
+    return l2, l1
+
+
+def moment_noise(budget, *, n_samples, n_features, with_second_moment=True):
+    """Calibrated noise of the moment release of :class:`StandardScaler`.
+
+    Without the second moment, the mean alone gets the whole budget
+    (sensitivities of :func:`mean_sensitivities`). With it, the vector
+    ``(mean, w * second_moment)`` of the unit coordinates is released by one
+    mechanism, whose sensitivities (:func:`moment_sensitivities`) barely
+    exceed the mean's own: under zCDP, ``w = sqrt(2)`` adds nothing to the L2
+    sensitivity, so the mean is as accurate as if it had the whole budget and
+    the second moment (noise divided by ``w``) as accurate as with half of
+    it; under pure DP, ``w = (1 + sqrt(2)) / 2`` gives the second moment
+    exactly what half of the budget would, and the mean
+    ``2 / (1 + sqrt(2)) = 0.83`` of the budget, against half of it each in a
+    split.
+
+    Parameters
+    ----------
+    budget : ZCDP or PureDP
+        Budget of the release.
+    n_samples : int
+        Number of rows ``n``.
+    n_features : int
+        Dimension ``d``.
+    with_second_moment : bool, default=True
+        Whether the second moment is released with the mean.
+
+    Returns
+    -------
+    weight : float or None
+        ``w`` (None without the second moment).
+    noise : AdditiveNoise
+        Gaussian noise under zCDP, Laplace noise under pure DP, for every
+        coordinate of the released vector; the second moment's noise is this
+        divided by ``weight``.
+    """
+    if not with_second_moment:
+        l2, l1 = mean_sensitivities(n_samples, n_features)
+        return None, calibrate_additive(budget, l2_sensitivity=l2, l1_sensitivity=l1)
+    law = "gaussian" if isinstance(budget, ZCDP) else "laplace"
+    weight = SECOND_MOMENT_WEIGHT[law]
+    l2, l1 = moment_sensitivities(n_samples, n_features, weight)
+    return weight, calibrate_additive(budget, l2_sensitivity=l2, l1_sensitivity=l1)
+
+
+def unit_variance(mean, second_moment, floor):
+    """Post-process noisy unit-coordinate moments into a mean and a variance.
+
+    Parameters
+    ----------
+    mean : ndarray of shape (d,)
+        Noisy mean of the unit coordinates.
+    second_moment : ndarray of shape (d,)
+        Noisy mean of their squares.
+    floor : float
+        Public lower bound on the variance, in ``[0, 1]``.
+
+    Returns
+    -------
+    mean : ndarray of shape (d,)
+        The mean clipped to ``[-1, 1]``, where the exact mean lies (so the
+        error of no coordinate grows).
+    variance : ndarray of shape (d,)
+        ``second_moment - mean**2`` clipped to ``[floor, 1]`` (1 is the
+        largest variance on ``[-1, 1]``).
+    """
+    mean = np.clip(mean, -1.0, 1.0)
+    return mean, np.clip(second_moment - mean * mean, floor, 1.0)
+
+
+def _bounds_constraint():
+    # A pair (lower, upper) of scalars or arrays; check_bounds validates it.
+    return ["array-like", None]
+
+
+@fill_doc
+class StandardScaler(
+    PrivateEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator
+):
+    """Standardise features with a private mean and variance.
+
+    A drop-in for :class:`sklearn.preprocessing.StandardScaler`, given public
+    ranges of the features: each feature is clipped to its range
+    ``[lower_j, upper_j]``, and the mean and the variance of the clipped
+    values are released with additive noise; ``transform`` then computes
+    ``(x - mean_) / scale_`` as scikit-learn does. The fit is rho-zCDP (hence
+    (``epsilon``, ``delta``)-DP) with ``delta > 0`` or ``rho`` set, and pure
+    ``epsilon``-DP with ``delta=0``, with respect to replacing one row, for
+    any finite rows (the clipping bounds every row's influence).
+
+    A scikit-learn scaler fitted before a private step reads every row
+    without privacy; this one spends a stated budget, which composes with the
+    following steps' (see :func:`dpcov.accounting.pipeline_cost`).
+
+    Read more in the :ref:`User Guide <preprocessing>`.
+
+    Parameters
+    ----------
+    {epsilon}
+    {delta}
+    {rho}
+    bounds : tuple (lower, upper), default=None
+        Public ranges of the features: each of ``lower`` and ``upper`` is a
+        scalar (the same for every feature) or an array-like of shape
+        ``(n_features,)``, finite, with ``lower < upper``. They must come
+        from knowledge of the data's domain (a sensor's range, a
+        questionnaire's scale, a round physical limit), never from the data.
+        Values outside are clipped to the range in ``fit`` (a row's influence
+        is bounded whatever it holds); the noise grows with the ranges, so
+        take them no wider than the domain needs. None raises a ValueError:
+        ranges are never inferred.
+    with_mean : bool, default=True
+        If True, ``transform`` centres the data about ``mean_``.
+    with_std : bool, default=True
+        If True, ``transform`` divides by ``scale_``. The variance needs the
+        mean, so both are released whenever ``with_std`` is True; with
+        ``with_mean=False`` and ``with_std=False`` nothing is released and
+        the fit costs no privacy.
+    copy : bool, default=True
+        If False, ``transform`` and ``inverse_transform`` work in place when
+        the input is a writeable float array.
+    {accountant}
+    {random_state}
+
+    Attributes
+    ----------
+    mean_ : ndarray of shape (n_features,) or None
+        Private mean of each feature of the clipped rows, inside
+        ``bounds_``. None when ``with_mean`` and ``with_std`` are both False.
+    var_ : ndarray of shape (n_features,) or None
+        Private variance of each feature of the clipped rows, post-processed
+        into ``[w_j**2 floor, w_j**2]`` for the half-width ``w_j`` of the
+        range, with the public ``floor = min(s, 1)`` for ``s`` the standard
+        deviation of the noise on the second moment (in unit coordinates):
+        below it the release cannot tell a variance from zero, and the floor
+        keeps ``scale_`` away from 0. None when ``with_std`` is False.
+    scale_ : ndarray of shape (n_features,) or None
+        ``sqrt(var_)``, used by ``transform`` (1 where ``var_`` is zero,
+        which only ``epsilon=inf`` allows, as in scikit-learn). None when
+        ``with_std`` is False.
+    n_samples_seen_ : int
+        Number of rows (public under replace-one neighbours).
+    bounds_ : tuple of ndarray
+        The validated ``(lower, upper)``, each of shape (n_features,)
+        (public: the parameter).
+    guarantee_ : dpcov.accounting.PureDP or dpcov.accounting.ZCDP
+        The guarantee of the fit (zero when nothing is released).
+    epsilon_spent_ : float
+        Epsilon of the guarantee (pure, or of the implied (epsilon, delta)-DP;
+        ``inf`` for zCDP with ``delta=0``).
+    delta_spent_ : float
+        Delta of the guarantee (0 for pure DP).
+    rho_spent_ : float
+        The zCDP parameter of the guarantee (``epsilon**2 / 2`` for pure DP).
+    budget_split_ : dict of str to PureDP or ZCDP
+        Budget of each step; they compose to ``guarantee_``.
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during ``fit``. Defined only when `X`
+        has feature names that are all strings.
+
+    See Also
+    --------
+    sklearn.preprocessing.StandardScaler : The non-private estimator.
+    BoundsScaler : Map public ranges onto [-1, 1], at no privacy cost.
+
+    Notes
+    -----
+    **Privacy unit.** Neighbouring datasets differ in one row (replace-one);
+    ``n_samples`` and ``n_features`` are public, and so is ``bounds``.
+
+    **Mechanism.** Each row ``x`` is clipped to the box and mapped to unit
+    coordinates ``z = (x - c) / w`` in ``[-1, 1]^d``, for the box's centre
+    ``c`` and half-widths ``w``. The mean of ``z`` has L2 sensitivity
+    ``2 sqrt(d) / n`` and L1 sensitivity ``2 d / n``; the mean of ``z * z``
+    (entries in ``[0, 1]``) has ``sqrt(d) / n`` and ``d / n``. Both are
+    released together, as the vector ``(mean, v * second moment)`` with one
+    Gaussian (zCDP, ``v = sqrt(2)``) or Laplace (pure DP,
+    ``v = (1 + sqrt(2)) / 2``) mechanism: the worst neighbours of the mean
+    (``z_j = 1`` against ``-1``) leave the squares unchanged, so the joint
+    vector has L2 sensitivity ``2 sqrt(d) / n``, the mean's alone, and L1
+    sensitivity ``(1 + sqrt(2)) d / n``. Compared with half of the budget
+    for each, the second moment gets the same noise and the mean less: the
+    whole budget's noise under zCDP, ``2 / (1 + sqrt(2)) = 0.83`` of it under
+    pure DP. ``budget_split_`` is ``{"mean_and_second_moment": budget}``
+    (``{"mean": budget}`` with ``with_std=False``, empty when nothing is
+    released).
+
+    **Post-processing.** The mean is clipped to ``[-1, 1]``, the variance
+    ``E[z^2] - E[z]^2`` to ``[floor, 1]`` (see ``var_``), and both are mapped
+    back: ``mean_ = c + w mean``, ``var_ = w**2 variance``. Releasing the
+    variance about the private mean instead would need the squares of
+    ``z - mean``, whose range ``(1 + |mean|)**2`` is larger; releasing the
+    empirical variance directly costs a sensitivity of about ``4 / n`` per
+    feature, four times the second moment's.
+
+    **Transform.** ``transform`` does not clip: it applies the released
+    affine map to the rows it is given, which is post-processing of the
+    release (and of those rows). Values outside ``bounds`` come out beyond
+    the standardised range of the clipped training data.
+
+    Unlike scikit-learn's scaler, NaN is refused (impute first), and sparse
+    input, ``sample_weight`` and ``partial_fit`` are not supported.
+
+    References
+    ----------
+    .. [1] Bun, M. and Steinke, T. "Concentrated Differential Privacy:
+       Simplifications, Extensions, and Lower Bounds". TCC 2016.
+       https://arxiv.org/abs/1605.02065.
+    .. [2] Dwork, C., McSherry, F., Nissim, K. and Smith, A. "Calibrating
+       Noise to Sensitivity in Private Data Analysis". TCC 2006.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcov.preprocessing import StandardScaler
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal([50.0, 0.5], [10.0, 0.1], size=(5000, 2))
+    >>> scaler = StandardScaler(epsilon=1.0, bounds=([0.0, 0.0], [100.0, 1.0]),
+    ...                         random_state=0).fit(X)
+    >>> np.round(scaler.mean_, 1)
+    array([50.1,  0.5])
+    >>> np.round(scaler.scale_, 1)
+    array([10.2,  0.1])
+    >>> scaler.transform(X).shape
+    (5000, 2)
+    """
+
+    _parameter_constraints: dict = {
+        # epsilon = inf (no noise) is allowed for testing against sklearn.
+        "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {np.inf})],
+        "delta": [Interval(Real, 0, 1, closed="left")],
+        "rho": [
+            Interval(Real, 0, None, closed="neither"),
+            Options(Real, {np.inf}),
+            None,
+        ],
+        "bounds": _bounds_constraint(),
+        "with_mean": ["boolean"],
+        "with_std": ["boolean"],
+        "copy": ["boolean"],
+        "accountant": [BudgetAccountant, None],
+        "random_state": ["random_state", np.random.Generator],
+    }
+
+    def __init__(
+        self,
+        *,
+        epsilon=1.0,
+        delta=1e-6,
+        rho=None,
+        bounds=None,
+        with_mean=True,
+        with_std=True,
+        copy=True,
+        accountant=None,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.rho = rho
+        self.bounds = bounds
+        self.with_mean = with_mean
+        self.with_std = with_std
+        self.copy = copy
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def privacy_cost(self):
+        """The guarantee a fit spends with the current parameters.
+
+        Computed from the parameters only (no data). With ``with_mean=False``
+        and ``with_std=False`` nothing is released and the cost is zero (in
+        the notion the parameters select).
+
+        Returns
+        -------
+        guarantee : dpcov.accounting.PureDP or dpcov.accounting.ZCDP
+            The guarantee of one fit.
+
+        Raises
+        ------
+        ValueError
+            If the privacy parameters are out of range.
+        """
+        cost = super().privacy_cost()
+        if self.with_mean or self.with_std:
+            return cost
+        return type(cost)(0.0)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Release the private mean and variance of the clipped features.
+
+        Parameters
+        ----------
+        X : array-like or dask.array.Array of shape (n_samples, n_features)
+            Training data. Each feature is clipped to its range in ``bounds``
+            (``X`` itself is not modified). A Dask array is reduced by Dask,
+            without loading it.
+        y : Ignored
+            Not used, present for API consistency by convention.
+
+        Returns
+        -------
+        self : object
+            Fitted scaler.
+        """
+        # Declarative validation is skipped under skip_parameter_validation;
+        # a private estimator validates its parameters regardless, and checks
+        # its budget against the accountant before reading the data.
+        check_params_always(self)
+        if self.bounds is None:
+            raise ValueError(_NO_BOUNDS.format(name=type(self).__name__))
+        budget = self._check_budget()
+        X = validate_rows(self, X, accept_dask=True)
+        lazy = is_dask_array(X)
+        n_samples, n_features = X.shape
+        lower, upper = check_bounds(self.bounds, n_features)
+        center, half = unit_box(lower, upper)
+        rng = check_random_state(self.random_state)
+        release = self.with_mean or self.with_std
+
+        # One pass: the sums of the unit coordinates and of their squares (a
+        # Dask array's entries are checked for NaN and infinity on the way,
+        # before anything is recorded or released).
+        sums = row_statistics(
+            X,
+            box=(lower, upper),
+            total=release,
+            square_total=self.with_std,
+            check_finite=lazy,
+        )
+        self._spend_budget(budget)  # everything above used public values only
+
+        mean = var = scale = None
+        split = {}
+        if release:
+            weight, noise = moment_noise(
+                budget,
+                n_samples=n_samples,
+                n_features=n_features,
+                with_second_moment=self.with_std,
+            )
+            unit_mean = sums.total / n_samples
+            if self.with_std:
+                # One draw for the vector (mean, w * second moment); see
+                # moment_noise for its sensitivities.
+                stacked = np.concatenate(
+                    [unit_mean, weight * (sums.square_total / n_samples)]
+                )
+                noisy = noise.add(stacked, rng)
+                # The public floor: the noise on the second moment, below
+                # which a variance cannot be told from zero (at most 1, the
+                # largest variance on [-1, 1]).
+                floor = min(noise.std / weight, 1.0)
+                unit_mean, unit_var = unit_variance(
+                    noisy[:n_features], noisy[n_features:] / weight, floor
+                )
+                split["mean_and_second_moment"] = budget
+            else:
+                unit_mean = np.clip(noise.add(unit_mean, rng), -1.0, 1.0)
+                split["mean"] = budget
+            mean = center + half * unit_mean
+            if self.with_std:
+                # Half-widths above 1e154 (public bounds near float64's
+                # limits) make var_ inf; scale_ below stays finite.
+                with np.errstate(over="ignore"):
+                    var = half * half * unit_var
+                # A variance of a few ulps is a constant feature (only
+                # epsilon=inf gets there): scale 1, as in scikit-learn.
+                constant = unit_var <= 10 * np.finfo(np.float64).eps
+                scale = np.where(constant, 1.0, half * np.sqrt(unit_var))
+
+        self.mean_ = mean
+        self.var_ = var
+        self.scale_ = scale
+        self.n_samples_seen_ = int(n_samples)
+        self.bounds_ = (lower, upper)
+        self.budget_split_ = split
+        self.guarantee_ = compose(split.values()) if split else self.privacy_cost()
+        self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = self._privacy_spent(
+            self.guarantee_
+        )
+        return self
+
+    def transform(self, X, copy=None):
+        """Standardise X with the released mean and scale.
+
+        The rows are not clipped: ``(x - mean_) / scale_`` is applied to them
+        as given (post-processing of the release).
+
+        Parameters
+        ----------
+        X : array-like or dask.array.Array of shape (n_samples, n_features)
+            Rows to scale. A Dask array gives a lazy Dask array.
+        copy : bool, default=None
+            Whether to copy X; None uses the ``copy`` parameter.
+
+        Returns
+        -------
+        X_tr : ndarray of shape (n_samples, n_features)
+            Transformed rows, of the input's float dtype.
+        """
+        check_is_fitted(self)
+        X = validate_rows(self, X, reset=False, accept_dask=True, method="transform")
+        shift = self.mean_ if self.with_mean else None
+        divide = self.scale_ if self.with_std else None
+        return _affine(X, shift=shift, divide=divide, copy=self._copy(copy))
+
+    def inverse_transform(self, X, copy=None):
+        """Map standardised rows back to the original units.
+
+        Parameters
+        ----------
+        X : array-like or dask.array.Array of shape (n_samples, n_features)
+            Standardised rows.
+        copy : bool, default=None
+            Whether to copy X; None uses the ``copy`` parameter.
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features)
+            ``X * scale_ + mean_`` (each step as ``with_std`` and
+            ``with_mean`` ask).
+        """
+        check_is_fitted(self)
+        X = validate_rows(
+            self, X, reset=False, accept_dask=True, method="inverse_transform"
+        )
+        scale = self.scale_ if self.with_std else None
+        shift = self.mean_ if self.with_mean else None
+        return _affine(X, multiply=scale, add=shift, copy=self._copy(copy))
+
+    def _copy(self, copy):
+        return self.copy if copy is None else copy
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+
+def _affine(X, *, shift=None, divide=None, multiply=None, add=None, copy=True):
+    # ((X - shift) / divide) * multiply + add, each step optional, in X's
+    # float dtype; in place on X when copy is False and X can be written.
+    # Extreme rows overflow to inf silently: a warning would show which rows
+    # the caller passed are extreme.
+    if is_dask_array(X):
+        for op, value in (
+            (np.subtract, shift),
+            (np.divide, divide),
+            (np.multiply, multiply),
+            (np.add, add),
+        ):
+            if value is not None:
+                X = op(X, value.astype(X.dtype))
+        return X
+    if copy or not X.flags.writeable:
+        X = X.copy()
+    with quiet_float_errors():
+        for op, value in (
+            (np.subtract, shift),
+            (np.divide, divide),
+            (np.multiply, multiply),
+            (np.add, add),
+        ):
+            if value is not None:
+                op(X, value.astype(X.dtype), out=X)
+    return X
+
+
+class BoundsScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+    """Map public feature ranges onto ``[-1, 1]``, at no privacy cost.
+
+    Each feature is clipped to its public range ``[lower_j, upper_j]`` and
+    mapped affinely onto ``[-1, 1]``: ``z = (clip(x) - c) / w`` for the
+    range's centre ``c`` and half-width ``w``. Nothing is learnt from the
+    rows (``fit`` only validates ``bounds`` against the number of features),
+    so the transformer has no privacy parameters and costs nothing; it puts
+    features on different scales on a common one before a private step.
+
+    Every output row has L2 norm at most ``sqrt(n_features)``: that is the
+    public ``data_norm`` to give a following private estimator (PCA, a
+    covariance estimator), which then clips nothing.
+
+    Read more in the :ref:`User Guide <preprocessing>`.
+
+    Parameters
+    ----------
+    bounds : tuple (lower, upper), default=None
+        Public ranges of the features: each of ``lower`` and ``upper`` is a
+        scalar or an array-like of shape ``(n_features,)``, finite, with
+        ``lower < upper``. They must come from knowledge of the data's domain,
+        never from the data. None raises a ValueError.
+
+    Attributes
+    ----------
+    bounds_ : tuple of ndarray
+        The validated ``(lower, upper)``, each of shape (n_features,).
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during ``fit``. Defined only when `X`
+        has feature names that are all strings.
+
+    See Also
+    --------
+    StandardScaler : Private standardisation (spends a budget).
+    sklearn.preprocessing.MinMaxScaler : Reads the ranges off the data (not
+        private).
+
+    Notes
+    -----
+    The map is fixed by the parameter, and each output row depends on its
+    input row only, so a private step fitted on the output has the same
+    guarantee with respect to the input rows (replacing one input row
+    replaces one output row). ``inverse_transform`` maps ``[-1, 1]`` back
+    to the ranges (clipped values stay at the range's ends).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcov.preprocessing import BoundsScaler
+    >>> X = np.array([[20.0, 0.5], [65.0, 1.5], [120.0, 0.0]])
+    >>> BoundsScaler(bounds=([0.0, 0.0], [100.0, 1.0])).fit_transform(X)
+    array([[-0.6,  0. ],
+           [ 0.3,  1. ],
+           [ 1. , -1. ]])
+    """
+
+    _parameter_constraints: dict = {"bounds": _bounds_constraint()}
+
+    def __init__(self, *, bounds=None):
+        self.bounds = bounds
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Validate ``bounds`` against the number of features of X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data; only its shape (and feature names) are read.
+        y : Ignored
+            Not used, present for API consistency by convention.
+
+        Returns
+        -------
+        self : object
+            Fitted scaler.
+        """
+        if self.bounds is None:
+            raise ValueError(_NO_BOUNDS.format(name=type(self).__name__))
+        X = validate_rows(self, X, accept_dask=True)
+        self.bounds_ = check_bounds(self.bounds, X.shape[1])
+        return self
+
+    def transform(self, X):
+        """Clip each feature to its range and map the ranges onto ``[-1, 1]``.
+
+        Parameters
+        ----------
+        X : array-like or dask.array.Array of shape (n_samples, n_features)
+            Rows to scale. A Dask array gives a lazy Dask array.
+
+        Returns
+        -------
+        X_tr : ndarray of shape (n_samples, n_features)
+            Rows in ``[-1, 1]^n_features`` (L2 norm at most
+            ``sqrt(n_features)``), of the input's float dtype.
+        """
+        check_is_fitted(self)
+        X = validate_rows(self, X, reset=False, accept_dask=True, method="transform")
+        lower, upper = self.bounds_
+        center, half = unit_box(lower, upper)
+        # x - center lies in [-half, half] once x is clipped: no overflow.
+        clipped = np.clip(X, lower.astype(X.dtype), upper.astype(X.dtype))
+        return _affine(clipped, shift=center, divide=half, copy=False)
+
+    def inverse_transform(self, X):
+        """Map unit coordinates back to the feature ranges.
+
+        Parameters
+        ----------
+        X : array-like or dask.array.Array of shape (n_samples, n_features)
+            Rows in unit coordinates.
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features)
+            ``center + half_width * X`` for each feature.
+        """
+        check_is_fitted(self)
+        X = validate_rows(
+            self, X, reset=False, accept_dask=True, method="inverse_transform"
+        )
+        center, half = unit_box(*self.bounds_)
+        return _affine(X, multiply=half, add=center, copy=True)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
