@@ -171,7 +171,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         # Squared norms must stay in float64's normal range.
         "data_norm": [Interval(Real, 1e-150, 1e150, closed="both"), None],
         # A pair (lower, upper); its entries are checked in fit (check_bounds).
-        "bounds": [tuple, list, None],
+        "bounds": ["array-like", None],
         "projection": [StrOptions({"clamp", "feasible", "psd"})],
         "eigenvalue_floor": [
             StrOptions({"auto"}),
