@@ -84,7 +84,9 @@ class PrivateEstimatorMixin:
         return privacy_spent(guarantee, self.delta, epsilon=asked)
 
 
-def warn_if_noise_dominated(estimator, signal_to_noise, *, what="release"):
+def warn_if_noise_dominated(
+    estimator, signal_to_noise, *, what="release", stacklevel=5
+):
     """Warn with :class:`~dpcov.exceptions.NoiseDominatedWarning` below 1.
 
     Parameters
@@ -96,6 +98,10 @@ def warn_if_noise_dominated(estimator, signal_to_noise, *, what="release"):
         only (it is printed, rounded).
     what : str, default="release"
         What the figure measures, for the message.
+    stacklevel : int, default=5
+        Passed to :func:`warnings.warn`: 5 points at the user's call of a
+        ``fit`` decorated with ``_fit_context`` that calls this function
+        itself (this function, ``fit``, two wrappers, the caller).
     """
     if signal_to_noise < 1.0:
         warnings.warn(
@@ -104,5 +110,5 @@ def warn_if_noise_dominated(estimator, signal_to_noise, *, what="release"):
             "the public noise scale). Use a larger budget, more rows, a "
             "tighter public data_norm or bounds, or fewer features.",
             NoiseDominatedWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )

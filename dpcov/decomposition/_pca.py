@@ -5,6 +5,7 @@
 
 import inspect
 import math
+import warnings
 from functools import partial
 from numbers import Integral
 
@@ -13,13 +14,14 @@ from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
 from ..accounting import BudgetAccountant
-from ..base import PrivateEstimatorMixin
+from ..base import PrivateEstimatorMixin, warn_if_noise_dominated
 from ..covariance import (
     AdaptiveCovariance,
     EigenSamplingCovariance,
     GaussianCovariance,
 )
 from ..covariance._base import BasePrivateCovariance
+from ..exceptions import NoiseDominatedWarning
 from ..utils._docstrings import fill_doc
 from ..utils._gram import is_dask_array, rows_in_blocks
 from ..utils._input import quiet_float_errors, validate_rows
@@ -320,7 +322,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         X_new : ndarray of shape (n_samples, n_components)
             Projections of the rows of X (whitened if ``whiten``).
         """
-        X = self._fit(X)
+        X = self._fit(X, stacklevel=7)  # set_output adds a wrapper
         if is_dask_array(X):
             return self.transform(X)
         with quiet_float_errors():
@@ -353,7 +355,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             project, chunks=(X.chunks[0], (self.n_components_,)), dtype=dtype
         )
 
-    def _fit(self, X):
+    def _fit(self, X, stacklevel=6):
         # The budget is checked against the accountant before the data are
         # read. The inner covariance estimator (PCA's one release) records it,
         # under PCA's name, after its own public checks.
@@ -381,7 +383,10 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         if self.accountant is not None:
             estimator.set_params(accountant=self.accountant)
             estimator._accounting_label = type(self).__name__
-        estimator.fit(X)
+        with warnings.catch_warnings():
+            # PCA warns under its own name, at the user's call (below).
+            warnings.simplefilter("ignore", NoiseDominatedWarning)
+            estimator.fit(X)
         covariance = estimator.covariance_
         if self.covariance == "top_k" and self.bounds is None:
             # (With bounds the sampled directions are in the box's unit
@@ -424,6 +429,13 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         self.bounds_ = estimator.bounds_
         self.noise_level_ = estimator.noise_level_
         self.signal_to_noise_ = estimator.signal_to_noise_
+        # (this function, _fit, fit or fit_transform, two wrappers, the caller)
+        warn_if_noise_dominated(
+            self,
+            self.signal_to_noise_,
+            what="covariance release",
+            stacklevel=stacklevel,
+        )
         self.guarantee_ = estimator.guarantee_
         self.epsilon_spent_ = estimator.epsilon_spent_
         self.delta_spent_ = estimator.delta_spent_
