@@ -441,6 +441,10 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         self.delta_spent_ = estimator.delta_spent_
         self.rho_spent_ = estimator.rho_spent_
         self.budget_split_ = estimator.budget_split_
+        # (this function, _fit, fit or fit_transform, two wrappers, the caller)
+        warn_if_noise_dominated(
+            self, self.signal_to_noise_, what="covariance release", stacklevel=stacklevel
+        )
         return X
 
     def inverse_transform(self, X):
