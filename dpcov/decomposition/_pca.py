@@ -429,13 +429,6 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         self.bounds_ = estimator.bounds_
         self.noise_level_ = estimator.noise_level_
         self.signal_to_noise_ = estimator.signal_to_noise_
-        # (this function, _fit, fit or fit_transform, two wrappers, the caller)
-        warn_if_noise_dominated(
-            self,
-            self.signal_to_noise_,
-            what="covariance release",
-            stacklevel=stacklevel,
-        )
         self.guarantee_ = estimator.guarantee_
         self.epsilon_spent_ = estimator.epsilon_spent_
         self.delta_spent_ = estimator.delta_spent_
@@ -443,7 +436,10 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         self.budget_split_ = estimator.budget_split_
         # (this function, _fit, fit or fit_transform, two wrappers, the caller)
         warn_if_noise_dominated(
-            self, self.signal_to_noise_, what="covariance release", stacklevel=stacklevel
+            self,
+            self.signal_to_noise_,
+            what="covariance release",
+            stacklevel=stacklevel,
         )
         return X
 
