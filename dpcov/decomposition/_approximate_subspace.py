@@ -458,6 +458,17 @@ class ApproximateSubspace(BaseSubspace):
     would cost privacy): a wrong ``eigengap`` gives
     :class:`~dpcov.exceptions.NoHeavyCell` or a poor subspace.
 
+    **No signal-to-noise figure.** Unlike the noise-addition estimators,
+    this class has no ``signal_to_noise_`` and never warns with
+    :class:`~dpcov.exceptions.NoiseDominatedWarning`: the noise of the
+    stability test decides only whether the subspace is released (otherwise
+    the fit raises), not how far it is off, so there is no noise scale to
+    compare the released projector with. The noisy count of the chosen
+    cell always clears its public threshold ``t / 2`` when a subspace is
+    released, so a figure built on it could never fall below 1;
+    ``predicted_error_`` (public) states the accuracy expected under the
+    assumptions.
+
     References
     ----------
     .. [1] Singhal, V. and Steinke, T. "Privately Learning Subspaces".

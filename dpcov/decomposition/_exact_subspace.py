@@ -332,6 +332,14 @@ class ExactSubspace(BaseSubspace):
     candidates are data-dependent; these are the provable replacements of
     the spec (its Mechanisms B and A).
 
+    **No signal-to-noise figure.** Unlike the noise-addition estimators,
+    this class has no ``signal_to_noise_`` and never warns with
+    :class:`~dpcov.exceptions.NoiseDominatedWarning`: the noise of the
+    stability test decides only whether the subspace is released (otherwise
+    the fit raises), not how far it is off, so there is no noise scale to
+    compare the released projector with. The noisy score cannot be released
+    itself (on a neighbouring dataset it may not exist).
+
     **Exact arithmetic.** The uniqueness and sensitivity facts are lattice
     facts (a point in ``S`` and in ``S'`` is in ``S & S'``) that fail for
     membership up to a floating-point tolerance, which could make

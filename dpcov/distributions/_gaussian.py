@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator, DensityMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..accounting import ZCDP, BudgetAccountant, split_budget
-from ..base import PrivateEstimatorMixin
+from ..base import PrivateEstimatorMixin, warn_if_noise_dominated
 from ..mechanisms import _noise
 from ..mechanisms._coinpress import (
     best_covariance_plan,
@@ -20,7 +20,13 @@ from ..mechanisms._coinpress import (
     coinpress_covariance,
     coinpress_mean,
 )
-from ..mechanisms._klsu import naive_pce, naive_pme, ppc, ppc_schedule
+from ..mechanisms._klsu import (
+    naive_pce,
+    naive_pce_noise,
+    naive_pme,
+    ppc,
+    ppc_schedule,
+)
 from ..mechanisms._projection import project_l2_ball, project_psd_bounded
 from ..utils._docstrings import fill_doc
 from ..utils._input import quiet_float_errors, validate_rows
@@ -148,6 +154,19 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         Inverse of ``covariance_``.
     n_iterations_ : dict of str to int
         Steps (or rounds) run by each part of the fit (public).
+    noise_level_ : float
+        Scale of the largest eigenvalue that the noise of the final
+        covariance step alone would give, in the units of ``covariance_``:
+        ``2 sqrt(d) sigma`` (the edge of the semicircle law; ``sigma`` the
+        public noise scale of that step, in its whitened frame) times
+        ``min_variance ||A^(-1)||**2``, where ``A`` is the whitening of that
+        step (the identity for a one-step plan; otherwise computed from the
+        earlier releases). See Notes.
+    signal_to_noise_ : float
+        Largest eigenvalue of ``covariance_`` over ``noise_level_``: computed
+        from the release and public values only. Below 1 the fit is mostly
+        noise (its mean too, being whitened by the released covariance), and
+        ``fit`` warns with :class:`~dpcov.exceptions.NoiseDominatedWarning`.
     {privacy_attributes_zcdp}
     n_features_in_ : int
         Number of features seen during ``fit``.
@@ -193,6 +212,21 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
 
     Clipping to ``[min_variance, max_variance]`` and projecting the mean onto
     its ball are post-processing onto sets that contain the truth.
+
+    **Signal to noise.** The final covariance release is ``A^(-1) (W.T W / m
+    + Y) A^(-T)`` (times ``min_variance``), with symmetric Gaussian noise
+    ``Y`` of public scale ``sigma``, whose largest eigenvalue is about ``2
+    sqrt(d) sigma``; mapped back it is at most ``||A^(-1)||**2`` times that,
+    which is ``noise_level_``. ``signal_to_noise_`` compares the largest
+    released eigenvalue with it. When the public bounds are wrong or the
+    rows too few (say raw wine data, whose proline column has a variance of
+    about 1e5 against the default ``max_variance=1e4``), the release is
+    mostly noise and its eigenvalues are clipped to ``max_variance``, and
+    ``fit`` warns with :class:`~dpcov.exceptions.NoiseDominatedWarning`. No
+    such figure is given for the mean alone: a released mean near zero is
+    the right answer for centred data, so its norm says nothing about the
+    noise; the mean is whitened by the released covariance, so a noisy
+    covariance spoils it too.
 
     Every check of the parameters and of the plan (``n_samples``,
     ``n_features`` and the parameters only) comes before any arithmetic on
@@ -320,11 +354,11 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         self._spend_budget(budget)
         X_scaled = _scaled_rows(X, scale)
         if self.method == "coinpress":
-            covariance, mean, split, steps = self._fit_coinpress(
+            covariance, mean, split, steps, noise = self._fit_coinpress(
                 X_scaled, plan, condition, radius, rng
             )
         else:
-            covariance, mean, split, steps = self._fit_klsu(
+            covariance, mean, split, steps, noise = self._fit_klsu(
                 X_scaled, plan, budget, radius, rng
             )
 
@@ -335,11 +369,26 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         self.precision_ = linalg.pinvh(self.covariance_)
         self.mean_ = scale * project_l2_ball(mean, radius)
         self.n_iterations_ = steps
+        # Signal to noise, from the release and public values only: the final
+        # step adds symmetric noise of public scale `sigma` in the frame of its
+        # whitening A (itself a function of earlier releases); its largest
+        # eigenvalue is about 2 sqrt(d) sigma (semicircle edge), and mapped
+        # back by A^(-1) . A^(-T) at most ||A^(-1)||**2 times that.
+        sigma, frame = noise
+        inverse_norm = 1.0 / linalg.svdvals(frame)[-1]
+        noise_level = (
+            self.min_variance * 2.0 * math.sqrt(n_features) * sigma * inverse_norm**2
+        )
+        top = float(linalg.eigvalsh(self.covariance_)[-1])
+        signal_to_noise = top / noise_level if noise_level > 0 else np.inf
+        self.noise_level_ = float(noise_level)
+        self.signal_to_noise_ = float(signal_to_noise)
         self.budget_split_ = split
         self.guarantee_ = budget
         self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = self._privacy_spent(
             budget
         )
+        warn_if_noise_dominated(self, signal_to_noise, what="fitted Gaussian")
         return self
 
     def _plan_coinpress(self, n_samples, n_features, budget, condition):
@@ -358,7 +407,9 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         n_samples, n_features = X.shape
         shares, cov_plan = plan
         pairs = _pairs(X, rng)
-        covariance, whitening = coinpress_covariance(pairs, cov_plan, rng)
+        covariance, whitening, frame = coinpress_covariance(
+            pairs, cov_plan, rng, return_frame=True
+        )
         upper = cov_plan.upper[-1]
         if not math.isfinite(upper):
             # Too few pairs for the whitening bound (public): the mean runs
@@ -383,7 +434,7 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         for i, rho_step in enumerate(mean_plan.rhos, start=1):
             split[f"mean step {i}"] = ZCDP(rho_step)
         steps = {"covariance": cov_plan.n_steps, "mean": mean_plan.n_steps}
-        return covariance, mean, split, steps
+        return covariance, mean, split, steps, (cov_plan.noise_scales[-1], frame)
 
     def _plan_klsu(self, n_samples, n_features, budget, condition, radius):
         if n_samples < 6:
@@ -450,7 +501,11 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         # releases: parallel composition, rho in all (spec §1.1).
         split = {"preconditioner, covariance, mean (disjoint rows)": budget}
         steps = {"preconditioner": len(conditions) - 1, "covariance": 1, "mean": 1}
-        return covariance, mean, split, steps
+        # NaivePCE's public noise scale, in the frame of A (for the hint).
+        sigma, _ = naive_pce_noise(
+            cov_pairs.shape[0], n_features, final, rho, self.beta / 3
+        )
+        return covariance, mean, split, steps, (sigma, A)
 
     def _check_rows(self, X, method):
         check_is_fitted(self)

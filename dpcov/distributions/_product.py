@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, DensityMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..accounting import BudgetAccountant
-from ..base import PrivateEstimatorMixin
+from ..base import PrivateEstimatorMixin, warn_if_noise_dominated
 from ..mechanisms import _noise
 from ..mechanisms._product import (
     naive_product_release,
@@ -139,6 +139,13 @@ class ProductBernoulli(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         that set the coordinate, a function of the private outputs only.
     min_probability_ : float
         The floor used (public: a function of ``n_samples``).
+    signal_to_noise_ : float
+        Median over the coordinates of ``min(p_j, 1 - p_j) / noise_std_[j]``
+        (``p = probabilities_``; ``inf`` where the noise is zero): the released
+        probability of each coin's rarer outcome over its noise. Computed from
+        the release and public values only. Below 1 most marginals are
+        mostly noise, and ``fit`` warns with
+        :class:`~dpcov.exceptions.NoiseDominatedWarning`. See Notes.
     n_rounds_ : int
         PPDE only: number of rounds, the final one included (public plan).
     block_sizes_ : ndarray of shape (`n_rounds_`,)
@@ -227,6 +234,17 @@ class ProductBernoulli(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
     0.26 against 0.44; ``n=3e7``: 0.11 against 0.14), sizes that only fit
     in memory as sparse matrices. Hence "gaussian" is the default, as the
     spec's simulations suggested (PPDE loses below ``d`` of about 10,000).
+
+    **Signal to noise.** A marginal's information is in its rarer outcome:
+    ``p_j = 0.02`` released with noise of standard deviation 0.05 cannot be
+    told from 0 or from 0.1, although ``1 - p_j`` is far above the noise.
+    So each coordinate's figure is ``min(p_j, 1 - p_j) / noise_std_[j]``,
+    symmetric under relabelling 0 and 1 (which PPDE's orientation step
+    does), and meaningful for a biased coin whatever the other marginals
+    are (unlike their spread, which is zero when all coins are alike).
+    ``signal_to_noise_`` is the median over the coordinates, so one rare
+    feature does not trigger the warning, but a fit where most marginals
+    are within their noise of 0 or 1 does.
 
     A seeded fit (``random_state`` not None) is reproducible and therefore
     not private against whoever knows the seed.
@@ -397,6 +415,13 @@ class ProductBernoulli(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = self._privacy_spent(
             budget
         )
+        # Signal to noise, from the release and public values only (Notes).
+        rarer = np.minimum(self.probabilities_, 1.0 - self.probabilities_)
+        noise = self.noise_std_
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratios = np.where(noise > 0, rarer / noise, np.inf)
+        self.signal_to_noise_ = float(np.median(ratios))
+        warn_if_noise_dominated(self, self.signal_to_noise_, what="typical marginal")
         return self
 
     def score_samples(self, X):

@@ -299,7 +299,7 @@ def inverse_sqrt(matrix):
     return (eigenvectors / np.sqrt(eigenvalues)) @ eigenvectors.T
 
 
-def coinpress_covariance(Z, plan, rng):
+def coinpress_covariance(Z, plan, rng, *, return_frame=False):
     """Run a CoinPress covariance plan on rows ``Z`` (MVCRec).
 
     Satisfies ``sum(plan.rhos)``-zCDP with respect to replacing one row of
@@ -315,6 +315,9 @@ def coinpress_covariance(Z, plan, rng):
         From :func:`covariance_plan` (public).
     rng : numpy.random.Generator
         Source of the noise.
+    return_frame : bool, default=False
+        Also return the preconditioner ``A`` of the last step, whose frame
+        the last noise is added in (post-processing of earlier releases).
 
     Returns
     -------
@@ -324,6 +327,9 @@ def coinpress_covariance(Z, plan, rng):
     preconditioner : ndarray of shape (d, d)
         The whitening ``(Z_t + eta_t I)^(-1/2) A``: whitens ``S`` to within
         ``plan.lower[-1]`` and ``plan.upper[-1]`` (post-processing).
+    frame : ndarray of shape (d, d)
+        Only with ``return_frame=True``: the last step's ``A``; the last
+        noise enters the estimate as ``A^(-1) Y A^(-T)``.
     """
     n_features = Z.shape[1]
     A = np.eye(n_features)
@@ -336,6 +342,7 @@ def coinpress_covariance(Z, plan, rng):
         # the matrix absolute value of the reference code (spec §9.4.2).
         released = project_psd(noisy)
         if step == plan.n_steps - 1:
+            frame = A
             A_inv = linalg.inv(A)
             covariance = A_inv @ released @ A_inv.T
             covariance = (covariance + covariance.T) / 2.0
@@ -343,6 +350,8 @@ def coinpress_covariance(Z, plan, rng):
         # A <- B A (the reference code's A <- B A with rows x A is the
         # multiplication-order bug of spec §9.4.1).
         A = inverse_sqrt(released + plan.ridges[step] * np.eye(n_features)) @ A
+    if return_frame:
+        return covariance, A, frame
     return covariance, A
 
 
