@@ -84,8 +84,14 @@ class PrivateEstimatorMixin:
         return privacy_spent(guarantee, self.delta, epsilon=asked)
 
 
+_REMEDY = (
+    "Use a larger budget, more rows, a tighter public data_norm or bounds, or "
+    "fewer features."
+)
+
+
 def warn_if_noise_dominated(
-    estimator, signal_to_noise, *, what="release", stacklevel=5
+    estimator, signal_to_noise, *, what="release", remedy=_REMEDY, stacklevel=5
 ):
     """Warn with :class:`~dpcov.exceptions.NoiseDominatedWarning` below 1.
 
@@ -98,6 +104,8 @@ def warn_if_noise_dominated(
         only (it is printed, rounded).
     what : str, default="release"
         What the figure measures, for the message.
+    remedy : str, default: a larger budget, more rows, tighter geometry
+        What the user can change, for the message (public advice only).
     stacklevel : int, default=5
         Passed to :func:`warnings.warn`: 5 points at the user's call of a
         ``fit`` decorated with ``_fit_context`` that calls this function
@@ -107,8 +115,7 @@ def warn_if_noise_dominated(
         warnings.warn(
             f"{type(estimator).__name__}: the {what} is dominated by noise "
             f"(signal_to_noise_={signal_to_noise:.2g} < 1, from the release and "
-            "the public noise scale). Use a larger budget, more rows, a "
-            "tighter public data_norm or bounds, or fewer features.",
+            f"the public noise scale). {remedy}",
             NoiseDominatedWarning,
             stacklevel=stacklevel,
         )

@@ -388,7 +388,14 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = self._privacy_spent(
             budget
         )
-        warn_if_noise_dominated(self, signal_to_noise, what="fitted Gaussian")
+        warn_if_noise_dominated(
+            self,
+            signal_to_noise,
+            what="fitted Gaussian",
+            remedy="Use a larger budget or more rows, or give public bounds "
+            "closer to the data (min_variance, max_variance, mean_bound): "
+            "rescaling the data to unit-order scales often helps.",
+        )
         return self
 
     def _plan_coinpress(self, n_samples, n_features, budget, condition):

@@ -421,7 +421,12 @@ class ProductBernoulli(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         with np.errstate(divide="ignore", invalid="ignore"):
             ratios = np.where(noise > 0, rarer / noise, np.inf)
         self.signal_to_noise_ = float(np.median(ratios))
-        warn_if_noise_dominated(self, self.signal_to_noise_, what="typical marginal")
+        warn_if_noise_dominated(
+            self,
+            self.signal_to_noise_,
+            what="typical marginal",
+            remedy="Use a larger budget or more rows, or release fewer features.",
+        )
         return self
 
     def score_samples(self, X):
