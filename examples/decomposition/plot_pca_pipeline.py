@@ -40,7 +40,7 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
-from dpcov.accounting import search_cost
+from dpcov.accounting import pipeline_cost, search_cost
 from dpcov.decomposition import PCA
 
 X, y = load_digits(return_X_y=True)
@@ -55,6 +55,10 @@ pipe = make_pipeline(
     PCA(epsilon=1.0, data_norm=8.0, random_state=0),
     LogisticRegression(max_iter=2000),
 )
+# One fit of the pipeline spends what its private steps spend, composed
+# (they read the same rows): here the PCA step alone, since the scaling is
+# public and the classifier is not private.
+print("one pipeline fit:", pipeline_cost(pipe))
 search = GridSearchCV(pipe, {"pca__n_components": [5, 10, 20]}, cv=3)
 
 # %%
