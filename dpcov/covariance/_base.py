@@ -3,11 +3,13 @@
 A private covariance fit runs the same steps whatever the mechanism:
 
 1. validate the data and the parameters (privacy parameters unconditionally);
-2. split the budget: 1/8 for a private radius when ``data_norm`` is None, 1/8
-   for a private mean when ``assume_centered`` is False, the rest for the
-   covariance mechanism;
-3. resolve the row-norm bound (given, or the private radius from a pass of
-   norm counts) and clip to it;
+2. split the budget: 1/8 for a private radius when ``data_norm`` and
+   ``bounds`` are None (sparse vector; 3/16 for the exponential mechanism,
+   below the sparse vector's minimum number of rows), 1/8 for a private mean
+   when ``assume_centered`` is False, the rest for the covariance mechanism;
+3. resolve the row-norm bound (given, the box's ``sqrt(d)`` in unit
+   coordinates with ``bounds``, or the private radius from a pass of norm
+   counts) and clip to it;
 4. release the private mean and centre about it (the sum and the Gram matrix
    of the clipped rows come from one chunked pass, or one Dask reduction);
 5. run the mechanism (the subclass's :meth:`_release`) on the processed rows;
@@ -29,6 +31,8 @@ from ..accounting import BudgetAccountant, compose, split_budget
 from ..base import PrivateEstimatorMixin, warn_if_noise_dominated
 from ..mechanisms import (
     calibrate_additive,
+    exponential_radius_min_samples,
+    private_radius_exponential,
     private_radius_from_counts,
     private_radius_min_samples,
     project_feasible,
@@ -49,8 +53,11 @@ from ..utils._sklearn_compat import (
 )
 from ..utils.validation import check_bounds, unit_box
 
-#: Share of the whole budget spent on the private radius when data_norm is None.
+#: Share of the whole budget spent on the private radius when data_norm and
+#: bounds are None, by sparse vector (enough rows for it).
 RADIUS_SHARE = 0.125
+#: The share when the exponential mechanism finds the radius (fewer rows).
+EM_RADIUS_SHARE = 0.1875
 #: Share of the whole budget spent on the private mean when assume_centered is False.
 MEAN_SHARE = 0.125
 
@@ -313,28 +320,50 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         # every entry is in [-1, 1]: their norm bound sqrt(d) is public.
         find_radius = self.data_norm is None and box is None
 
+        # Which private radius (a choice on public values: n and the budget).
+        # Sparse vector, where it applies, was the more accurate in
+        # benchmarks/bench_radius.py (it clips more of the tail); below its
+        # minimum the exponential mechanism works from a few hundred rows,
+        # with a larger share so that the minimum stays low.
+        radius_share, radius_mechanism = None, None
+        if find_radius:
+            svt_epsilon = split_budget(
+                budget, {"radius": RADIUS_SHARE, "rest": 1.0 - RADIUS_SHARE}
+            )["radius"].pure_epsilon()
+            if n_samples >= private_radius_min_samples(svt_epsilon):
+                radius_share, radius_mechanism = RADIUS_SHARE, "sparse_vector"
+            else:
+                radius_share, radius_mechanism = EM_RADIUS_SHARE, "exponential"
+
         # Budget split between steps. The radius and the mean are cheap to get
         # right (one count, one d-vector), the covariance is not: they take 1/8
-        # each and only when needed; zCDP and pure DP both compose additively.
+        # each (3/16 for the exponential radius) and only when needed; zCDP
+        # and pure DP both compose additively.
         shares = {}
         if find_radius:
-            shares["radius"] = RADIUS_SHARE
+            shares["radius"] = radius_share
         if not self.assume_centered:
             shares["mean"] = MEAN_SHARE
         shares["covariance"] = 1.0 - sum(shares.values())
         split = split_budget(budget, shares)
 
-        if find_radius:
-            # Sparse vector over radius counts is pure DP; under zCDP it runs at
-            # the largest epsilon whose epsilon^2/2 fits the share.
+        if radius_mechanism == "sparse_vector":
+            # Sparse vector over radius counts is pure DP; under zCDP it runs
+            # at the largest epsilon whose epsilon^2/2 fits the share.
             epsilon_radius = split["radius"].pure_epsilon()
-            n_min = private_radius_min_samples(epsilon_radius)
+        elif radius_mechanism == "exponential":
+            # The exponential mechanism over the grid of radii: pure DP at
+            # epsilon, and epsilon**2/8-zCDP (bounded range), so under zCDP it
+            # runs at sqrt(8 rho) for its share rho.
+            epsilon_radius = split["radius"].exponential_epsilon()
+            n_min = exponential_radius_min_samples(epsilon_radius)
             if n_samples < n_min:
                 raise ValueError(
                     f"data_norm=None finds a row-norm bound privately, which needs "
                     f"at least {n_min} samples at this privacy budget; got "
-                    f"{n_samples}. Pass data_norm (a public bound on the row "
-                    "norms) or a larger budget."
+                    f"{n_samples}. Pass bounds=(lower, upper) (public ranges of "
+                    "the features) or data_norm (a public bound on the row "
+                    "norms), or a larger budget."
                 )
         self._check_public(n_samples, n_features)
 
@@ -358,9 +387,14 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         self._spend_budget(budget)  # every check above used public values only
 
         if find_radius:
-            data_norm = private_radius_from_counts(
-                counts, epsilon=epsilon_radius, rng=rng
-            )
+            if radius_mechanism == "sparse_vector":
+                data_norm = private_radius_from_counts(
+                    counts, epsilon=epsilon_radius, rng=rng
+                )
+            else:
+                data_norm = private_radius_exponential(
+                    counts, n_samples, epsilon=epsilon_radius, rng=rng
+                )
             # (Dask: the entries are checked again, in case the source changed.)
             sums = row_statistics(X, clip_norm=data_norm, check_finite=lazy, **wanted)
 

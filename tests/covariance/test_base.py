@@ -113,11 +113,29 @@ def test_private_radius_path(Estimator):
 
 
 def test_private_radius_needs_enough_rows(Estimator):
-    X = _data(n=500)
+    # Below the exponential mechanism's minimum (272 rows at epsilon=1,
+    # delta=1e-6) the fit says what to pass, with public values only.
+    X = _data(n=200)
     with pytest.raises(
-        ValueError, match=r"data_norm=None .* at least \d+ samples .* got 500"
+        ValueError,
+        match=r"data_norm=None .* at least 272 samples .* got 200\. Pass "
+        r"bounds=\(lower, upper\) .* or data_norm",
     ):
         Estimator(epsilon=1.0).fit(X)
+
+
+def test_private_radius_mechanism_follows_public_n(Estimator):
+    # Few rows: the exponential mechanism with 3/16 of the budget; enough
+    # for the sparse vector (4411 at epsilon=1, delta=1e-6): 1/8.
+    budget = ZCDP(zcdp_rho(1.0, 1e-6))
+    small = Estimator(epsilon=1.0, random_state=0).fit(_data(n=300))
+    assert small.budget_split_["radius"].rho == pytest.approx(
+        3 / 16 * budget.rho, rel=1e-12
+    )
+    large = Estimator(epsilon=1.0, random_state=0).fit(_data(n=4411))
+    assert large.budget_split_["radius"].rho == pytest.approx(budget.rho / 8, rel=1e-12)
+    for est in (small, large):
+        assert est.data_norm is None and est.data_norm_ > 0
 
 
 @pytest.mark.parametrize("projection", ["clamp", "feasible", "psd"])

@@ -230,3 +230,27 @@ def test_grid_search_over_epsilon_ranks_with_defaults(cls):
         warnings.simplefilter("error")
         search.fit(X)
     assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_small_real_tables_with_defaults(cls):
+    # scikit-learn's wine (178 rows) is below the private radius's minimum
+    # at (1, 1e-6): the error says what to pass; breast_cancer (569) fits.
+    from sklearn.datasets import load_breast_cancer, load_wine
+
+    params = _params_for(cls)
+    with pytest.raises(ValueError, match=r"Pass bounds=\(lower, upper\)"):
+        cls(**params).fit(load_wine().data)
+    est = cls(random_state=0, **params).fit(load_breast_cancer().data)
+    assert est.data_norm_ > 0 and "radius" in est.budget_split_
+
+
+def test_pca_small_table_with_defaults():
+    from sklearn.datasets import load_breast_cancer
+
+    pca = PCA(2, random_state=0).fit(load_breast_cancer().data)
+    assert pca.components_.shape == (2, 30)
+
+
+def _params_for(cls):
+    return {"delta": 0.0} if cls is NuclearLaplaceCovariance else {}
