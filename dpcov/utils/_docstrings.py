@@ -57,12 +57,14 @@ budget_split_ : dict of str to ZCDP
 data_norm : float, default=None
     Public bound on the L2 norm of each row; longer rows are scaled down to it
     (clipped), and all noise is calibrated to it. It must not be computed from
-    the data. With ``None`` a bound is found privately (a sparse-vector search
-    over powers of two from 2**-32 to 2**32) with 1/8 of the budget; this
-    needs many rows (about 4,400 at ``epsilon=1, delta=1e-6``; see
-    :func:`dpcov.mechanisms.private_radius_min_samples`), and ``fit`` raises a
-    ValueError that says how many when there are fewer. Must lie in
-    [1e-150, 1e150] (beyond, even the squared norms overflow).""",
+    the data. With ``None`` (and ``bounds=None``) a bound is found privately
+    over the powers of two from 2**-32 to 2**32: by a sparse-vector search
+    with 1/8 of the budget when there are enough rows for it (4,411 at
+    ``epsilon=1, delta=1e-6``), else by the exponential mechanism with 3/16
+    of the budget, which needs 272 rows at that budget (see
+    :func:`dpcov.mechanisms.exponential_radius_min_samples`); with fewer,
+    ``fit`` raises a ValueError that says how many and what to pass. Must lie
+    in [1e-150, 1e150] (beyond, even the squared norms overflow).""",
     "bounds": """
 bounds : tuple of (lower, upper), default=None
     Public range of each feature, for tables whose features have different
