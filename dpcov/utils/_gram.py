@@ -261,7 +261,7 @@ def _sparse_clip(data, row, n_rows, radius, norms):
         _, k = np.frexp(_sparse_row_peak(data, row, n_rows, entries))
         unit = np.ldexp(data[entries], -k[row[entries]])
         lengths = np.sqrt(_sums_by(row[entries], unit * unit, n_rows))
-        clipped[entries] = unit * (radius / lengths)[row[entries]]
+        clipped[entries] = unit * (radius / lengths[row[entries]])
     return clipped
 
 
