@@ -89,32 +89,36 @@ def _chunk_rows(n_features, chunk_rows):
     return max(1, CHUNK_BYTES // (8 * max(1, n_features)))
 
 
-def _sparse_chunks(indptr, n_features, chunk_rows):
-    # Row ranges [start, stop) of a CSR matrix whose products of nonzeros,
-    # stored values and rows each stay within the budgets above (a single
-    # row always makes a chunk). The product of a chunk has at most d**2
-    # entries whatever its rows, and adding it to the Gram matrix costs up to
-    # d**2: chunks of up to d**2 products of nonzeros amortise that.
+def _cumulative_pairs(indptr):
+    # sum_{i <= t} nnz_i**2 for every row t of a CSR matrix, exact in int64,
+    # in one array (8 bytes a row, as much as the matrix's own indptr).
+    pairs = np.diff(indptr).astype(np.int64)
+    np.square(pairs, out=pairs)
+    np.cumsum(pairs, out=pairs)
+    return pairs
+
+
+def _sparse_chunks(indptr, pairs, n_features, chunk_rows):
+    # Row ranges [start, stop) of a CSR matrix whose products of nonzeros
+    # (pairs: _cumulative_pairs), stored values and rows each stay within the
+    # budgets above (a single row always makes a chunk). The product of a
+    # chunk has at most d**2 entries whatever its rows, and adding it to the
+    # Gram matrix costs up to d**2: chunks of up to d**2 products of nonzeros
+    # amortise that.
     budget = max(SPARSE_CHUNK_PAIRS, n_features**2)
     n_rows = indptr.shape[0] - 1
-    counts = np.diff(indptr).astype(np.int64)
-    pairs = np.concatenate([[0], np.cumsum(counts * counts)])
-    nonzeros = indptr.astype(np.int64)
     max_rows = SPARSE_CHUNK_ROWS if chunk_rows is None else max(1, int(chunk_rows))
+    last = int(indptr[-1])
     start = 0
     while start < n_rows:
-        stop = min(
-            n_rows,
-            start + max_rows,
-            int(np.searchsorted(pairs, pairs[start] + budget, "right")) - 1,
-            int(
-                np.searchsorted(
-                    nonzeros, nonzeros[start] + SPARSE_CHUNK_NONZEROS, "right"
-                )
-            )
-            - 1,
+        before = int(pairs[start - 1]) if start else 0
+        by_pairs = int(np.searchsorted(pairs, np.int64(before + budget), "right"))
+        # (A target of indptr's own dtype: no converted copy of indptr.)
+        target = indptr.dtype.type(
+            min(int(indptr[start]) + SPARSE_CHUNK_NONZEROS, last)
         )
-        stop = max(stop, start + 1)
+        by_values = int(np.searchsorted(indptr, target, "right")) - 1
+        stop = max(start + 1, min(n_rows, start + max_rows, by_pairs, by_values))
         yield start, stop
         start = stop
 
@@ -129,13 +133,13 @@ def _as_csr(X):
     return X
 
 
-def _prefer_sparse(X):
+def _prefer_sparse(shape, pairs):
     # The sparse product costs about sum nnz_i**2 scattered multiply-adds, the
     # densified chunks n d**2 / 2 BLAS flops (syrk) plus densifying: a
     # product of nonzeros costs about as much as SPARSE_PAIR_COST flops.
-    counts = np.diff(X.indptr).astype(np.float64)
-    n_rows, n_features = X.shape
-    return float(counts @ counts) * SPARSE_PAIR_COST <= n_rows * float(n_features) ** 2
+    n_rows, n_features = shape
+    total = float(pairs[-1]) if pairs.size else 0.0
+    return total * SPARSE_PAIR_COST <= n_rows * float(n_features) ** 2
 
 
 #: Norms below this (and above 0) are recomputed on the rescaled row: their
@@ -442,6 +446,11 @@ class _Pass:
         sums of squares and products (see :meth:`run_sparse`), so it needs a
         clip first and squares of the bounds within float64.
         """
+        # TODO(bounds): the box step maps x to (clip(x, lower, upper) -
+        # center) / half, whose shift fills the zeros, so sparse input with
+        # a box runs on densified chunks (memory O(chunk_rows * d), time as
+        # for dense rows). A sparse box would need the clip to keep zeros
+        # (lower <= 0 <= upper) and the shift expanded like the centring.
         if self.box is not None or self.transform is not None:
             return False
         if self.center is None:
@@ -461,8 +470,11 @@ class _Pass:
         """Sum the statistics over the chunks of an in-memory ``X``."""
         if sparse.issparse(X):
             X = _as_csr(X)
-            if self.sparse_rows() and _prefer_sparse(X):
-                return self.run_sparse(X)
+            if self.sparse_rows():
+                pairs = _cumulative_pairs(X.indptr)
+                if _prefer_sparse(X.shape, pairs):
+                    return self.run_sparse(X, pairs)
+                del pairs
         n_features = X.shape[1]
         sums = self._zeros(n_features)
         step = _chunk_rows(n_features, self.chunk_rows)
@@ -485,8 +497,10 @@ class _Pass:
                 sums["norm_counts"] += self.norm_counts(norms)
         return sums
 
-    def run_sparse(self, X):
+    def run_sparse(self, X, pairs):
         """Sum the statistics over the chunks of a canonical CSR ``X``.
+
+        ``pairs`` is ``_cumulative_pairs(X.indptr)``.
 
         The rows are clipped by scaling their stored values. The centred rows
         ``z = c - m`` are never formed: with the final clip's factors ``f``
@@ -501,7 +515,7 @@ class _Pass:
             center_square = float(center @ center)
             # s = sum f^2 c and sum f^2, for the centring of the Gram matrix.
             weighted, weight_square = np.zeros(n_features), 0.0
-        for start, stop in _sparse_chunks(X.indptr, n_features, self.chunk_rows):
+        for start, stop in _sparse_chunks(X.indptr, pairs, n_features, self.chunk_rows):
             n_rows = stop - start
             low, high = X.indptr[start], X.indptr[stop]
             data = X.data[low:high].astype(np.float64)  # a copy: ours to scale

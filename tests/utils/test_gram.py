@@ -432,3 +432,23 @@ def test_sparse_memory_has_no_dense_copy():
     assert stats.gram.shape == (d, d)
     assert peak < 4 * 8 * d * d + 8 * 8 * _gram.SPARSE_CHUNK_ROWS + 2**20
     assert peak < n * d * 8 / 40
+
+
+@pytest.mark.parametrize("chunk_rows", [None, 3])
+def test_sparse_chunks_respect_their_budgets(monkeypatch, chunk_rows):
+    # Consecutive row ranges covering every row; a range of more than one row
+    # stays within the budgets of products of nonzeros (at least d**2),
+    # stored values and rows.
+    monkeypatch.setattr(_gram, "SPARSE_CHUNK_PAIRS", 40)
+    monkeypatch.setattr(_gram, "SPARSE_CHUNK_NONZEROS", 12)
+    counts = np.random.default_rng(0).integers(0, 8, size=200)
+    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
+    pairs = _gram._cumulative_pairs(indptr)
+    ranges = list(_gram._sparse_chunks(indptr, pairs, 5, chunk_rows))
+    assert ranges[0][0] == 0 and ranges[-1][1] == 200
+    assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:], strict=False))
+    for start, stop in ranges:
+        if stop - start > 1:
+            chunk = counts[start:stop]
+            assert (chunk**2).sum() <= 40 and chunk.sum() <= 12
+            assert chunk_rows is None or stop - start <= chunk_rows
