@@ -226,7 +226,19 @@ def _write_bad_files(tmp_path):
         (["ragged.csv", "-e", "gauss", "--no-header"], "different numbers of fields"),
         (["flat.npy", "-e", "gauss"], "expected a 2-D array"),
         (["x.txt", "-e", "gauss"], "unsupported file type"),
-        (["one.csv", "-e", "pca", "--no-header"], "at least 2 samples"),
+        (
+            [
+                "one.csv",
+                "-e",
+                "pca",
+                "--no-header",
+                "--data-norm",
+                "1",
+                "--n-components",
+                "2",
+            ],
+            "n_components=2 must be between 1 and min(n_samples, n_features)=1",
+        ),
         (["x.npy", "-e", "gauss", "-o", "nodir/c.npy"], "directory does not exist"),
         (["x.npy", "-e", "gauss", "-o", "x.npy"], "refusing to overwrite the input"),
         (["x.npy", "-e", "gauss", "-o", "c.txt"], "must end in .npy or .csv"),
@@ -610,8 +622,8 @@ BAD_INPUTS = [
     _case(
         "t.csv",
         "1234.5678,0.25\n",
-        ["--no-header", *_PCA],
-        "PCA needs at least 2 samples",
+        ["--no-header", "-e", "pca", "--n-components", "2", "--data-norm", "1"],
+        "must be between 1 and min(n_samples, n_features)=1",
         "one-row-pca",
     ),
     _case(

@@ -282,12 +282,16 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
 
         Parameters
         ----------
-        X : array-like or dask.array.Array of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data. Rows are clipped to ``data_norm`` (or the private
             radius); ``X`` itself is not modified. A Dask array is reduced by
             Dask, without loading it; the noise is drawn here, once, and the
             result equals the in-memory fit's for the same ``random_state``
-            (up to the order of floating-point sums).
+            (up to the order of floating-point sums). A SciPy sparse matrix
+            or array (CSR; CSC and the other formats are converted to CSR) is
+            never densified as a whole: the Gram matrix and the sums come from
+            sparse products, and the fit equals the dense fit's for the same
+            ``random_state`` (up to rounding).
         y : Ignored
             Not used, present for API consistency by convention.
 
@@ -301,7 +305,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         # is checked against the accountant before the data are read.
         check_params_always(self)
         budget = self._check_budget()
-        X = validate_rows(self, X, accept_dask=True)
+        X = validate_rows(self, X, accept_dask=True, accept_sparse="csr")
         # A Dask array's entries are checked in the first pass, which comes
         # before the fit is recorded and before anything private is drawn.
         lazy = is_dask_array(X)
@@ -529,6 +533,13 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             distances = np.einsum("ij,ij->i", centred @ self.get_precision(), centred)
         # Rows too extreme for float64 arithmetic are infinitely far.
         return np.where(np.isnan(distances), np.inf, np.maximum(distances, 0.0))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # fit reads sparse rows through sparse products (score and
+        # mahalanobis, as scikit-learn's, need dense rows).
+        tags.input_tags.sparse = True
+        return tags
 
     def _postprocess(self, raw, *, bound, noise_std):
         """Project the noisy matrix; the floor is the set's lower bound."""

@@ -10,6 +10,8 @@ from functools import partial
 from numbers import Integral
 
 import numpy as np
+from scipy.special import gammaln
+from sklearn import decomposition as sklearn_decomposition
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
@@ -46,6 +48,80 @@ DELEGATED_PARAMS = (
 )
 
 
+#: scikit-learn's solver parameters: accepted and validated as scikit-learn's
+#: PCA does, with no effect (the private fit eigendecomposes the released
+#: d x d covariance; see the docstring).
+SOLVER_PARAMS = (
+    "copy",
+    "svd_solver",
+    "tol",
+    "iterated_power",
+    "n_oversamples",
+    "power_iteration_normalizer",
+)
+
+
+def _minka_log_likelihoods(spectrum, n_samples):
+    """Minka's (2000) log-likelihood of each number of components.
+
+    The Laplace approximation of the evidence of probabilistic PCA with
+    ``k`` components, for ``k = 1, ..., d - 1`` (Minka 2000), as
+    scikit-learn's ``n_components="mle"`` computes it, vectorised: ``O(d**2)``
+    array operations instead of ``O(d**3)`` Python ones.
+
+    Parameters
+    ----------
+    spectrum : ndarray of shape (d,)
+        Variances, in decreasing order.
+    n_samples : int
+        Number of rows.
+
+    Returns
+    -------
+    ll : ndarray of shape (d,)
+        ``ll[k]`` is the log-likelihood of ``k`` components; ``-inf`` for
+        ``k = 0``, for a ``k`` whose ``k``-th variance is below 1e-15 (as in
+        scikit-learn) and for a ``k`` where the approximation is undefined
+        (two equal variances among those it compares, e.g. noisy
+        eigenvalues at the public floor; scikit-learn's code raises there).
+    """
+    s = np.asarray(spectrum, dtype=np.float64)
+    d = s.shape[0]
+    ll = np.full(d, -np.inf)
+    if d < 2:
+        return ll
+    n = float(n_samples)
+    tiny = 1e-15
+    ranks = np.arange(1, d)
+    dims = d - ranks + 1.0
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # The uniform prior on the k-frame (one over the area of the Stiefel
+        # manifold) ...
+        pu = -ranks * math.log(2.0) + np.cumsum(
+            gammaln(dims / 2.0) - math.log(math.pi) * dims / 2.0
+        )
+        # ... the likelihood of the k variances and of their mean v beyond k ...
+        pl = -np.cumsum(np.log(s))[:-1] * n / 2.0
+        v = np.maximum(tiny, np.cumsum(s[::-1])[::-1][1:] / (d - ranks))
+        pv = -np.log(v) * n * (d - ranks) / 2.0
+        m = d * ranks - ranks * (ranks + 1.0) / 2.0
+        pp = math.log(2.0 * math.pi) * (m + ranks) / 2.0
+        # ... and the Hessian's determinant: for i < k and j > i, the log of
+        # (s_i - s_j) (1 / s'_j - 1 / s_i) + log n, with s'_j = v for j >= k.
+        inverse = 1.0 / s
+        below = np.array([np.log(s[i] - s[i + 1 :]).sum() for i in range(d - 1)])
+        among = np.array([np.log(inverse[j] - inverse[:j]).sum() for j in range(d - 1)])
+        beyond = np.array(
+            [(d - k) * np.log(1.0 / v[k - 1] - inverse[:k]).sum() for k in ranks]
+        )
+        pairs = ranks * (d - 1.0) - ranks * (ranks - 1.0) / 2.0
+        pa = np.cumsum(below) + np.cumsum(among) + beyond + pairs * math.log(n)
+        ll[1:] = pu + pl + pv + pp - pa / 2.0 - ranks * math.log(n) / 2.0
+    ll[1:][s[:-1] < tiny] = -np.inf
+    ll[~np.isfinite(ll)] = -np.inf
+    return ll
+
+
 def _default_params(estimator):
     signature = inspect.signature(type(estimator).__init__)
     return {
@@ -78,11 +154,19 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
 
     Parameters
     ----------
-    n_components : int, float or None, default=None
-        Number of components to keep. ``None`` keeps all ``n_features``. An
-        int ``k`` keeps the top ``k``. A float in (0, 1) keeps the fewest
-        components whose private explained-variance ratio reaches it (a
-        post-processing of the private spectrum); not available with
+    n_components : int, float, "mle" or None, default=None
+        Number of components to keep. ``None`` keeps ``min(n_samples,
+        n_features)``, as scikit-learn's full solver does (``n_samples`` is
+        public under replace-one neighbours). An int ``k`` keeps the top
+        ``k``, at most ``min(n_samples, n_features)``. A float in (0, 1) keeps
+        the fewest components whose explained-variance ratio in the *noisy*
+        released spectrum reaches it. ``"mle"`` chooses the number by Minka's
+        (2000) maximum-likelihood method [2]_ applied to the *noisy* released
+        spectrum (``explained_variance_`` of all components); it needs
+        ``n_samples >= n_features``, as in scikit-learn. Both choices are
+        post-processing of the release (no extra budget); where the noise
+        dominates, the spectrum they read is mostly noise (see
+        ``signal_to_noise_``). Neither is available with
         ``covariance="top_k"``, which must know ``k`` before it samples.
     {epsilon}
     {delta}
@@ -105,9 +189,36 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         The "auto" floor (the public noise level) keeps ``noise_variance_``
         positive, so ``score`` is finite and can rank candidates in a search;
         it does not change the components.
+    copy : bool, default=True
+        Accepted for compatibility with scikit-learn; no effect. The fit
+        never modifies ``X`` (it reads it in chunks and clips copies), so
+        ``copy=False`` changes nothing.
     whiten : bool, default=False
         If True, ``transform`` divides the projections by the square root of
         the (private) explained variances, as in scikit-learn.
+    svd_solver : {"auto", "full", "covariance_eigh", "arpack", "randomized"}, \
+            default="auto"
+        Accepted for compatibility with scikit-learn; no effect. The private
+        fit always eigendecomposes the released ``n_features x n_features``
+        covariance (what scikit-learn's "covariance_eigh" does with the exact
+        one). scikit-learn's other solvers factor ``X`` itself ("full") or
+        approximate its top singular vectors ("arpack", "randomized") to avoid
+        forming that matrix; here the matrix is what the mechanism releases,
+        so they have nothing to act on, and every ``n_components`` setting
+        works with every value (with "arpack", scikit-learn keeps one
+        component fewer for ``n_components=None`` and refuses floats and
+        "mle"; here ``None`` keeps ``min(n_samples, n_features)``).
+    tol : float, default=0.0
+        Tolerance of scikit-learn's "arpack" solver; accepted, no effect.
+    iterated_power : int or "auto", default="auto"
+        Power iterations of scikit-learn's "randomized" solver; accepted, no
+        effect.
+    n_oversamples : int, default=10
+        Oversampling of scikit-learn's "randomized" solver; accepted, no
+        effect.
+    power_iteration_normalizer : {"auto", "QR", "LU", "none"}, default="auto"
+        Power-iteration normalizer of scikit-learn's "randomized" solver;
+        accepted, no effect.
     assume_centered : bool, default=False
         If False, a private mean (1/8 of the budget, see the covariance
         estimators) is released as ``mean_`` and the data are centred about
@@ -123,20 +234,24 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
     explained_variance_ : ndarray of shape (n_components,)
         Private variance along each axis, with scikit-learn's ``n - 1``
         denominator (the eigenvalues of the private covariance times
-        ``n / (n - 1)``).
+        ``n / (n - 1)``; NaN for a single sample, as in scikit-learn).
     explained_variance_ratio_ : ndarray of shape (n_components,)
         ``explained_variance_`` over the private total variance.
     singular_values_ : ndarray of shape (n_components,)
-        ``sqrt(explained_variance_ * (n_samples - 1))``, as in scikit-learn.
+        ``sqrt(explained_variance_ * (n_samples - 1))``, as in scikit-learn
+        (the square roots of ``n_samples`` times the private eigenvalues).
     mean_ : ndarray of shape (n_features,)
         Private mean (zero when ``assume_centered=True``).
     n_components_ : int
-        Number of components kept.
+        Number of components kept (chosen from the noisy spectrum for a float
+        or "mle" ``n_components``).
     n_samples_ : int
         Number of rows (public under replace-one neighbours).
     noise_variance_ : float
-        Mean of the private variances outside the kept components (the
-        probabilistic PCA noise variance), 0 when all are kept.
+        Mean of the private variances of the components after the kept ones,
+        up to ``min(n_samples, n_features)`` (the probabilistic PCA noise
+        variance, as in scikit-learn), 0 when ``min(n_samples, n_features)``
+        are kept.
     covariance_estimator_ : estimator
         The fitted private covariance estimator.
     data_norm_ : float
@@ -183,11 +298,25 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
     the covariance (with "top_k": half for the top ``k`` eigenvalues and the
     sum of the others, half for the ``k`` directions).
 
+    The neighbouring relation is replacing one row, so ``n_samples`` is
+    public: ``n_components=None`` keeps ``min(n_samples, n_features)`` and an
+    int ``n_components`` above it is refused, as in scikit-learn. With one
+    sample the fit runs, as scikit-learn's does, and ``explained_variance_``
+    (an ``n - 1`` denominator) is NaN.
+
+    ``fit``, ``fit_transform``, ``transform`` and ``inverse_transform``
+    accept SciPy sparse matrices (CSR or CSC), as scikit-learn's PCA does.
+    The fit never densifies ``X``: the covariance estimator computes the
+    clipped Gram matrix with sparse products (see its ``fit``), and
+    ``transform`` computes ``X @ components_.T - mean_ @ components_.T``.
+
     References
     ----------
     .. [1] Amin, K., Dick, T., Kulesza, A., Munoz Medina, A. and
        Vassilvitskii, S. "Differentially Private Covariance Estimation".
        NeurIPS 2019. https://papers.nips.cc/paper/9567.
+    .. [2] Minka, T. P. "Automatic choice of dimensionality for PCA".
+       NIPS 2000, 598-604.
 
     Examples
     --------
@@ -207,6 +336,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         "n_components": [
             Interval(Integral, 1, None, closed="left"),
             Interval(RealNotInt, 0, 1, closed="neither"),
+            StrOptions({"mle"}),
             None,
         ],
         # The budget and geometry PCA delegates are validated as the covariance
@@ -216,6 +346,11 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             for name in DELEGATED_PARAMS
         },
         "covariance": [BasePrivateCovariance, StrOptions({"top_k"}), None],
+        # scikit-learn's own constraints (the parameters have no effect here).
+        **{
+            name: sklearn_decomposition.PCA._parameter_constraints[name]
+            for name in SOLVER_PARAMS
+        },
         "whiten": ["boolean"],
         "accountant": [BudgetAccountant, None],
     }
@@ -230,7 +365,13 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         data_norm=None,
         bounds=None,
         covariance=None,
+        copy=True,
         whiten=False,
+        svd_solver="auto",
+        tol=0.0,
+        iterated_power="auto",
+        n_oversamples=10,
+        power_iteration_normalizer="auto",
         assume_centered=False,
         accountant=None,
         random_state=None,
@@ -242,14 +383,20 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         self.data_norm = data_norm
         self.bounds = bounds
         self.covariance = covariance
+        self.copy = copy
         self.whiten = whiten
+        self.svd_solver = svd_solver
+        self.tol = tol
+        self.iterated_power = iterated_power
+        self.n_oversamples = n_oversamples
+        self.power_iteration_normalizer = power_iteration_normalizer
         self.assume_centered = assume_centered
         self.accountant = accountant
         self.random_state = random_state
 
-    def _covariance_estimator(self, n_features):
+    def _covariance_estimator(self, max_components):
         if self.covariance == "top_k":
-            k = n_features if self.n_components is None else self.n_components
+            k = max_components if self.n_components is None else self.n_components
             estimator = EigenSamplingCovariance(n_components=k, eigenvalue_floor="auto")
         elif self.covariance is None:
             # The benchmark's pick (user guide): AdaptiveCov under zCDP (its
@@ -290,11 +437,12 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
 
         Parameters
         ----------
-        X : array-like or dask.array.Array of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data. Rows are clipped to ``data_norm`` (or the private
             radius) after centring; ``X`` itself is not modified. A Dask array
-            is reduced by Dask without loading it (see the covariance
-            estimators' ``fit``).
+            is reduced by Dask without loading it, a SciPy sparse matrix (CSR
+            or CSC) without densifying it (see the covariance estimators'
+            ``fit``).
         y : Ignored
             Not used, present for API consistency by convention.
 
@@ -312,7 +460,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data.
         y : Ignored
             Not used, present for API consistency by convention.
@@ -333,8 +481,11 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
 
         Parameters
         ----------
-        X : array-like or dask.array.Array of shape (n_samples, n_features)
-            New data. A Dask array gives a lazy Dask array, block by block.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            New data. A Dask array gives a lazy Dask array, block by block; a
+            SciPy sparse matrix (CSR or CSC) is projected as
+            ``X @ components_.T - mean_ @ components_.T``, without densifying
+            it.
 
         Returns
         -------
@@ -342,7 +493,14 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             Projections of the rows of X (whitened if ``whiten``).
         """
         check_is_fitted(self)
-        X = validate_rows(self, X, reset=False, accept_dask=True, method="transform")
+        X = validate_rows(
+            self,
+            X,
+            reset=False,
+            accept_dask=True,
+            accept_sparse=("csr", "csc"),
+            method="transform",
+        )
         if not is_dask_array(X):
             with quiet_float_errors():
                 return self._transform(X, xp=np, x_is_centered=False)
@@ -361,17 +519,20 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         # under PCA's name, after its own public checks.
         check_params_always(self)
         self._check_budget()
-        X = validate_rows(self, X, accept_dask=True)
+        X = validate_rows(self, X, accept_dask=True, accept_sparse="csr")
         n_samples, n_features = X.shape
-        if n_samples < 2:
-            raise ValueError(
-                f"PCA needs at least 2 samples (n_samples={n_samples}): the "
-                "explained variances use an n - 1 denominator."
-            )
+        # n_samples is public (replace-one neighbours): scikit-learn's bound
+        # on the number of components, and its rule for "mle", apply as is.
+        max_components = min(n_samples, n_features)
         k = self.n_components
-        if isinstance(k, Integral) and k > n_features:
+        if isinstance(k, Integral) and k > max_components:
             raise ValueError(
-                f"n_components={k} must be at most n_features={n_features}."
+                f"n_components={k} must be between 1 and min(n_samples, "
+                f"n_features)={max_components}."
+            )
+        if isinstance(k, str) and n_samples < n_features:
+            raise ValueError(
+                "n_components='mle' is only supported if n_samples >= n_features"
             )
         if self.covariance == "top_k" and not (k is None or isinstance(k, Integral)):
             raise ValueError(
@@ -379,7 +540,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
                 f"of directions to sample), got {k!r}."
             )
 
-        estimator = self._covariance_estimator(n_features)
+        estimator = self._covariance_estimator(max_components)
         if self.accountant is not None:
             estimator.set_params(accountant=self.accountant)
             estimator._accounting_label = type(self).__name__
@@ -402,26 +563,38 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         values = np.maximum(values, 0.0)
         total = max(float(np.trace(covariance)), 0.0)
 
+        # scikit-learn's n - 1 denominator (undefined for one sample: NaN, as
+        # scikit-learn's 0 / 0).
+        ddof = n_samples / (n_samples - 1) if n_samples > 1 else np.nan
         if k is None:
-            k = n_features
+            k = max_components
+        elif isinstance(k, str):
+            # Minka's MLE on the noisy spectrum (post-processing).
+            k = int(np.argmax(_minka_log_likelihoods(ddof * values, n_samples)))
         elif not isinstance(k, Integral):
             # Fewest components whose private ratio reaches k (post-processing).
             ratios = np.cumsum(values) / total if total > 0 else np.ones(values.size)
-            k = int(min(np.searchsorted(ratios, k, side="left") + 1, values.size))
-        rest = (total - values[:k].sum()) / (n_features - k) if k < n_features else 0.0
+            k = int(min(np.searchsorted(ratios, k, side="left") + 1, max_components))
+        if k >= max_components:
+            rest = 0.0
+        elif values.size == n_features:
+            # scikit-learn's noise variance: the mean variance of the
+            # components after the k kept, up to min(n_samples, n_features).
+            rest = float(values[k:max_components].mean())
+        else:
+            # "top_k" releases the others' sum only: their mean.
+            rest = (total - values[:k].sum()) / (n_features - k)
 
-        ddof = n_samples / (n_samples - 1)
         dtype = X.dtype
         self.components_ = components[:k].astype(dtype)
         self.explained_variance_ = (ddof * values[:k]).astype(dtype)
         self.explained_variance_ratio_ = (
             values[:k] / total if total > 0 else np.zeros(k)
         ).astype(dtype)
-        self.singular_values_ = np.sqrt(
-            self.explained_variance_ * (n_samples - 1)
-        ).astype(dtype)
+        # sqrt((n - 1) explained_variance_) = sqrt(n lambda).
+        self.singular_values_ = np.sqrt(n_samples * values[:k]).astype(dtype)
         self.mean_ = estimator.location_.astype(dtype)
-        self.noise_variance_ = float(ddof * max(rest, 0.0))
+        self.noise_variance_ = float(ddof * rest) if rest > 0 else 0.0
         self.n_components_ = k
         self.n_samples_ = n_samples
         self.covariance_estimator_ = estimator
@@ -448,7 +621,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_components)
+        X : {array-like, sparse matrix} of shape (n_samples, n_components)
             Projections (whitened if ``whiten``), as :meth:`transform` gives.
 
         Returns
@@ -459,7 +632,11 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         """
         check_is_fitted(self)
         X = validate_rows(
-            self, X, n_columns=self.n_components_, method="inverse_transform"
+            self,
+            X,
+            n_columns=self.n_components_,
+            accept_sparse=("csr", "csc"),
+            method="inverse_transform",
         )
         components = self.components_
         if self.whiten:
@@ -516,4 +693,5 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        tags.input_tags.sparse = True
         return tags

@@ -13,7 +13,9 @@ raised outside the ``except`` block, so no chained exception (``__context__``
 or ``__cause__``) carries the original text either.
 
 A NumPy (or array-like) input is validated by scikit-learn's
-:func:`~sklearn.utils.validation.validate_data`. A ``dask.array.Array`` is not
+:func:`~sklearn.utils.validation.validate_data`, and so is a SciPy sparse
+matrix where the entry point accepts one (``accept_sparse``; it stays sparse).
+A ``dask.array.Array`` is not
 loaded: its shape, dtype and the number of features are checked here, and its
 entries (NaN, infinity) during the estimator's first pass over the data,
 before anything is released or recorded.
@@ -51,6 +53,7 @@ def validate_rows(
     ensure_min_samples=1,
     dtype=FLOAT_DTYPES,
     accept_dask=False,
+    accept_sparse=False,
     n_columns=None,
     method="fit",
 ):
@@ -73,6 +76,11 @@ def validate_rows(
     accept_dask : bool, default=False
         Whether a Dask array stays lazy (the estimator reduces it by Dask);
         otherwise it is loaded, as any array-like.
+    accept_sparse : False, str or tuple of str, default=False
+        The SciPy sparse formats that stay sparse, as scikit-learn's
+        ``accept_sparse`` (a sparse input in another format is converted to
+        the first, a copy of its nonzeros). False refuses sparse input with a
+        TypeError that says to convert it.
     n_columns : int or None, default=None
         For inputs that are not rows of the training space (coordinates given
         to ``inverse_transform``): the number of columns required. The
@@ -83,9 +91,10 @@ def validate_rows(
 
     Returns
     -------
-    X : ndarray or dask.array.Array
+    X : ndarray, sparse matrix or dask.array.Array
         The validated rows; a Dask array stays lazy when ``accept_dask``
-        (integers are cast lazily to float64).
+        (integers are cast lazily to float64), a sparse matrix stays sparse
+        when ``accept_sparse``.
 
     Raises
     ------
@@ -109,9 +118,15 @@ def validate_rows(
                     X,
                     reset=reset,
                     dtype=dtype,
+                    accept_sparse=accept_sparse,
                     ensure_min_samples=ensure_min_samples,
                 )
-            checked = check_array(X, dtype=dtype, ensure_min_samples=ensure_min_samples)
+            checked = check_array(
+                X,
+                dtype=dtype,
+                accept_sparse=accept_sparse,
+                ensure_min_samples=ensure_min_samples,
+            )
     except _VALIDATION_ERRORS:
         failed = True
     else:
@@ -126,6 +141,7 @@ def validate_rows(
             ensure_min_samples=ensure_min_samples,
             n_columns=n_columns,
             method=method,
+            accept_sparse=accept_sparse,
         )
     if checked.shape[1] != n_columns:
         raise ValueError(
@@ -244,7 +260,9 @@ def _columns_as_float(X, array):
     return columns, bad, type_error
 
 
-def _input_error(estimator, X, *, reset, ensure_min_samples, n_columns, method):
+def _input_error(
+    estimator, X, *, reset, ensure_min_samples, n_columns, method, accept_sparse
+):
     """The error to raise for an input that scikit-learn refused.
 
     Only public facts go in the message: the entry point, the shape, the
@@ -254,6 +272,15 @@ def _input_error(estimator, X, *, reset, ensure_min_samples, n_columns, method):
     name = type(estimator).__name__
     where = f"{name}.{method}"
     if sparse.issparse(X):
+        if accept_sparse:
+            return _sparse_input_error(
+                estimator,
+                X,
+                reset=reset,
+                ensure_min_samples=ensure_min_samples,
+                n_columns=n_columns,
+                where=where,
+            )
         return TypeError(
             f"Sparse data was passed to {where}, but dense data is required: "
             "convert it with X.toarray() (dpcov clips and reduces dense rows)."
@@ -341,4 +368,52 @@ def _input_error(estimator, X, *, reset, ensure_min_samples, n_columns, method):
     return ValueError(
         f"{where} could not validate X: it needs a finite, numeric 2-D "
         "array-like of shape (n_samples, n_features)."
+    )
+
+
+def _sparse_input_error(estimator, X, *, reset, ensure_min_samples, n_columns, where):
+    """The error for a sparse input that scikit-learn refused (public facts)."""
+    name = type(estimator).__name__
+    n_samples, n_features = X.shape
+    if X.dtype.kind == "c":
+        return ValueError(
+            f"Complex data not supported by {where}: X must be real-valued."
+        )
+    if X.dtype.kind not in "biuf":
+        return ValueError(
+            f"{where} needs numeric X; got a sparse matrix of dtype {X.dtype}."
+        )
+    if n_features == 0:
+        return ValueError(
+            f"Found array with 0 feature(s) (shape={X.shape}) while a minimum "
+            f"of 1 is required by {name}."
+        )
+    if n_samples < ensure_min_samples:
+        return ValueError(
+            f"Found array with {n_samples} sample(s) (shape={X.shape}) while "
+            f"a minimum of {ensure_min_samples} is required by {name}."
+        )
+    if n_columns is None and not reset and hasattr(estimator, "n_features_in_"):
+        if n_features != estimator.n_features_in_:
+            return ValueError(
+                f"X has {n_features} features, but {name} is expecting "
+                f"{estimator.n_features_in_} features as input."
+            )
+    try:
+        values = X.tocoo().data
+        has_nan = bool(np.isnan(values).any())
+        has_inf = bool(np.isinf(values).any())
+    except _VALIDATION_ERRORS:
+        has_nan = has_inf = False
+    if has_nan or has_inf:
+        present = " and ".join(
+            word for word, flag in (("NaN", has_nan), ("infinity", has_inf)) if flag
+        )
+        return ValueError(
+            f"Input X contains {present}: {where} needs finite values; impute "
+            "or drop the missing and infinite entries first."
+        )
+    return ValueError(
+        f"{where} could not validate X: it needs a finite, numeric 2-D sparse "
+        "matrix or array-like of shape (n_samples, n_features)."
     )

@@ -1,7 +1,12 @@
 """Private PCA: agreement with scikit-learn, post-processing only, search."""
 
+import inspect
+import tracemalloc
+import warnings
+
 import numpy as np
 import pytest
+from scipy import sparse
 from sklearn.datasets import load_digits
 from sklearn.decomposition import PCA as SklearnPCA
 from sklearn.linear_model import LogisticRegression
@@ -17,6 +22,8 @@ from dpcov.covariance import (
     SeparateCovariance,
 )
 from dpcov.decomposition import PCA
+from dpcov.decomposition._pca import SOLVER_PARAMS, _minka_log_likelihoods
+from dpcov.exceptions import NoiseDominatedWarning
 from dpcov.utils import check_privacy_params
 
 
@@ -161,11 +168,13 @@ def test_float_n_components_selects_by_private_ratio():
 @pytest.mark.parametrize(
     "params, X, match",
     [
-        (dict(n_components=7), _data(), "n_components=7 must be at most"),
+        (dict(n_components=7), _data(), r"n_components=7 must be between 1 and min"),
+        (dict(n_components=4), _data()[:3], r"min\(n_samples, n_features\)=3"),
         (dict(n_components=0.5, covariance="top_k"), _data(), "integer n_components"),
+        (dict(n_components="mle", covariance="top_k"), _data(), "integer n_compo"),
+        (dict(n_components="mle"), _data()[:5], "only supported if n_samples >="),
         (dict(covariance=SeparateCovariance(data_norm=3.0)), _data(), "data_norm"),
         (dict(covariance=SeparateCovariance(random_state=1)), _data(), "random_st"),
-        (dict(), _data()[:1], "at least 2 samples"),
         (dict(epsilon=0.0), _data(), "epsilon"),
         (dict(delta=1.0), _data(), "delta"),
         (dict(), np.full((10, 2), np.nan), "NaN"),
@@ -178,13 +187,15 @@ def test_bad_input(params, X, match):
         PCA(**params).fit(X)
 
 
-def test_sparse_and_non_numeric_input_rejected():
-    from scipy import sparse
-
-    with pytest.raises(TypeError, match="dense data is required"):
-        PCA(data_norm=1.0).fit(sparse.random(50, 4, density=0.5, format="csr"))
+def test_non_numeric_input_and_sparse_scoring_rejected():
     with pytest.raises(ValueError, match="values that are not numbers"):
         PCA(data_norm=1.0).fit(np.array([["a", "b"], ["c", "d"]]))
+    # As scikit-learn's PCA, scoring needs dense rows.
+    X = sparse.random(50, 4, density=0.5, format="csr", random_state=0)
+    pca = PCA(data_norm=1.0, random_state=0).fit(X)
+    for method in (pca.score, pca.score_samples):
+        with pytest.raises(TypeError, match="dense data is required"):
+            method(X)
 
 
 def test_captured_variance_improves_with_epsilon():
@@ -241,3 +252,303 @@ def test_grid_search_ranks_by_pca_score():
         cv=2,
     ).fit(X)
     assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+
+
+# Parity with scikit-learn's PCA: its solver parameters, "mle", the number of
+# components for n < d, one sample, sparse input.
+
+SOLVER_VALUES = {
+    "copy": [False],
+    "svd_solver": ["full", "covariance_eigh", "arpack", "randomized"],
+    "tol": [1e-3],
+    "iterated_power": [3],
+    "n_oversamples": [20],
+    "power_iteration_normalizer": ["QR", "LU", "none"],
+}
+
+
+def test_solver_parameters_follow_sklearn():
+    # The same constraints as scikit-learn's, the same defaults, and
+    # scikit-learn's parameter order (dpcov's own parameters interleaved).
+    sk_signature = inspect.signature(SklearnPCA.__init__).parameters
+    ours = list(inspect.signature(PCA.__init__).parameters)
+    for name in SOLVER_PARAMS:
+        assert (
+            PCA._parameter_constraints[name] is SklearnPCA._parameter_constraints[name]
+        )
+        assert PCA().get_params()[name] == sk_signature[name].default
+    shared = [name for name in sk_signature if name in ours]
+    assert shared == [name for name in ours if name in sk_signature]
+    assert shared == list(sk_signature)  # every scikit-learn parameter
+    assert next(iter(inspect.signature(PCA).parameters.values())).kind is (
+        inspect.Parameter.POSITIONAL_OR_KEYWORD
+    )
+
+
+@pytest.mark.parametrize(
+    "name, value", [(name, v) for name, values in SOLVER_VALUES.items() for v in values]
+)
+def test_solver_parameters_have_no_effect(name, value):
+    # The private fit eigendecomposes the released d x d covariance whatever
+    # the solver; copy=False does not let it write to X.
+    X = _data(500)
+    before = X.copy()
+    reference = PCA(3, data_norm=20.0, random_state=0).fit(X)
+    pca = PCA(3, data_norm=20.0, random_state=0, **{name: value}).fit(X)
+    np.testing.assert_array_equal(pca.components_, reference.components_)
+    np.testing.assert_array_equal(
+        pca.explained_variance_, reference.explained_variance_
+    )
+    np.testing.assert_array_equal(pca.transform(X), reference.transform(X))
+    np.testing.assert_array_equal(X, before)
+
+
+@pytest.mark.parametrize("svd_solver", ["arpack", "randomized"])
+@pytest.mark.parametrize("n_components", [None, 0.9, "mle"])
+def test_every_n_components_works_with_every_solver(svd_solver, n_components):
+    # scikit-learn's truncated solvers refuse these; here the solver has no
+    # effect, so they behave as with the default.
+    X = _data(500)
+    params = dict(data_norm=20.0, random_state=0)
+    pca = PCA(n_components, svd_solver=svd_solver, **params).fit(X)
+    reference = PCA(n_components, **params).fit(X)
+    assert pca.n_components_ == reference.n_components_
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        dict(svd_solver="eigen"),
+        dict(tol=-1.0),
+        dict(iterated_power=-1),
+        dict(n_oversamples=0),
+        dict(power_iteration_normalizer="qr"),
+        dict(copy="no"),
+        dict(n_components="MLE"),
+    ],
+)
+def test_solver_parameters_are_validated(params):
+    name = next(iter(params))
+    with pytest.raises(ValueError, match=f"'{name}' parameter of PCA must be"):
+        PCA(data_norm=20.0, **params).fit(_data(100))
+
+
+def _spectra(seed):
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(2, 30))
+    signal = np.full(int(rng.integers(0, d + 1)), 20.0)
+    spectrum = rng.exponential(size=d) * np.concatenate([signal, np.ones(d)])[:d]
+    spectrum = np.sort(spectrum)[::-1]
+    if seed % 4 == 0:
+        spectrum[-2:] = 0.0  # rank-deficient
+    return spectrum, int(rng.integers(d, 10 * d))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_minka_log_likelihoods_match_sklearn(seed):
+    sk_pca = pytest.importorskip("sklearn.decomposition._pca")
+    assess = getattr(sk_pca, "_assess_dimension", None)
+    infer = getattr(sk_pca, "_infer_dimension", None)
+    if assess is None or infer is None:
+        pytest.skip("scikit-learn moved its Minka MLE")
+    spectrum, n_samples = _spectra(seed)
+    ours = _minka_log_likelihoods(spectrum, n_samples)
+    theirs = [-np.inf] + [
+        assess(spectrum, rank, n_samples) for rank in range(1, spectrum.size)
+    ]
+    np.testing.assert_allclose(ours, theirs, rtol=1e-9)
+    assert np.argmax(ours) == infer(spectrum, n_samples)
+
+
+def test_minka_with_ties_at_the_floor():
+    # Noisy eigenvalues at the public floor are equal; Minka's approximation
+    # is undefined for the numbers of components that compare them
+    # (scikit-learn's code raises "math domain error"); they are skipped.
+    spectrum = np.array([9.0, 4.0, 1.0, 0.1, 0.1, 0.1])
+    ll = _minka_log_likelihoods(spectrum, 200)
+    assert np.all(np.isfinite(ll[1:4])) and np.all(ll[4:] == -np.inf)
+    assert ll[0] == -np.inf
+    # Nothing defined (one feature, or all tied): 0, as scikit-learn's argmax.
+    assert np.argmax(_minka_log_likelihoods(np.array([2.0]), 10)) == 0
+    assert np.argmax(_minka_log_likelihoods(np.full(4, 2.0), 10)) == 0
+
+
+@pytest.mark.parametrize("whiten", [False, True])
+@pytest.mark.parametrize("data", ["decaying", "low rank", "digits"])
+def test_mle_matches_sklearn_at_infinite_epsilon(data, whiten):
+    rng = np.random.default_rng(0)
+    if data == "decaying":
+        X = _data()
+    elif data == "low rank":
+        X = rng.normal(size=(2000, 4)) @ rng.normal(size=(4, 12))
+        X += 0.05 * rng.normal(size=X.shape)
+    else:
+        X = load_digits().data[:, 20:40]
+    sk = SklearnPCA("mle", whiten=whiten).fit(X)
+    ours = PCA("mle", epsilon=np.inf, data_norm=1e3, whiten=whiten).fit(X)
+    assert ours.n_components_ == sk.n_components_
+    # (Rounding: the digits columns leave variances of order 1e-16 beyond k.)
+    scale = sk.explained_variance_[0]
+    np.testing.assert_allclose(
+        ours.explained_variance_, sk.explained_variance_, atol=1e-12 * scale
+    )
+    np.testing.assert_allclose(
+        ours.noise_variance_, sk.noise_variance_, rtol=1e-8, atol=1e-12 * scale
+    )
+
+
+def test_mle_is_post_processing_of_the_noisy_spectrum():
+    # 'mle' reads the released spectrum: the full fit with the same seed
+    # releases the same covariance, and Minka's rule on its explained
+    # variances gives the number kept.
+    X = _data()
+    params = dict(epsilon=0.5, data_norm=20.0, random_state=3)
+    pca = PCA("mle", **params).fit(X)
+    full = PCA(None, **params).fit(X)
+    ll = _minka_log_likelihoods(full.explained_variance_, X.shape[0])
+    assert pca.n_components_ == np.argmax(ll) >= 1
+    assert pca.guarantee_ == full.guarantee_
+    np.testing.assert_array_equal(pca.components_, full.components_[: np.argmax(ll)])
+
+
+@pytest.mark.parametrize("n_components", [None, 2, 0.95])
+def test_fewer_samples_than_features(n_components):
+    # n_samples is public (replace-one): None keeps min(n_samples,
+    # n_features), and the noise variance averages up to it, as in
+    # scikit-learn.
+    X = np.random.default_rng(0).normal(size=(5, 8))
+    sk = SklearnPCA(n_components).fit(X)
+    ours = PCA(n_components, epsilon=np.inf, data_norm=1e3).fit(X)
+    assert ours.n_components_ == sk.n_components_
+    # (The centred rows span n - 1 dimensions: the last variance is 0 up to
+    # rounding, 1e-16 here; its square root is 1e-8.)
+    np.testing.assert_allclose(
+        ours.explained_variance_, sk.explained_variance_, atol=1e-12
+    )
+    np.testing.assert_allclose(ours.singular_values_, sk.singular_values_, atol=1e-6)
+    np.testing.assert_allclose(
+        ours.noise_variance_, sk.noise_variance_, rtol=1e-8, atol=1e-12
+    )
+    private = PCA(None, data_norm=10.0, random_state=0).fit(X)
+    assert private.n_components_ == 5
+
+
+def _sklearn_outcome(X, n_components):
+    # scikit-learn's default solver ("auto", which is "full" here).
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # its 0 / 0
+        try:
+            return SklearnPCA(n_components).fit(X), None
+        except Exception as exc:  # noqa: BLE001 - the type is compared
+            return None, exc
+
+
+@pytest.mark.parametrize("n_features", [1, 3])
+@pytest.mark.parametrize("n_components", [None, 1, 0.5, 2, "mle"])
+@pytest.mark.parametrize("container", [np.asarray, sparse.csr_matrix])
+def test_one_sample_as_sklearn(n_features, n_components, container):
+    # With one row scikit-learn's PCA fits (NaN explained variance) or raises
+    # a ValueError, depending on n_components; so does this PCA, with dense
+    # or sparse rows, and its messages carry no data.
+    X = np.full((1, n_features), 1234.5678)
+    sk, sk_error = _sklearn_outcome(X, n_components)
+    pca = PCA(n_components, data_norm=10.0, random_state=0)
+    if sk_error is not None:
+        with pytest.raises(type(sk_error)) as info:
+            pca.fit(container(X))
+        assert "1234" not in str(info.value)
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoiseDominatedWarning)
+        pca.fit(container(X))
+    assert pca.n_components_ == sk.n_components_
+    assert pca.components_.shape == sk.components_.shape
+    np.testing.assert_array_equal(np.isnan(pca.explained_variance_), True)
+    assert pca.noise_variance_ == sk.noise_variance_ or (
+        np.isnan(pca.noise_variance_) and np.isnan(sk.noise_variance_)
+    )
+    assert pca.transform(X).shape == (1, sk.n_components_)
+
+
+SPARSE_COVARIANCES = {
+    "AdaptiveCovariance (default)": dict(),
+    "GaussianCovariance (pure default)": dict(delta=0.0),
+    "top_k": dict(covariance="top_k", delta=0.0),
+    "private radius": dict(data_norm=None, epsilon=4.0),
+}
+
+
+def _sparse_rows(n=6000, d=8, seed=0):
+    # TF-IDF-like rows: non-negative, mostly zeros, norms up to about 1.
+    rng = np.random.default_rng(seed)
+    X = rng.exponential(size=(n, d)) * np.linspace(0.6, 0.1, d)
+    X[rng.random(X.shape) < 0.75] = 0.0
+    return X
+
+
+@pytest.mark.parametrize("container", [sparse.csr_matrix, sparse.csc_matrix])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize(
+    "params", SPARSE_COVARIANCES.values(), ids=list(SPARSE_COVARIANCES)
+)
+@pytest.mark.parametrize("whiten", [False, True])
+def test_sparse_input_gives_the_dense_fit(container, dtype, params, whiten):
+    X = _sparse_rows().astype(dtype)
+    S = container(X)
+    params = dict(
+        dict(n_components=3, data_norm=1.5, whiten=whiten, random_state=0), **params
+    )
+    dense = PCA(**params).fit(X)
+    ours = PCA(**params).fit(S)
+    for name in ("components_", "explained_variance_", "mean_", "singular_values_"):
+        assert getattr(ours, name).dtype == dtype
+        np.testing.assert_allclose(
+            getattr(ours, name), getattr(dense, name), rtol=1e-5, atol=1e-6
+        )
+    assert ours.noise_variance_ == pytest.approx(dense.noise_variance_, rel=1e-5)
+    assert ours.guarantee_ == dense.guarantee_
+    projected = ours.transform(S)
+    assert isinstance(projected, np.ndarray) and projected.dtype == dtype
+    np.testing.assert_allclose(projected, dense.transform(X), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        PCA(**params).fit_transform(S), dense.transform(X), rtol=1e-4, atol=1e-5
+    )
+    np.testing.assert_allclose(
+        ours.inverse_transform(container(projected)),
+        dense.inverse_transform(projected),
+        rtol=1e-4,
+        atol=1e-5,
+    )
+
+
+def test_sparse_transform_is_sklearns():
+    # At epsilon=inf, transform of sparse rows is scikit-learn's, which
+    # computes X @ components_.T - mean_ @ components_.T as well.
+    X = _sparse_rows()
+    ours = PCA(3, epsilon=np.inf, data_norm=1e3).fit(X)
+    sk = SklearnPCA(3).fit(X)
+    signs = np.sign(np.sum(ours.components_ * sk.components_, axis=1))
+    S = sparse.csr_matrix(X)
+    np.testing.assert_allclose(ours.transform(S) * signs, sk.transform(S), atol=1e-8)
+
+
+def test_sparse_fit_has_no_dense_copy():
+    # 1000000 x 200 with 40000 stored values: densified, 1.6 GB. The fit
+    # (default covariance: private mean, trace, threshold and Gram passes)
+    # holds the d x d matrices of the mechanism and per-row vectors of one
+    # chunk at most.
+    n, d = 1_000_000, 200
+    rng = np.random.default_rng(0)
+    nnz = 40_000
+    S = sparse.csr_matrix(
+        (rng.random(nnz), (rng.integers(n, size=nnz), rng.integers(d, size=nnz))),
+        shape=(n, d),
+    )
+    tracemalloc.start()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoiseDominatedWarning)
+        pca = PCA(5, data_norm=1.0, random_state=0).fit(S)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert pca.components_.shape == (5, d)
+    assert peak < n * d * 8 / 40, peak

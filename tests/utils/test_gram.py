@@ -5,8 +5,10 @@ from functools import partial
 
 import numpy as np
 import pytest
+from scipy import sparse
 
 from dpcov.mechanisms import radius_counts
+from dpcov.utils import _gram
 from dpcov.utils._gram import row_statistics
 
 
@@ -328,3 +330,163 @@ def test_square_total_on_dask_matches_numpy():
     )
     np.testing.assert_allclose(got.total, expected.total, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(got.square_total, expected.square_total, rtol=1e-12)
+
+
+# Sparse input: the sparse pass (clipping by scaling stored values, Gram
+# matrix by sparse products, centring from sums) and the densified-chunk pass
+# (for box and transform, and dense-enough input) are each forced in turn.
+ROUTES = {"sparse products": 0.0, "densified chunks": np.inf}
+
+
+@pytest.fixture(params=list(ROUTES))
+def route(request, monkeypatch):
+    monkeypatch.setattr(_gram, "SPARSE_PAIR_COST", ROUTES[request.param])
+    return request.param
+
+
+def _sparse_rows(dtype=np.float64):
+    rng = np.random.default_rng(0)
+    X = (rng.normal(size=(103, 4)) * [2.0, 1.0, 0.5, 0.1]).astype(dtype)
+    X[rng.random(X.shape) < 0.6] = 0.0
+    X[5] = 0.0  # an empty row
+    return X
+
+
+@pytest.mark.parametrize("container", [sparse.csr_matrix, sparse.csc_array])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("chunk_rows", [None, 1, 7])
+@pytest.mark.parametrize("params", PROCESSING)
+def test_sparse_statistics_match_dense(route, container, dtype, chunk_rows, params):
+    X = _sparse_rows(dtype)
+    S = container(X)
+    data = S.data.copy()
+    requested = dict(
+        gram=True,
+        total=True,
+        square_norm=True,
+        norm_counts=partial(radius_counts, grid=GRID),
+        chunk_rows=chunk_rows,
+        **params,
+    )
+    dense = row_statistics(X, **requested)
+    got = row_statistics(S, **requested)
+    np.testing.assert_allclose(got.gram, dense.gram, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(got.total, dense.total, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(got.square_norm, dense.square_norm, rtol=1e-12)
+    np.testing.assert_array_equal(got.norm_counts, dense.norm_counts)
+    assert got.n_rows == 103
+    np.testing.assert_array_equal(S.data, data)  # the input is never modified
+
+
+def test_sparse_duplicates_and_box(route):
+    # A CSR matrix with duplicate entries (their sum is the value) and
+    # unsorted indices; and the box step, which densifies chunk by chunk.
+    S = sparse.csr_matrix(
+        (
+            np.array([1.0, 2.0, -0.5, 3.0, 0.25, 0.25]),
+            np.array([2, 0, 2, 1, 1, 1]),
+            np.array([0, 3, 3, 6]),
+        ),
+        shape=(3, 3),
+    )
+    assert not S.has_canonical_format
+    data = S.data.copy()
+    X = S.toarray()
+    for params in (
+        {"clip_norm": 1.0, "center": np.array([0.1, 0.0, -0.1]), "final_clip": 0.5},
+        {"box": (np.full(3, -1.0), np.array([2.0, 2.0, 1.0])), "clip_norm": 1.5},
+    ):
+        requested = dict(gram=True, total=True, square_norm=True, **params)
+        dense = row_statistics(X, **requested)
+        got = row_statistics(S, **requested)
+        np.testing.assert_allclose(got.gram, dense.gram, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(got.total, dense.total, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(got.square_norm, dense.square_norm, rtol=1e-12)
+    np.testing.assert_array_equal(S.data, data)
+    assert not S.has_canonical_format  # the caller's matrix is left as it was
+
+
+@pytest.mark.parametrize("row", EXTREME_ROWS)
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"clip_norm": 1.5},
+        {"final_clip": 0.7},
+        {"clip_norm": 1.5, "center": np.append(CENTER, 0.0), "final_clip": 0.7},
+        {"clip_norm": 1e-150},
+    ],
+)
+def test_sparse_extreme_rows_match_dense(route, row, params):
+    # Rows beyond float64's comfortable range follow the dense pass's rule
+    # (scaled by a power of two, clipped in their own direction), with no
+    # warning (warnings are errors in this suite).
+    X = np.array([row, [0.3, 0.4, 0.0, 0.1], row[::-1], [0.0] * 4])
+    requested = dict(
+        gram=True,
+        total=True,
+        square_norm=True,
+        norm_counts=partial(radius_counts, grid=GRID),
+        **params,
+    )
+    dense = row_statistics(X, **requested)
+    got = row_statistics(sparse.csr_matrix(X), **requested)
+    np.testing.assert_allclose(got.gram, dense.gram, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(got.total, dense.total, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(got.square_norm, dense.square_norm, rtol=1e-12)
+    np.testing.assert_array_equal(got.norm_counts, dense.norm_counts)
+
+
+def test_sparse_check_finite(route):
+    X = sparse.csr_matrix(np.eye(4))
+    X.data[2] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        row_statistics(X, check_finite=True, clip_norm=1.0, gram=True)
+
+
+def test_sparse_memory_has_no_dense_copy():
+    # 200000 x 1000 at density 1e-4 (20000 stored values): densified it would
+    # be 1.6 GB. The traced peak is the d x d sums and their centring (four
+    # d x d float64 arrays) plus a few float64 vectors over the rows of a
+    # chunk; nothing of size n x d.
+    n, d = 200_000, 1_000
+    rng = np.random.default_rng(0)
+    nnz = n * d // 10_000
+    X = sparse.csr_matrix(
+        (rng.random(nnz), (rng.integers(n, size=nnz), rng.integers(d, size=nnz))),
+        shape=(n, d),
+    )
+    tracemalloc.start()
+    stats = row_statistics(
+        X,
+        clip_norm=0.5,
+        center=np.full(d, 0.01),
+        final_clip=0.3,
+        gram=True,
+        total=True,
+        square_norm=True,
+    )
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert stats.gram.shape == (d, d)
+    assert peak < 4 * 8 * d * d + 8 * 8 * _gram.SPARSE_CHUNK_ROWS + 2**20
+    assert peak < n * d * 8 / 40
+
+
+@pytest.mark.parametrize("chunk_rows", [None, 3])
+def test_sparse_chunks_respect_their_budgets(monkeypatch, chunk_rows):
+    # Consecutive row ranges covering every row; a range of more than one row
+    # stays within the budgets of products of nonzeros (at least d**2),
+    # stored values and rows.
+    monkeypatch.setattr(_gram, "SPARSE_CHUNK_PAIRS", 40)
+    monkeypatch.setattr(_gram, "SPARSE_CHUNK_NONZEROS", 12)
+    counts = np.random.default_rng(0).integers(0, 8, size=200)
+    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
+    pairs = _gram._cumulative_pairs(indptr)
+    ranges = list(_gram._sparse_chunks(indptr, pairs, 5, chunk_rows))
+    assert ranges[0][0] == 0 and ranges[-1][1] == 200
+    assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:], strict=False))
+    for start, stop in ranges:
+        if stop - start > 1:
+            chunk = counts[start:stop]
+            assert (chunk**2).sum() <= 40 and chunk.sum() <= 12
+            assert chunk_rows is None or stop - start <= chunk_rows
