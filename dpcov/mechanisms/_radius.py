@@ -234,7 +234,7 @@ def exponential_radius_min_samples(epsilon, beta=0.1, grid=DEFAULT_RADIUS_GRID):
 
 
 def exponential_radius_scores(counts, n_samples, k):
-    """Scores of the grid radii for :func:`private_radius_exponential`.
+    """Score each grid radius for :func:`private_radius_exponential`.
 
     With ``c_j`` the number of rows above ``grid[j]`` (the grid decreasing by
     factors of 2) and ``c_{j+1}`` the number above ``grid[j] / 2``, the score
