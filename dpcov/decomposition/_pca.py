@@ -195,7 +195,10 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         ``copy=False`` changes nothing.
     whiten : bool, default=False
         If True, ``transform`` divides the projections by the square root of
-        the (private) explained variances, as in scikit-learn.
+        the (private) explained variances, as in scikit-learn. They are the
+        noisy spectrum's: when the release is dominated by noise
+        (``signal_to_noise_ < 1``) the whitened outputs do not have unit
+        variance on the data (they can be far below 1).
     svd_solver : {"auto", "full", "covariance_eigh", "arpack", "randomized"}, \
             default="auto"
         Accepted for compatibility with scikit-learn; no effect. The private
