@@ -298,7 +298,7 @@ def _input_error(
             f"Expected 2D array, got {array.ndim}D array of shape {array.shape} "
             f"instead in {where}. " + (_RESHAPE_HINT if array.ndim < 2 else "")
         )
-    n_samples, n_features = array.shape
+    n_features = array.shape[1]
     if array.dtype.kind == "c":
         return ValueError(
             f"Complex data not supported by {where}: X must be real-valued."
@@ -325,22 +325,15 @@ def _input_error(
                 "number). Encode or drop these columns before fitting."
             )
         return ValueError(message + ". Encode or drop these columns before fitting.")
-    if n_features == 0:
-        return ValueError(
-            f"Found array with 0 feature(s) (shape={array.shape}) while a minimum "
-            f"of 1 is required by {name}."
-        )
-    if n_samples < ensure_min_samples:
-        return ValueError(
-            f"Found array with {n_samples} sample(s) (shape={array.shape}) while "
-            f"a minimum of {ensure_min_samples} is required by {name}."
-        )
-    if n_columns is None and not reset and hasattr(estimator, "n_features_in_"):
-        if n_features != estimator.n_features_in_:
-            return ValueError(
-                f"X has {n_features} features, but {name} is expecting "
-                f"{estimator.n_features_in_} features as input."
-            )
+    error = _shape_error(
+        estimator,
+        array.shape,
+        reset=reset,
+        ensure_min_samples=ensure_min_samples,
+        n_columns=n_columns,
+    )
+    if error is not None:
+        return error
     fitted_names = getattr(estimator, "feature_names_in_", None)
     if (
         n_columns is None
@@ -371,26 +364,18 @@ def _input_error(
     )
 
 
-def _sparse_input_error(estimator, X, *, reset, ensure_min_samples, n_columns, where):
-    """The error for a sparse input that scikit-learn refused (public facts)."""
+def _shape_error(estimator, shape, *, reset, ensure_min_samples, n_columns):
+    """The error for a shape scikit-learn refused (public facts), or None."""
     name = type(estimator).__name__
-    n_samples, n_features = X.shape
-    if X.dtype.kind == "c":
-        return ValueError(
-            f"Complex data not supported by {where}: X must be real-valued."
-        )
-    if X.dtype.kind not in "biuf":
-        return ValueError(
-            f"{where} needs numeric X; got a sparse matrix of dtype {X.dtype}."
-        )
+    n_samples, n_features = shape
     if n_features == 0:
         return ValueError(
-            f"Found array with 0 feature(s) (shape={X.shape}) while a minimum "
+            f"Found array with 0 feature(s) (shape={shape}) while a minimum "
             f"of 1 is required by {name}."
         )
     if n_samples < ensure_min_samples:
         return ValueError(
-            f"Found array with {n_samples} sample(s) (shape={X.shape}) while "
+            f"Found array with {n_samples} sample(s) (shape={shape}) while "
             f"a minimum of {ensure_min_samples} is required by {name}."
         )
     if n_columns is None and not reset and hasattr(estimator, "n_features_in_"):
@@ -399,6 +384,28 @@ def _sparse_input_error(estimator, X, *, reset, ensure_min_samples, n_columns, w
                 f"X has {n_features} features, but {name} is expecting "
                 f"{estimator.n_features_in_} features as input."
             )
+    return None
+
+
+def _sparse_input_error(estimator, X, *, reset, ensure_min_samples, n_columns, where):
+    """The error for a sparse input that scikit-learn refused (public facts)."""
+    if X.dtype.kind == "c":
+        return ValueError(
+            f"Complex data not supported by {where}: X must be real-valued."
+        )
+    if X.dtype.kind not in "biuf":
+        return ValueError(
+            f"{where} needs numeric X; got a sparse matrix of dtype {X.dtype}."
+        )
+    error = _shape_error(
+        estimator,
+        X.shape,
+        reset=reset,
+        ensure_min_samples=ensure_min_samples,
+        n_columns=n_columns,
+    )
+    if error is not None:
+        return error
     try:
         values = X.tocoo().data
         has_nan = bool(np.isnan(values).any())
