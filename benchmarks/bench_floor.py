@@ -1,11 +1,12 @@
-"""What the default eigenvalue floor costs in Frobenius error.
+"""What an eigenvalue floor on covariance_ costs in Frobenius error.
 
 ``eigenvalue_floor="auto"`` raises every eigenvalue of the released covariance
 to at least the public standard deviation of the noise on an eigenvalue, so
-that ``covariance_`` is invertible and ``score`` (the Gaussian log-likelihood)
-is finite: a hyperparameter search can rank fits. With ``eigenvalue_floor=0``
-(the papers' setting) ``covariance_`` is often singular and ``score`` is
-``-inf``. This script measures the price of the floor, the ratio of the mean
+that ``covariance_`` and ``precision_`` are invertible. (``score`` floors its
+model at the same level whatever ``eigenvalue_floor`` is, so searches rank
+either way; with ``eigenvalue_floor=0``, the default and the papers' setting,
+``covariance_`` is often singular.) This script measures the price of the
+floor on ``covariance_``, the ratio of the mean
 Frobenius errors ``||C_hat - X^T X / n||_F`` with the floor and without, on the
 Zipf-norm data of Dong, Liang and Yi (2022), Section 7.1
 (:func:`dpcov.datasets.make_zipf_norms`, rows in the unit ball, ``N = 4``

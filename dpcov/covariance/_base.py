@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from numbers import Real
 
 import numpy as np
+from scipy import linalg
 from sklearn.covariance import EmpiricalCovariance, log_likelihood
 from sklearn.utils.validation import check_is_fitted
 
@@ -199,7 +200,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         bounds=None,
         assume_centered=False,
         projection="clamp",
-        eigenvalue_floor="auto",
+        eigenvalue_floor=0.0,
         store_precision=True,
         store_raw=False,
         accountant=None,
@@ -436,18 +437,25 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             sums=sums,
         )
 
+        bound = min(release.radius, data_norm) ** 2
         covariance = self._postprocess(
-            release.raw,
-            bound=min(release.radius, data_norm) ** 2,
-            noise_std=release.noise_std,
+            release.raw, bound=bound, noise_std=release.noise_std
         )
+        # The model score() evaluates: the release with its eigenvalues raised
+        # to the public noise level (below it the release cannot tell an
+        # eigenvalue from zero), so that held-out log-likelihoods are finite
+        # and a search can rank fits whatever eigenvalue_floor is.
+        # Post-processing; covariance_ itself is left as released.
+        values, vectors = np.linalg.eigh(covariance)
+        score_floor = min(release.noise_std, bound)
+        score_covariance = (vectors * np.maximum(values, score_floor)) @ vectors.T
         # Signal to noise, from the release and public values only: the
         # largest released eigenvalue (in the mechanism's coordinates) over
         # the public scale of the noise's largest eigenvalue.
         noise_level = release.noise_level
         if noise_level is None:
             noise_level = 2.0 * np.sqrt(n_features) * release.noise_std
-        top = float(np.linalg.eigvalsh(covariance)[-1])
+        top = float(values[-1])
         signal_to_noise = top / noise_level if noise_level > 0 else np.inf
         raw = release.raw
         if box is not None:
@@ -456,10 +464,12 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             box_center, half = unit_box(*box)
             location = box_center + half * location
             covariance = covariance * np.outer(half, half)
+            score_covariance = score_covariance * np.outer(half, half)
             raw = raw * np.outer(half, half)
 
         self.location_ = location
         self._set_covariance(covariance)
+        self._score_covariance = (score_covariance + score_covariance.T) / 2.0
         if self.store_raw:
             self.raw_covariance_ = raw
         elif hasattr(self, "raw_covariance_"):
@@ -482,11 +492,17 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
     def score(self, X_test, y=None):
         """Log-likelihood of ``X_test`` under the private Gaussian model.
 
-        The model is ``N(location_, covariance_)``; as in scikit-learn's
-        :meth:`~sklearn.covariance.EmpiricalCovariance.score`, the value is
-        computed from the empirical covariance of ``X_test`` about
-        ``location_`` (post-processing of the release, but a statistic of
-        ``X_test``: scoring other private rows is a release about them).
+        The model is ``N(location_, S)``, where ``S`` is ``covariance_`` with
+        its eigenvalues raised to the public standard deviation of the noise
+        on an eigenvalue (or entry): below it the release cannot tell an
+        eigenvalue from zero. So the score is finite even when
+        ``covariance_`` is singular (with ``eigenvalue_floor=0``, often), and
+        ``GridSearchCV`` can rank fits; with no noise (``epsilon=inf``)
+        ``S = covariance_`` and the score is scikit-learn's. As in
+        scikit-learn's :meth:`~sklearn.covariance.EmpiricalCovariance.score`,
+        the value is computed from the empirical covariance of ``X_test``
+        about ``location_`` (post-processing of the release, but a statistic
+        of ``X_test``: scoring other private rows is a release about them).
 
         Parameters
         ----------
@@ -506,7 +522,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         with quiet_float_errors():
             centred = X_test - self.location_
             test_cov = centred.T @ centred / centred.shape[0]
-            res = log_likelihood(test_cov, self.get_precision())
+            res = log_likelihood(test_cov, linalg.pinvh(self._score_covariance))
         # Rows too extreme for float64 arithmetic: a likelihood of zero.
         return -np.inf if np.isnan(res) else res
 

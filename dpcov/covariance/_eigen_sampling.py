@@ -386,7 +386,7 @@ class EigenSamplingCovariance(BasePrivateCovariance):
         bounds=None,
         assume_centered=False,
         projection="clamp",
-        eigenvalue_floor="auto",
+        eigenvalue_floor=0.0,
         store_precision=True,
         store_raw=False,
         accountant=None,

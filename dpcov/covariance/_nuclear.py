@@ -255,7 +255,7 @@ class NuclearLaplaceCovariance(BasePrivateCovariance):
         bounds=None,
         assume_centered=False,
         projection="clamp",
-        eigenvalue_floor="auto",
+        eigenvalue_floor=0.0,
         store_precision=True,
         store_raw=False,
         accountant=None,

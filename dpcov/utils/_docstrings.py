@@ -99,20 +99,16 @@ projection : {"clamp", "feasible", "psd"}, default="clamp"
     contain the true covariance, so (with ``eigenvalue_floor=0``) they never
     increase the Frobenius error.""",
     "eigenvalue_floor": """
-eigenvalue_floor : "auto" or float, default="auto"
+eigenvalue_floor : "auto" or float, default=0.0
     Lower bound on the eigenvalues, part of the set the projection maps onto
-    (``floor I <= S``). "auto" uses the standard deviation of the noise
-    added to each eigenvalue or entry (a public quantity): below it the
-    release cannot tell an eigenvalue from zero. The floor makes
-    ``precision_`` a true inverse and ``score`` finite, so that
-    ``GridSearchCV`` can rank fits; on the Zipf-norm data of Dong, Liang and
-    Yi (2022) it changes the Frobenius error by a factor between 0.95 and
-    1.6 (median 0.99; the largest costs for SeparateCov with few rows and many
-    features), see the covariance chapter of the user guide. With 0 (the
-    papers' setting) ``covariance_`` may be singular, and then, as with
-    scikit-learn's ``EmpiricalCovariance`` on rank-deficient data, ``score``
-    is ``-inf``. With ``bounds`` the floor applies in the box's unit
-    coordinates.""",
+    (``floor I <= S``). With 0 (the papers' setting) ``covariance_`` may be
+    singular and ``precision_`` is then a pseudo-inverse; ``score`` stays
+    finite regardless (it floors the eigenvalues of its model at the public
+    noise level, see :meth:`score`). A positive floor makes ``precision_`` a
+    true inverse, at a cost in Frobenius error when the covariance has
+    eigenvalues below it; "auto" uses the standard deviation of the noise
+    added to each eigenvalue or entry (a public quantity). With ``bounds``
+    the floor applies in the box's unit coordinates.""",
     "store_precision": """
 store_precision : bool, default=True
     Whether to store ``precision_``.""",

@@ -60,8 +60,8 @@ def scale(Z):
 # (``PredefinedSplit``: -1 = always in training, 0 = the test fold), so the
 # ranking of the candidates reads no private row.
 accountant = BudgetAccountant(epsilon=2.2, delta=1e-6)
-# The default eigenvalue_floor="auto" keeps each covariance invertible, so
-# that every held-out log-likelihood is finite and the candidates can be ranked.
+# With the defaults every held-out log-likelihood is finite (score's model
+# floors the eigenvalues at the public noise level), so the candidates rank.
 common = dict(epsilon=1.0, data_norm=1.0, accountant=accountant)
 candidates = [
     GaussianCovariance(**common),

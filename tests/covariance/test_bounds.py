@@ -257,3 +257,18 @@ def test_pca_small_table_with_defaults():
 
 def _params_for(cls):
     return {"delta": 0.0} if cls is NuclearLaplaceCovariance else {}
+
+
+def test_score_finite_on_a_singular_release_and_sklearns_without_noise():
+    # Rows on a line: the clamped release has zero eigenvalues (covariance_
+    # is singular with the default eigenvalue_floor=0), yet score's model,
+    # floored at the public noise level, gives a finite log-likelihood. With
+    # no noise the floor is 0 and the score is scikit-learn's.
+    rng = np.random.default_rng(0)
+    X = np.outer(rng.normal(size=2000), [0.3, 0.1, 0.0]) + [0.0, 0.0, 0.2]
+    est = SeparateCovariance(data_norm=1.0, random_state=0).fit(X)
+    assert np.linalg.eigvalsh(est.covariance_)[0] == pytest.approx(0.0, abs=1e-15)
+    assert np.isfinite(est.score(X))
+    exact = GaussianCovariance(epsilon=np.inf, data_norm=10.0).fit(X[:, :2])
+    ref = EmpiricalCovariance().fit(X[:, :2])
+    assert exact.score(X[:, :2]) == pytest.approx(ref.score(X[:, :2]), rel=1e-9)
