@@ -59,6 +59,11 @@ from dpcov.covariance import (
 )
 from dpcov.decomposition import PCA
 
+try:  # run as a script from the repository root or from benchmarks/
+    from _stats import near_best
+except ImportError:  # pragma: no cover
+    from benchmarks._stats import near_best
+
 EPSILONS = [0.1, 0.3, 1.0, 3.0, 10.0]
 ZCDP_DELTA = 1e-6
 DIGITS_KS = [2, 5, 10]
@@ -133,23 +138,10 @@ def _summarise(runs):
     return res
 
 
-def near_best(res):
-    """Methods whose mean is within two paired standard errors of the best."""
-    best = max(PRIVATE, key=lambda m: res[m]["mean"])
-    top = np.array(res[best]["runs"])
-    near = []
-    for m in PRIVATE:
-        diff = top - np.array(res[m]["runs"])
-        sem = diff.std(ddof=1) / np.sqrt(diff.size) if diff.size > 1 else 0.0
-        if diff.mean() <= 2.0 * sem:
-            near.append(m)
-    return best, near
-
-
 def _table(title, rows):
     lines = [title, "", f"{'eps':>6s}  " + "  ".join(f"{m:>15s}" for m in METHODS)]
     for eps, res in rows:
-        best, near = near_best(res)
+        best, near = near_best(res, PRIVATE)
         cells = []
         for m in METHODS:
             mark = "*" if m == best else ("~" if m in near else " ")
@@ -166,7 +158,7 @@ def _rst_table(title, rows):
         "",
     ]
     for eps, res in rows:
-        best, near = near_best(res)
+        best, near = near_best(res, PRIVATE)
         cells = [f"{eps:g}"]
         for m in METHODS:
             cell = f"{res[m]['mean']:.3f} ({res[m]['sem']:.3f})"
@@ -268,7 +260,7 @@ def main():
             if tag != "all" and not key.endswith(tag):
                 continue
             for _, res in panel["rows"]:
-                best, near = near_best(res)
+                best, near = near_best(res, PRIVATE)
                 counts[best][0] += 1
                 for m in PRIVATE:
                     counts[m][1] += m in near

@@ -93,8 +93,10 @@ from dpcov.preprocessing import BoundsScaler, StandardScaler
 
 try:  # run as a script from the repository root or from benchmarks/
     from _machine import cpu_model
+    from _stats import near_best
 except ImportError:  # pragma: no cover
     from benchmarks._machine import cpu_model
+    from benchmarks._stats import near_best
 
 EPSILONS = [0.5, 1.0, 2.0, 4.0, 8.0]
 DELTA = 1e-6
@@ -212,19 +214,6 @@ def _summary(values):
     }
 
 
-def near_best(res):
-    """The best private candidate and those within two paired standard errors."""
-    best = max(PRIVATE, key=lambda m: res[m]["mean"])
-    top = np.array(res[best]["runs"])
-    near = []
-    for m in PRIVATE:
-        diff = top - np.array(res[m]["runs"])
-        sem = diff.std(ddof=1) / np.sqrt(diff.size) if diff.size > 1 else 0.0
-        if diff.mean() <= 2.0 * sem:
-            near.append(m)
-    return best, near
-
-
 def _rst_table(title, rows):
     lines = [
         f".. csv-table:: {title}",
@@ -232,7 +221,7 @@ def _rst_table(title, rows):
         "",
     ]
     for eps, res in rows:
-        _, near = near_best(res)
+        _, near = near_best(res, PRIVATE)
         cells = [f"{eps:g}"]
         for m in METHODS:
             cell = f"{res[m]['mean']:.3f} ({res[m]['sem']:.3f})"
@@ -244,7 +233,7 @@ def _rst_table(title, rows):
 def _text_table(title, rows):
     lines = [title, f"{'eps':>5s}  " + "  ".join(f"{m[:20]:>20s}" for m in METHODS)]
     for eps, res in rows:
-        best, near = near_best(res)
+        best, near = near_best(res, PRIVATE)
         cells = []
         for m in METHODS:
             mark = "*" if m == best else ("~" if m in near else " ")
