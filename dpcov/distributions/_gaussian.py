@@ -41,12 +41,12 @@ from ..utils._sklearn_compat import (
 )
 from ..utils.validation import check_n_draws
 
-#: Share of the budget of the mean under method="coinpress"; the covariance
-#: gets the rest. Its noise is on d entries against d**2 for the covariance;
-#: minimising a / sqrt(x) + b / sqrt(1 - x) with a / b = d gives
-#: x / (1 - x) = d**(2/3), i.e. a covariance share of 0.61 at d = 2 and 0.82
-#: at d = 10; 3/4 is a round value in that range.
-MEAN_SHARE = 0.25
+#: Candidate shares of the budget of the mean under method="coinpress" (the
+#: covariance gets the rest); the plan picks one from public values.
+MEAN_SHARES = (1 / 16, 1 / 8, 1 / 4, 1 / 2)
+#: Covariance share at which the planner's prediction is computed before the
+#: mean's share is chosen (CoinPress's own split).
+REFERENCE_COVARIANCE_SHARE = 0.75
 
 
 #: Rows are brought within 2**LIMIT_EXPONENT in the frame scaled by
@@ -154,6 +154,11 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         Inverse of ``covariance_``.
     n_iterations_ : dict of str to int
         Steps (or rounds) run by each part of the fit (public).
+    mean_frame_ : {{"public", "whitened"}}
+        The frame the mean was estimated in: "public" (the rows scaled by
+        the public bounds) or "whitened" (by the released covariance). With
+        "coinpress" it is the frame of the smaller planned error, chosen from
+        public values before the data are read; "klsu" always whitens.
     noise_level_ : float
         Scale of the largest eigenvalue that the noise of the final
         covariance step alone would give, in the units of ``covariance_``:
@@ -187,18 +192,30 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
     differences ``(x_2i - x_2i-1) / sqrt(2) ~ N(0, Sigma)`` of a public random
     pairing: each row enters one pair, so replacing a row replaces one pair.
 
-    **method="coinpress"** (3/4 of rho for the covariance, 1/4 for the mean).
+    **method="coinpress"**. The covariance gets a share ``1 - q`` of rho and
+    the mean ``q``, with ``q`` among 1/16, 1/8, 1/4 and 1/2: the one whose
+    planned errors give the smallest ``||E||_F**2 / 4 + ||v||**2 / 2`` (the
+    KL divergence for small covariance and mean errors ``E`` and ``v``, in
+    the Mahalanobis metric). The plans read ``n_samples``, ``n_features``,
+    the budget, ``beta`` and the public bounds only, so the split is public.
     Covariance step ``i`` whitens the pairs by the current ``A`` (``w = A
     z``), clips them to ``c_i``, and releases ``PSD(W.T W / m + Y)`` with
     symmetric Gaussian noise ``Y`` of scale ``c_i**2 / (m sqrt(rho_i))``: the
     Frobenius sensitivity is ``sqrt(2) c_i**2 / m``. Then ``A <- (Z + eta_i
     I)^(-1/2) A``, post-processing; the last release gives ``A^(-1) Z
-    A^(-T)``. Mean step ``i`` projects the whitened rows onto a ball of public
-    radius around the current centre and releases their mean with noise of
-    scale ``2 c_i / (n sqrt(2 rho_i))``. Steps compose: the rhos add up to
-    rho. Unlike the reference code of [2]_, the whitening acts on columns
-    consistently (its order is wrong for three or more steps) and the PSD
-    projection clips eigenvalues (it returns the matrix absolute value).
+    A^(-T)``. The number of steps, their budgets, radii and ridges come from
+    :func:`~dpcov.mechanisms.best_covariance_plan`, which simulates each
+    candidate plan on public synthetic data. The mean is estimated in the
+    frame whose planned bound promises the smaller Mahalanobis error: the
+    public one (covariance at most ``max_variance``, mean within
+    ``mean_bound``) or the one whitened by the released covariance (bound
+    ``plan.upper[-1]``); both are public once the covariance is released
+    (``mean_frame_``). Mean step ``i`` projects the rows onto a ball of
+    public radius around the current centre and releases their mean with
+    noise of scale ``2 c_i / (n sqrt(2 rho_i))``. Steps compose: the rhos add
+    up to rho. Unlike the reference code of [2]_, the whitening acts on
+    columns consistently (its order is wrong for three or more steps) and the
+    PSD projection clips eigenvalues (it returns the matrix absolute value).
 
     **method="klsu"** ([1]_, Sections 3-4). The rows are split by a public
     random permutation into three thirds. PPC runs ``r`` rounds of NaivePCE
@@ -348,7 +365,9 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         # The public plan (from n, d and the parameters only) and its checks,
         # then the fit is recorded: all before any arithmetic on the rows.
         if self.method == "coinpress":
-            plan = self._plan_coinpress(n_samples, n_features, budget, condition)
+            plan = self._plan_coinpress(
+                n_samples, n_features, budget, condition, radius
+            )
         else:
             plan = self._plan_klsu(n_samples, n_features, budget, condition, radius)
         self._spend_budget(budget)
@@ -369,6 +388,7 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         self.precision_ = linalg.pinvh(self.covariance_)
         self.mean_ = scale * project_l2_ball(mean, radius)
         self.n_iterations_ = steps
+        self.mean_frame_ = plan[2] if self.method == "coinpress" else "whitened"
         # Signal to noise, from the release and public values only: the final
         # step adds symmetric noise of public scale `sigma` in the frame of its
         # whitening A (itself a function of earlier releases); its largest
@@ -398,32 +418,91 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         )
         return self
 
-    def _plan_coinpress(self, n_samples, n_features, budget, condition):
-        shares = split_budget(budget, {"cov": 1.0 - MEAN_SHARE, "mean": MEAN_SHARE})
+    def _plan_coinpress(self, n_samples, n_features, budget, condition, radius):
+        # Everything here reads n, d and the parameters only.
+        rho = budget.rho
+        m = n_samples // 2
+        reference = best_covariance_plan(
+            m,
+            n_features,
+            REFERENCE_COVARIANCE_SHARE * rho,
+            condition,
+            beta=self.beta,
+            n_steps=self.n_iterations,
+        )
+        # The covariance's predicted error at another share: its non-private
+        # floor sqrt(d (d + 1) / m) plus a noise part that scales as
+        # 1 / sqrt(rho) (the noise scales of every step do).
+        floor = math.sqrt(n_features * (n_features + 1) / m)
+        noise_part = max(reference.predicted_error - floor, 0.0)
+        upper, lower = reference.upper[-1], reference.lower[-1]
+
+        def mean_error(rho_mean):
+            # Predicted Mahalanobis error of the mean in each frame, and the
+            # frame: the public one (S <= K I, ||mu|| <= radius, S >= I, so a
+            # Euclidean error is at most the Mahalanobis one) or the frame
+            # whitened by the released covariance (A S A.T <= upper I, and
+            # ||A||**2 <= upper as S >= I; the Euclidean error there is at
+            # most sqrt(lower) times the Mahalanobis one).
+            public = best_mean_plan(
+                n_samples,
+                n_features,
+                rho_mean,
+                radius,
+                condition,
+                beta=self.beta,
+                n_steps=self.n_iterations,
+            ).predicted_error
+            if not (math.isfinite(upper) and lower > 0):
+                return public, "public"
+            whitened = best_mean_plan(
+                n_samples,
+                n_features,
+                rho_mean,
+                math.sqrt(upper) * radius,
+                upper,
+                beta=self.beta,
+                n_steps=self.n_iterations,
+            ).predicted_error / math.sqrt(lower)
+            return (whitened, "whitened") if whitened < public else (public, "public")
+
+        def kl(share):
+            # KL(N(mu, S) || N(mu_hat, S_hat)) ~ ||E||_F**2 / 4 + ||v||**2 / 2
+            # for small Mahalanobis errors E (covariance) and v (mean).
+            cov = floor + noise_part * math.sqrt(
+                REFERENCE_COVARIANCE_SHARE / (1.0 - share)
+            )
+            return cov**2 / 4.0 + mean_error(share * rho)[0] ** 2 / 2.0
+
+        share = min(MEAN_SHARES, key=kl)
+        shares = split_budget(budget, {"cov": 1.0 - share, "mean": share})
         cov_plan = best_covariance_plan(
-            n_samples // 2,
+            m,
             n_features,
             shares["cov"].rho,
             condition,
             beta=self.beta,
             n_steps=self.n_iterations,
         )
-        return shares, cov_plan
+        frame = mean_error(shares["mean"].rho)[1]
+        if frame == "whitened" and not math.isfinite(cov_plan.upper[-1]):
+            frame = "public"
+        return shares, cov_plan, frame
 
     def _fit_coinpress(self, X, plan, condition, radius, rng):
         n_samples, n_features = X.shape
-        shares, cov_plan = plan
+        shares, cov_plan, frame = plan
         pairs = _pairs(X, rng)
-        covariance, whitening, frame = coinpress_covariance(
+        covariance, whitening, last = coinpress_covariance(
             pairs, cov_plan, rng, return_frame=True
         )
-        upper = cov_plan.upper[-1]
-        if not math.isfinite(upper):
-            # Too few pairs for the whitening bound (public): the mean runs
-            # in the original frame, with the public bound K.
-            whitening, upper = np.eye(n_features), condition
-        # ||A mu|| <= ||A|| ||mu||: the prior radius in the whitened frame.
-        prior = np.linalg.norm(whitening, 2) * radius
+        if frame == "whitened":
+            upper = cov_plan.upper[-1]
+            # ||A mu|| <= ||A|| ||mu||: the prior radius in the whitened frame
+            # (A is released, so this is public).
+            prior = np.linalg.norm(whitening, 2) * radius
+        else:
+            whitening, upper, prior = np.eye(n_features), condition, radius
         mean_plan = best_mean_plan(
             n_samples,
             n_features,
@@ -433,7 +512,9 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
             beta=self.beta,
             n_steps=self.n_iterations,
         )
-        whitened_mean = coinpress_mean(X, mean_plan, rng, transform=whitening)
+        whitened_mean = coinpress_mean(
+            X, mean_plan, rng, transform=whitening if frame == "whitened" else None
+        )
         mean = linalg.solve(whitening, whitened_mean)
         split = {}
         for i, rho_step in enumerate(cov_plan.rhos, start=1):
@@ -441,7 +522,7 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         for i, rho_step in enumerate(mean_plan.rhos, start=1):
             split[f"mean step {i}"] = ZCDP(rho_step)
         steps = {"covariance": cov_plan.n_steps, "mean": mean_plan.n_steps}
-        return covariance, mean, split, steps, (cov_plan.noise_scales[-1], frame)
+        return covariance, mean, split, steps, (cov_plan.noise_scales[-1], last)
 
     def _plan_klsu(self, n_samples, n_features, budget, condition, radius):
         if n_samples < 6:

@@ -34,11 +34,13 @@ References
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import linalg
+from threadpoolctl import threadpool_limits
 
 from ..accounting import _left
 from ..utils._gram import row_statistics
@@ -85,10 +87,9 @@ def step_budgets(rho, n_steps, early_share):
     return (early,) * (n_steps - 1) + (_left(rho, [early] * (n_steps - 1)),)
 
 
-def _best_plan(make_plan, n_steps):
-    # The plan of smallest predicted error among 1..MAX_STEPS steps and the
-    # early shares ("auto"), or among the early shares for a fixed count.
-    counts = range(1, MAX_STEPS + 1) if n_steps == "auto" else (int(n_steps),)
+def _best_plan(make_plan, counts):
+    # The plan of smallest predicted error among the step counts and the
+    # early shares.
     plans = [
         make_plan(t, share)
         for t in counts
@@ -114,8 +115,9 @@ class CovariancePlan:
     lower, upper : tuple of float
         Bounds ``lower I <= A S A.T <= upper I`` for the preconditioner
         entering each step and, last, for the one derived from the final
-        release: ``upper`` holds with high probability on Gaussian data,
-        ``lower`` is a typical value (see :func:`covariance_plan`).
+        release: ``upper[-1]`` holds with high probability on Gaussian data,
+        ``lower`` and the earlier ``upper`` are typical values (see
+        :func:`covariance_plan`).
     predicted_error : float
         Predicted Mahalanobis-Frobenius error of the estimate.
     """
@@ -134,30 +136,83 @@ class CovariancePlan:
         return len(self.rhos)
 
 
+def sampling_ridge(n_features, n_samples):
+    """The sampling part of the ridge: ``(2 sqrt(d / m) + d / m) / 2``.
+
+    Half the typical relative deviation ``2 t + t**2`` (``t = sqrt(d / m)``)
+    of the second moment of ``m`` standard Gaussian rows, the ridge of the
+    reference code of Biswas, Dong, Kamath and Ullman (2020).
+
+    Parameters
+    ----------
+    n_features : int
+        Dimension ``d``.
+    n_samples : int
+        Number of rows ``m``.
+
+    Returns
+    -------
+    ridge : float
+        The ridge.
+    """
+    t = math.sqrt(n_features / n_samples)
+    return 0.5 * (2.0 * t + t * t)
+
+
 def covariance_plan(
     n_samples, n_features, rho, condition, *, n_steps, early_share, beta
 ):
     """Plan a CoinPress covariance fit from public quantities.
 
     The rows are assumed ``N(0, S)`` with ``I <= S <= condition I`` (after the
-    known scaling). A step with bounds ``L I <= S_A <= U I`` on the whitened
-    covariance ``S_A = A S A.T`` clips to ``c = sqrt(U) tau`` (``tau`` the
-    Gaussian norm tail at ``beta``), adds noise of scale ``sigma = c**2 / (m
-    sqrt(rho_i))`` whose operator norm is at most ``N`` (with probability
-    ``1 - beta``), and sets the ridge ``eta = N``. With ``xi`` the relative
-    deviation of the sample covariance, ``PSD(M) >= M`` gives ``S_A <= (Z +
-    eta I) / (1 - xi)``: the next upper bound is ``1 / (1 - xi)``, which sets
-    the next clipping radius.
+    known scaling). Step ``i`` whitens the rows by the current ``A``, clips
+    them to ``c_i`` and releases ``Z_i = PSD(W.T W / m + Y_i)``, with
+    symmetric Gaussian noise of entry scale ``sigma_i = c_i**2 / (m
+    sqrt(rho_i))``; then ``A <- (Z_i + eta_i I)^(-1/2) A``. Only ``c_i``,
+    ``sigma_i`` and ``eta_i`` are chosen here, and all from public values,
+    so the schedule never affects privacy; it sets the accuracy.
 
-    For the lower bound, ``PSD(M) <= M + N I`` gives the worst case ``1 / ((1
-    + xi) + 3 N / L)``, which is far too pessimistic to choose a plan with
-    (the noise is not aligned with the weak directions). The plan uses the
-    typical value ``1 / ((1 + xi) + 2 sigma sqrt(d) / L)`` (``2 sigma
-    sqrt(d)`` is the typical operator norm of the noise); on rotated
-    Gaussians with condition numbers 1e3 and 1e8 it ranks plans as their
-    measured errors do. The predicted error of the last step is ``(d sigma_t +
-    U_t sqrt(d (d + 1) / m)) / L_t`` (noise and sampling in Frobenius norm, in
-    the metric of the whitened covariance). None of this affects privacy.
+    **Schedule.** The first step clips at ``sqrt(K) tau`` (``tau`` the
+    Gaussian norm tail at ``beta``: a row of ``N(0, S)`` lies inside with
+    probability ``1 - beta``). Every later step clips at ``tau``, the radius
+    of the frame the whitening aims at, ``A S A.T = I``. The ridge is
+    ``eta_i = (2 sqrt(d / m) + d / m) / 2 + sigma_i``: the sampling ridge of
+    the reference code of [1]_ plus one noise standard deviation. Its second
+    term matters where the noise is comparable with the signal: a direction
+    whose released variance was pushed towards zero by the noise is then not
+    blown up by the next whitening (without it, the eigenvalue clipping of
+    ``PSD`` makes such directions exact zeros, and the next step clips them
+    away). A ridge of ``N_i``, the high-probability bound on ``||Y_i||``, is
+    safe but far too large: where the noise dominates it shrinks the whitened
+    covariance towards ``1 / N_i`` and the next clip radius is then far
+    above the data.
+
+    The last step's update of ``A`` does not enter the covariance estimate
+    (which is ``A^(-1) Z_t A^(-T)`` with the ``A`` before it); it only gives
+    the whitening the mean may use. Its ridge is therefore the safe one,
+    ``max(eta_t, N_t)``, with ``N_t`` the bound on ``||Y_t||`` that holds
+    with probability ``1 - beta``.
+
+    **What the planned bounds promise.** ``upper[i]`` and ``lower[i]``
+    describe ``A_i S A_i.T`` for the preconditioner entering step ``i`` (and,
+    last, the final one), on Gaussian rows that the clip leaves intact (the
+    radii are chosen so that a row is, with probability ``1 - beta``). With
+    ``xi`` the relative deviation of the sample second moment (probability
+    ``1 - beta``), ``PSD(M) >= M`` gives ``Z_i + eta_i I >= (1 - xi) A S A.T
+    - (N_i - eta_i)_+ I``, hence ``upper[i+1] = 1 / ((1 - xi) - (N_i -
+    eta_i)_+ / lower[i])`` (``inf`` when that is not positive). The last
+    ridge covers the noise, so ``upper[-1] = 1 / (1 - xi)`` holds with
+    probability at least ``1 - 2 beta`` whatever the earlier steps did; the
+    earlier ones use ``lower``, which is a typical value, ``lower[i+1] = 1 /
+    ((1 + xi) + (2 sigma_i sqrt(d) + eta_i) / lower[i])`` (``2 sigma
+    sqrt(d)`` is the typical operator norm of the noise; the worst case
+    ``PSD(M) <= M + N_i I`` is far too pessimistic to plan with).
+
+    **Predicted error.** :func:`best_covariance_plan` ranks plans by
+    simulation. The closed form here, used above ``PLAN_MAX_FEATURES``
+    dimensions, is ``(d sigma_t + c_t**2 / tau**2 sqrt(d (d + 1) / m)) /
+    lower[t-1]``: noise and sampling in Frobenius norm, in the metric of
+    the last frame.
 
     Parameters
     ----------
@@ -181,35 +236,48 @@ def covariance_plan(
     plan : CovariancePlan
         The plan; ``predicted_error`` is ``inf`` when the recursion breaks
         down (too few rows to whiten).
+
+    References
+    ----------
+    .. [1] Biswas, S., Dong, Y., Kamath, G. and Ullman, J. "CoinPress:
+       Practical Private Mean and Covariance Estimation". NeurIPS 2020.
+       https://arxiv.org/abs/2006.06618.
     """
     rhos = step_budgets(rho, n_steps, early_share)
-    tau = gaussian_norm_tail(n_features, beta)
-    xi = covariance_deviation(n_features, n_samples, beta)
+    d, m = n_features, n_samples
+    tau = gaussian_norm_tail(d, beta)
+    xi = covariance_deviation(d, m, beta)
+    base = sampling_ridge(d, m)
     lower, upper = [1.0], [float(condition)]
     radii, scales, ridges = [], [], []
-    for rho_step in rhos:
-        radius = math.sqrt(upper[-1]) * tau
+    for step, rho_step in enumerate(rhos):
+        target = float(condition) if step == 0 else 1.0
+        radius = math.sqrt(target) * tau
         # Frobenius sensitivity of W.T W / m for rows of norm <= c under
         # replace-one: sqrt(2) c**2 / m (both rank-one terms are PSD); the
         # Gaussian mechanism needs sigma = sqrt(2) c**2 / (m sqrt(2 rho)).
-        scale = gaussian_scale(math.sqrt(2.0) * radius**2 / n_samples, rho_step)
-        bound = wigner_norm_bound(n_features, scale, beta)
-        ridge = max(bound, MIN_RIDGE * upper[-1])
+        scale = gaussian_scale(math.sqrt(2.0) * radius**2 / m, rho_step)
+        bound = wigner_norm_bound(d, scale, beta)
+        ridge = base + scale
+        if step == len(rhos) - 1:
+            ridge = max(ridge, bound)
+        ridge = max(ridge, MIN_RIDGE * target)
         radii.append(radius)
         scales.append(scale)
         ridges.append(ridge)
-        if xi < 1:
-            typical = 2.0 * scale * math.sqrt(n_features)
-            upper.append(1.0 / (1.0 - xi))
-            lower.append(1.0 / ((1.0 + xi) + typical / lower[-1]))
+        if xi < 1 and lower[-1] > 0:
+            denominator = (1.0 - xi) - max(bound - ridge, 0.0) / lower[-1]
+            upper.append(1.0 / denominator if denominator > 0 else math.inf)
+            noise = 2.0 * scale * math.sqrt(d)
+            lower.append(1.0 / ((1.0 + xi) + (noise + ridge) / lower[-1]))
         else:
             upper.append(math.inf)
             lower.append(0.0)
-    if n_steps > 1 and not math.isfinite(upper[-2]):
+    if lower[-2] <= 0:
         error = math.inf
     else:
-        sampling = upper[-2] * math.sqrt(n_features * (n_features + 1) / n_samples)
-        error = (n_features * scales[-1] + sampling) / lower[-2]
+        sampling = (radii[-1] / tau) ** 2 * math.sqrt(d * (d + 1) / m)
+        error = (d * scales[-1] + sampling) / lower[-2]
     return CovariancePlan(
         rhos=rhos,
         clip_radii=tuple(radii),
@@ -221,10 +289,117 @@ def covariance_plan(
     )
 
 
+#: Repetitions of the planner's simulation of a covariance plan, times the
+#: dimension (fewer in high dimension, where one Frobenius error averages
+#: over more entries), between 2 and 16.
+PLAN_REPEATS = 320
+#: Rows drawn per simulated step to model the clipping.
+PLAN_CLIP_DRAWS = 1000
+#: Seed of the planner's simulation: public and fixed, so the chosen plan is
+#: a function of (m, d, rho, K, beta) alone.
+PLAN_SEED = 2020
+#: Largest dimension the planner simulates; above it, the closed-form
+#: prediction of :func:`covariance_plan` chooses.
+PLAN_MAX_FEATURES = 128
+
+
+def simulate_covariance_error(plans, n_samples, n_features, *, repeats=None):
+    """Simulated errors of CoinPress covariance plans on public synthetic data.
+
+    Each plan is run on the sufficient statistics of ``m`` rows of ``N(0,
+    I)``: the covariance at the public lower bound, where the signal is
+    weakest against noise calibrated to the public upper bound. Step ``i``
+    sees ``D A G A.T D``, where ``G`` is a Wishart draw of the rows' second
+    moment (the same at every step, as the same rows are reused), ``A`` the
+    current preconditioner, and ``D`` the per-direction shrinkage of clipping
+    at ``c_i`` (estimated from ``PLAN_CLIP_DRAWS`` Gaussian rows in the
+    eigenbasis of ``A A.T``); it then adds the plan's noise, projects onto the
+    PSD cone and whitens with the plan's ridge, as
+    :func:`coinpress_covariance` does. The error is the Mahalanobis-Frobenius
+    error of the last release. All plans share the same draws (common random
+    numbers), from a fixed public seed: the result depends only on its
+    arguments, never on data.
+
+    Parameters
+    ----------
+    plans : sequence of CovariancePlan
+        Plans for the same ``(m, d)``.
+    n_samples : int
+        Number of rows ``m``.
+    n_features : int
+        Dimension ``d``.
+    repeats : int, default=None
+        Number of simulated datasets; None gives ``PLAN_REPEATS / d``, within
+        2 to 16.
+
+    Returns
+    -------
+    errors : ndarray of shape (len(plans),)
+        Mean simulated error of each plan.
+    """
+    d, m = n_features, n_samples
+    if repeats is None:
+        repeats = min(16, max(2, round(PLAN_REPEATS / d)))
+    rng = np.random.default_rng(PLAN_SEED)
+    longest = max(plan.n_steps for plan in plans)
+    totals = np.zeros(len(plans))
+    # Small matrices: BLAS threads only add overhead (10x on 2 cores).
+    with threadpool_limits(1):
+        for _ in range(repeats):
+            _simulate_once(plans, m, d, rng, longest, totals)
+    return totals / repeats
+
+
+def _simulate_once(plans, m, d, rng, longest, totals):
+    # One simulated dataset for every plan (see simulate_covariance_error).
+    if m > 4 * d:
+        # Bartlett: L L.T ~ Wishart(m, I) for lower-triangular L with
+        # chi(m - i) diagonal and standard normal entries below.
+        L = np.tril(rng.normal(size=(d, d)), -1)
+        L[np.diag_indices(d)] = np.sqrt(rng.chisquare(m - np.arange(d)))
+        moment = L @ L.T / m
+    else:
+        rows = rng.normal(size=(m, d))
+        moment = rows.T @ rows / m
+    squares = rng.normal(size=(PLAN_CLIP_DRAWS, d)) ** 2
+    noises = [rng.normal(size=(d, d)) for _ in range(longest)]
+    for k, plan in enumerate(plans):
+        A = np.eye(d)
+        for step in range(plan.n_steps):
+            # Clipping shrinks direction j of the whitened covariance
+            # A A.T = V diag(lam) V.T by E[u_j**2 min(1, c**2 / ||w||**2)]
+            # over w = sqrt(lam) u, u ~ N(0, I).
+            lam, V = linalg.eigh(A @ A.T, check_finite=False)
+            lam = np.maximum(lam, 0.0)
+            w2 = squares @ lam
+            factor = np.minimum(
+                1.0, plan.clip_radii[step] ** 2 / np.maximum(w2, 1e-300)
+            )
+            shrink = np.sqrt(factor @ squares / PLAN_CLIP_DRAWS)
+            D = (V * shrink) @ V.T
+            sample = D @ (A @ moment @ A.T) @ D
+            noise = np.triu(noises[step]) * plan.noise_scales[step]
+            noise = noise + np.triu(noise, 1).T
+            released = project_psd(sample + noise)
+            if step == plan.n_steps - 1:
+                root = (V / np.sqrt(np.maximum(lam, 1e-300))) @ V.T
+                totals[k] += np.linalg.norm(root @ released @ root - np.eye(d))
+            else:
+                A = inverse_sqrt(released + plan.ridges[step] * np.eye(d)) @ A
+
+
+@functools.lru_cache(maxsize=256)
 def best_covariance_plan(
     n_samples, n_features, rho, condition, *, beta, n_steps="auto"
 ):
     """The covariance plan with the smallest predicted error.
+
+    Candidates are 1 to ``MAX_STEPS`` steps (or ``n_steps``), each with the
+    early shares ``EARLY_SHARES``. Up to ``PLAN_MAX_FEATURES`` dimensions the
+    prediction is the simulated error of :func:`simulate_covariance_error`
+    (steps are tried in increasing number, and the search stops once two
+    more steps have not improved on the best); above, the closed form of
+    :func:`covariance_plan`. Both read public quantities only.
 
     Parameters
     ----------
@@ -244,10 +419,12 @@ def best_covariance_plan(
     Returns
     -------
     plan : CovariancePlan
-        The chosen plan (a function of public quantities only).
+        The chosen plan (a function of public quantities only), with its
+        ``predicted_error``.
     """
-    return _best_plan(
-        lambda t, share: covariance_plan(
+
+    def make(t, share):
+        return covariance_plan(
             n_samples,
             n_features,
             rho,
@@ -255,9 +432,33 @@ def best_covariance_plan(
             n_steps=t,
             early_share=share,
             beta=beta,
-        ),
-        n_steps,
-    )
+        )
+
+    counts = range(1, MAX_STEPS + 1) if n_steps == "auto" else (int(n_steps),)
+    if n_features > PLAN_MAX_FEATURES or math.isinf(rho):
+        # Without noise one step (the widest clip) is best; in high
+        # dimension the closed-form prediction chooses.
+        if math.isinf(rho) and n_steps == "auto":
+            counts = (1,)
+        return _best_plan(make, counts)
+    best, stale = None, 0
+    for t in counts:
+        candidates = [make(t, share) for share in (EARLY_SHARES if t > 1 else EARLY_SHARES[:1])]
+        candidates = [plan for plan in candidates if math.isfinite(plan.predicted_error)]
+        if not candidates:
+            continue
+        errors = simulate_covariance_error(candidates, n_samples, n_features)
+        k = int(np.argmin(errors))
+        if best is None or errors[k] < best.predicted_error:
+            best = replace(candidates[k], predicted_error=float(errors[k]))
+            stale = 0
+        else:
+            stale += 1
+            if stale == 2:
+                break
+    if best is None:
+        return _best_plan(make, counts)
+    return best
 
 
 def clipped_second_moment(Z, radius, preconditioner=None):
@@ -483,7 +684,7 @@ def best_mean_plan(n_samples, n_features, rho, radius, upper, *, beta, n_steps="
             early_share=share,
             beta=beta,
         ),
-        n_steps,
+        range(1, MAX_STEPS + 1) if n_steps == "auto" else (int(n_steps),),
     )
 
 

@@ -87,11 +87,31 @@ def test_covariance_plan_closed_form():
     # through the Gaussian mechanism sigma = Delta / sqrt(2 rho).
     for c, r, s in zip(plan.clip_radii, plan.rhos, plan.noise_scales, strict=True):
         assert s == pytest.approx(c**2 / (m * math.sqrt(r)))
-    assert plan.ridges[0] == pytest.approx(
-        wigner_norm_bound(d, plan.noise_scales[0], beta)
+    # The ridge: the reference code's sampling ridge (2 sqrt(d/m) + d/m) / 2
+    # plus one noise standard deviation; the last one (which only whitens for
+    # the mean) covers the noise's operator-norm bound N.
+    t = math.sqrt(d / m)
+    N = [wigner_norm_bound(d, s, beta) for s in plan.noise_scales]
+    assert plan.ridges[0] == pytest.approx((2 * t + t * t) / 2 + plan.noise_scales[0])
+    assert plan.ridges[1] == pytest.approx(
+        max((2 * t + t * t) / 2 + plan.noise_scales[1], N[1])
     )
-    assert plan.upper[1] == pytest.approx(1 / (1 - xi))
-    assert plan.clip_radii[1] == pytest.approx(math.sqrt(1 / (1 - xi)) * tau)
+    # After the first step the clip radius is tau: the frame the whitening
+    # aims at is A S A.T = I.
+    assert plan.clip_radii[1] == pytest.approx(tau)
+    # The bounds: U' = 1 / ((1 - xi) - (N - eta)_+ / L) and the typical
+    # L' = 1 / ((1 + xi) + (2 sigma sqrt(d) + eta) / L); after the last step
+    # the ridge covers the noise and U = 1 / (1 - xi).
+    eta = plan.ridges[0]
+    denominator = (1 - xi) - max(N[0] - eta, 0)
+    assert plan.upper[1] == pytest.approx(
+        1 / denominator if denominator > 0 else math.inf
+    )
+    sigma = plan.noise_scales[0]
+    assert plan.lower[1] == pytest.approx(
+        1 / ((1 + xi) + 2 * sigma * math.sqrt(d) + eta)
+    )
+    assert plan.upper[2] == pytest.approx(1 / (1 - xi))
     assert math.fsum(plan.rhos) == pytest.approx(rho)
 
 
