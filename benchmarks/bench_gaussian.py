@@ -78,8 +78,74 @@ to ``docs/user_guide/_bench_gaussian.rst`` and the figure to
 under ``docs``); ``--from-json`` rewrites the csv, rst, png and docs copies from
 an existing ``bench_gaussian.json`` without fitting.
 
+Reference mode (``--reference``): dpcov's CoinPress mechanisms and learner
+against the published algorithms of [BDKU20], in the settings of the
+paper's experiments (``cov_estimation.py`` and ``mean_estimation.py`` of the
+authors' code; ``Sigma = I``). The reference is a numpy rewrite of the
+authors' ``cov_est`` and ``multivariate_mean_iterative`` (``algos.py``; torch
+is not needed), faithful to the code, defects included (see the comment above
+``reference_cov_est``). Three tables:
+
+- covariance, ``u = 10 sqrt(d)`` and ``rho = 0.5`` unless varied: ``d = 10``
+  with ``n`` in {3000, 5000, 8000}; ``d = 2`` with ``n`` in {1000, 3000};
+  ``d = 100`` with ``n`` in {1e4, 4e4, 8e4}; ``d = 10``, ``n = 7000`` with
+  ``u / sqrt(d)`` in {1, 100, 1e4}; ``d = 10``, ``n = 8000`` with ``rho`` in
+  {0.005, 0.05, 0.5}. For ``t`` in {2, 3, 4}: the reference ``cov_est`` with
+  prior ``u`` and the budgets of its experiments (the first ``t - 1`` steps
+  share ``rho / 4``, the last gets ``3 rho / 4``) against
+  ``coinpress_covariance(X, covariance_plan(n, d, rho, u, n_steps=t,
+  early_share=0.25, beta=0.1), rng)`` (our frame ``I <= S <= K I`` with ``K =
+  u``); and "auto", ``best_covariance_plan(n, d, rho, u, beta=0.1)``, against
+  the reference's best ``t`` (by trimmed mean, after the fact). Error
+  ``||Sigma_hat - I||_F``;
+- mean, ``d = 50``, ``r = 10 sqrt(d)``, centre 0, ``rho = 0.5`` unless
+  varied: ``n`` in {1000, 2000, 5000, 10000}; ``n = 2000`` with ``rho`` in
+  {0.01, 0.1, 0.5}; ``n = 2000`` with ``r / sqrt(d)`` in {1, 10, 1000}. The
+  reference ``multivariate_mean_iterative`` against ``coinpress_mean(X,
+  mean_plan(n, d, rho, r, 1.0, n_steps=t, early_share=0.25, beta=0.1), rng)``
+  and ``best_mean_plan(n, d, rho, r, 1.0, beta=0.1)``. Error ``||mu_hat||``;
+- learner: ``MultivariateGaussian(rho=rho, min_variance=1, max_variance=1 +
+  1e-4, mean_bound=r, random_state=rng)`` with ``r = 10 sqrt(d)`` on rows of
+  ``N(mu, I)``, ``mu = (r / 2) (1, ..., 1) / sqrt(d)``, ``d`` in {10, 50},
+  ``n`` in {2000, 8000, 20000}, ``rho`` in {0.1, 0.5}, against the reference
+  given the same public information: ``cov_est`` on the ``n // 2`` pair
+  differences ``(x_2i - x_2i-1) / sqrt(2)`` (divided by ``sqrt(min_variance)``)
+  with ``u = max_variance / min_variance`` at ``3 rho / 4`` and ``t = 2``, and
+  ``multivariate_mean_iterative`` at ``rho / 4``, ``t = 2``, on the rows
+  divided by ``sqrt(max_variance)`` with centre 0 and radius ``mean_bound /
+  sqrt(max_variance)``, mapped back. Also shown: the reference's covariance
+  with its eigenvalues clipped to ``[min_variance, max_variance]`` (the
+  post-processing ``MultivariateGaussian`` applies), and our fitted
+  ``n_iterations_`` and the early shares of ``budget_split_``.
+
+Each repetition ``i`` draws the rows once, from ``numpy.random.default_rng([2020,
+part, d, n, i])`` (``part`` 1 covariance, 2 mean, 3 learner), and every
+method runs on those rows with its own noise generator
+``default_rng([2020, part, d, n, i, method, t])`` (``method`` 0 reference, 1
+ours, 2 ours-auto; ``t`` left out for "auto" and the learner). Cells with the
+same ``(d, n)`` therefore share rows (and noise draws) across ``u``, ``rho``
+and ``r``; cells with equal parameters are run once. Reported per cell: the
+10%-trimmed mean (``scipy.stats.trim_mean(x, 0.1)``, as the reference's
+experiments report) and the median of each error, the ratio ours / reference
+of the trimmed means with a 95% paired bootstrap interval (2000 resamples of
+the repetitions) and the median of the per-repetition ratios; an asterisk
+marks a ratio above 1 (at three significant digits) where the reference's
+trimmed mean is below 1.
+
+    OPENBLAS_NUM_THREADS=1 python benchmarks/bench_gaussian.py --reference
+
+(30 repetitions by default, ``--repeats`` to change; about 1.5 minutes on a
+2-core machine with 2 processes, ``--jobs`` to change; each process uses one
+BLAS thread) writes ``bench_gaussian_reference.json`` (every run) and
+``bench_gaussian_reference.rst`` (csv-tables) to ``--out`` and copies the
+tables to ``docs/user_guide/_bench_gaussian_reference.rst`` (not with
+``--quick`` or ``--no-docs``). ``--reference --quick`` is a smoke run (four
+cells, 3 repetitions); ``--reference --from-json`` rewrites the tables from an
+existing ``bench_gaussian_reference.json``.
+
 References: [BDKU20] Biswas, Dong, Kamath and Ullman, "CoinPress: Practical
-Private Mean and Covariance Estimation", NeurIPS 2020. [KLSU19] Kamath, Li,
+Private Mean and Covariance Estimation", NeurIPS 2020 (code:
+https://github.com/twistedcubic/coin-press). [KLSU19] Kamath, Li,
 Singhal and Ullman, "Privately Learning High-Dimensional Distributions", COLT
 2019.
 """
@@ -91,10 +157,11 @@ import math
 import os
 import shutil
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
-from scipy import linalg
+from scipy import linalg, stats
 
 from dpcov.accounting import split_budget
 from dpcov.distributions import MultivariateGaussian
@@ -670,9 +737,704 @@ def _cpu():
     return "unknown CPU"
 
 
+# ---------------------------------------------------------------------------
+# --reference: dpcov against the published CoinPress algorithms
+# ---------------------------------------------------------------------------
+#
+# The two functions below are a numpy rewrite of the reference code of
+# [BDKU20] (https://github.com/twistedcubic/coin-press, file algos.py:
+# cov_est / cov_est_step for the covariance, multivariate_mean_iterative /
+# multivariate_mean_step for the mean, and utils.py: psd_proj_symm). They
+# follow it line by line and keep on purpose what it does:
+#
+# - rows as row vectors: W = X A, the update A <- (Z + eta I)^(-1/2) A and the
+#   output A^(-1) Z_t A^(-1) with the A from before the last step (the order
+#   is only right when the preconditioners commute, e.g. for Sigma = I);
+# - its "PSD projection" U diag(max(s, 0)) U^T from the SVD U diag(s) V^T,
+#   i.e. the matrix absolute value, not the clipping of negative eigenvalues;
+# - its ridge eta = (2 sqrt(d / n) + d / n) / 2 (sampling only, no noise
+#   term), the clipping radius gamma = gaussian_tailbound(d, 0.1) in the
+#   whitened frame and the noise variance gamma^4 / (rho_i n^2) on the upper
+#   triangle (diagonal included), mirrored;
+# - the inverse square root as the reference computes it: the inverse, then
+#   the square root of its singular values;
+# - for the mean: gamma = gaussian_tailbound(d, 0.01), the clipping radius
+#   min(sqrt(r^2 + 6 r + gamma^2), r + gamma), the projection of the rows onto
+#   that ball around the current centre *in place* (a later step sees the rows
+#   already projected by the earlier ones, as in the reference, which copies
+#   the data once per call), noise sd = (2 c / n) / sqrt(2 rho_i) and the next
+#   radius sqrt(1 / n + sd^2) gamma;
+# - the budgets of its experiments (cov_estimation.py, mean_estimation.py):
+#   [rho] for t = 1, otherwise rho / (4 (t - 1)) for each of the first t - 1
+#   steps and 3 rho / 4 for the last.
+#
+# Differences that do not change the algorithm: float64 instead of torch's
+# float32, numpy Generators instead of torch's and numpy's global generators.
+
+REF_SEED = 2020
+REF_REPEATS = 30
+REF_QUICK_REPEATS = 3
+REF_STEPS = (2, 3, 4)
+REF_BETA = 0.1
+REF_EARLY_SHARE = 0.25
+REF_TRIM = 0.1
+REF_BOOTSTRAP = 2000
+#: Public variance bounds given to the learner (Sigma = I) in the third table.
+REF_MIN_VARIANCE = 1.0
+REF_MAX_VARIANCE = 1.0 + 1e-4
+#: Budget split of the learner comparison (MultivariateGaussian's own split).
+REF_COV_SHARE = 0.75
+#: Codes of the parts and methods in the lists given to default_rng.
+REF_PARTS = {"covariance": 1, "mean": 2, "learner": 3}
+REF_METHODS = {"reference": 0, "ours": 1, "ours-auto": 2}
+
+
+def gaussian_tailbound(d, b):
+    """``algos.gaussian_tailbound``: ``sqrt(d + 2 sqrt(d ln(1/b)) + 2 ln(1/b))``."""
+    return math.sqrt(d + 2.0 * math.sqrt(d * math.log(1.0 / b)) + 2.0 * math.log(1 / b))
+
+
+def reference_budgets(rho, t):
+    """The per-step budgets of the reference experiments (``Ps1`` ... ``Ps5``)."""
+    if t == 1:
+        return [rho]
+    return [rho / (4.0 * (t - 1))] * (t - 1) + [3.0 * rho / 4.0]
+
+
+def _reference_psd_proj_symm(S):
+    # utils.psd_proj_symm: U diag(clamp(D, min=0)) U^T from torch.svd(S).
+    U, s, _ = np.linalg.svd(S)
+    return (U * np.maximum(s, 0.0)) @ U.T
+
+
+def reference_cov_est_step(X, A, rho, rng):
+    """``algos.cov_est_step``: one step, returns the new ``A`` and ``Z``."""
+    n, d = X.shape
+    W = X @ A
+    gamma = gaussian_tailbound(d, 0.1)
+    eta = 0.5 * (2.0 * math.sqrt(d / n) + math.sqrt(d / n) ** 2)
+    # Truncate the rows to norm gamma.
+    norm_ratio = gamma / np.sqrt(np.einsum("ij,ij->i", W, W))
+    large = norm_ratio < 1
+    W[large] *= norm_ratio[large, np.newaxis]
+    # Symmetric noise: upper triangle with the diagonal, mirrored.
+    Y = rng.standard_normal((d, d)) * math.sqrt(gamma**4 / (rho * n**2))
+    Y = np.triu(Y)
+    Y = Y + Y.T - np.diag(np.diag(Y))
+    Z = W.T @ W / n + Y
+    Z = _reference_psd_proj_symm(Z)
+    inv = np.linalg.inv(Z + eta * np.eye(d))
+    inv_u, inv_d, inv_vt = np.linalg.svd(inv)
+    inv_sqrt = (inv_u * np.sqrt(inv_d)) @ inv_vt
+    return inv_sqrt @ A, Z
+
+
+def reference_cov_est(X, u, rhos, rng):
+    """``algos.cov_est``: CoinPress covariance with prior ``Sigma <= u I``."""
+    d = X.shape[1]
+    A = np.eye(d) / math.sqrt(u)
+    for rho in rhos[:-1]:
+        A, _ = reference_cov_est_step(X, A, rho, rng)
+    _, Z_t = reference_cov_est_step(X, A, rhos[-1], rng)
+    A_inv = np.linalg.inv(A)
+    return A_inv @ Z_t @ A_inv
+
+
+def reference_mean_step(X, c, r, p, rng):
+    """``algos.multivariate_mean_step`` (projects the rows of ``X`` in place)."""
+    n, d = X.shape
+    gamma = gaussian_tailbound(d, 0.01)
+    clip_thresh = min(math.sqrt(r**2 + 2 * r * 3 + gamma**2), r + gamma)
+    x = X - c
+    mag_x = np.linalg.norm(x, axis=1)
+    outside = mag_x > clip_thresh
+    X[outside] = c + x[outside] / mag_x[outside, np.newaxis] * clip_thresh
+    sd = (2.0 * clip_thresh / n) / math.sqrt(2.0 * p)
+    c = np.sum(X, axis=0) / n + rng.normal(0.0, sd, size=d)
+    r = math.sqrt(1.0 / n + sd**2) * gamma
+    return c, r
+
+
+def reference_mean(X, c, r, rhos, rng):
+    """``algos.multivariate_mean_iterative`` on a copy of ``X`` (as called)."""
+    X = np.array(X, dtype=np.float64)
+    c = np.asarray(c, dtype=np.float64)
+    for p in rhos:
+        c, r = reference_mean_step(X, c, r, p, rng)
+    return c
+
+
+def _ref_rng(part, d, n, repeat, *extra):
+    return np.random.default_rng([REF_SEED, REF_PARTS[part], d, n, repeat, *extra])
+
+
+def _early_share(rhos):
+    return sum(rhos[:-1]) / sum(rhos) if len(rhos) > 1 else 0.0
+
+
+def reference_cells(quick=False):
+    """The cells of the three tables (the settings of [BDKU20]'s experiments).
+
+    Returns ``{part: [cell, ...]}``; a cell is a dict with ``group`` (what the
+    row varies) and its parameters. Cells with equal parameters are run once.
+    """
+    cov, mean, learner = [], [], []
+    for d, ns in [
+        (10, [3000, 5000, 8000]),
+        (2, [1000, 3000]),
+        (100, [10_000, 40_000, 80_000]),
+    ]:
+        cov += [dict(group="n", d=d, n=n, u_factor=10.0, rho=0.5) for n in ns]
+    cov += [
+        dict(group="u", d=10, n=7000, u_factor=f, rho=0.5) for f in (1.0, 100.0, 1e4)
+    ]
+    cov += [
+        dict(group="rho", d=10, n=8000, u_factor=10.0, rho=rho)
+        for rho in (0.005, 0.05, 0.5)
+    ]
+    mean += [
+        dict(group="n", d=50, n=n, r_factor=10.0, rho=0.5)
+        for n in (1000, 2000, 5000, 10_000)
+    ]
+    mean += [
+        dict(group="rho", d=50, n=2000, r_factor=10.0, rho=rho)
+        for rho in (0.01, 0.1, 0.5)
+    ]
+    mean += [
+        dict(group="r", d=50, n=2000, r_factor=f, rho=0.5) for f in (1.0, 10.0, 1000.0)
+    ]
+    learner += [
+        dict(group="learner", d=d, n=n, r_factor=10.0, rho=rho)
+        for d in (10, 50)
+        for n in (2000, 8000, 20_000)
+        for rho in (0.1, 0.5)
+    ]
+    if quick:
+        cov = [cov[0], cov[3]]
+        mean = [mean[0]]
+        learner = [learner[1]]
+    return {"covariance": cov, "mean": mean, "learner": learner}
+
+
+def _cell_key(part, cell):
+    params = {k: v for k, v in cell.items() if k != "group"}
+    return part + ":" + ",".join(f"{k}={v!r}" for k, v in sorted(params.items()))
+
+
+def _ref_covariance_run(cell, repeat):
+    d, n, rho = cell["d"], cell["n"], cell["rho"]
+    u = cell["u_factor"] * math.sqrt(d)
+    X = _ref_rng("covariance", d, n, repeat).standard_normal((n, d))
+    eye = np.eye(d)
+    errors = {"non-private": float(np.linalg.norm(np.cov(X, rowvar=False) - eye))}
+    for t in REF_STEPS:
+        rng = _ref_rng("covariance", d, n, repeat, REF_METHODS["reference"], t)
+        cov = reference_cov_est(X, u, reference_budgets(rho, t), rng)
+        errors[f"reference t={t}"] = float(np.linalg.norm(cov - eye))
+        plan = covariance_plan(
+            n, d, rho, u, n_steps=t, early_share=REF_EARLY_SHARE, beta=REF_BETA
+        )
+        rng = _ref_rng("covariance", d, n, repeat, REF_METHODS["ours"], t)
+        cov = coinpress_covariance(X, plan, rng)[0]
+        errors[f"ours t={t}"] = float(np.linalg.norm(cov - eye))
+    plan = best_covariance_plan(n, d, rho, u, beta=REF_BETA)
+    rng = _ref_rng("covariance", d, n, repeat, REF_METHODS["ours-auto"])
+    cov = coinpress_covariance(X, plan, rng)[0]
+    errors["ours auto"] = float(np.linalg.norm(cov - eye))
+    info = dict(auto_steps=plan.n_steps, auto_early_share=_early_share(plan.rhos))
+    return errors, info
+
+
+def _ref_mean_run(cell, repeat):
+    d, n, rho = cell["d"], cell["n"], cell["rho"]
+    r = cell["r_factor"] * math.sqrt(d)
+    X = _ref_rng("mean", d, n, repeat).standard_normal((n, d))
+    errors = {"non-private": float(np.linalg.norm(X.mean(axis=0)))}
+    for t in REF_STEPS:
+        rng = _ref_rng("mean", d, n, repeat, REF_METHODS["reference"], t)
+        mu_hat = reference_mean(X, np.zeros(d), r, reference_budgets(rho, t), rng)
+        errors[f"reference t={t}"] = float(np.linalg.norm(mu_hat))
+        plan = mean_plan(
+            n, d, rho, r, 1.0, n_steps=t, early_share=REF_EARLY_SHARE, beta=REF_BETA
+        )
+        rng = _ref_rng("mean", d, n, repeat, REF_METHODS["ours"], t)
+        errors[f"ours t={t}"] = float(np.linalg.norm(coinpress_mean(X, plan, rng)))
+    plan = best_mean_plan(n, d, rho, r, 1.0, beta=REF_BETA)
+    rng = _ref_rng("mean", d, n, repeat, REF_METHODS["ours-auto"])
+    errors["ours auto"] = float(np.linalg.norm(coinpress_mean(X, plan, rng)))
+    info = dict(auto_steps=plan.n_steps, auto_early_share=_early_share(plan.rhos))
+    return errors, info
+
+
+def _clip_eigenvalues(S, low, high):
+    S = (S + S.T) / 2.0
+    w, V = np.linalg.eigh(S)
+    return (V * np.clip(w, low, high)) @ V.T
+
+
+def _ref_learner_run(cell, repeat):
+    """MultivariateGaussian against the reference algorithms given the same
+    public information (variance bounds, mean bound, budget split)."""
+    d, n, rho = cell["d"], cell["n"], cell["rho"]
+    bound = cell["r_factor"] * math.sqrt(d)
+    mu = np.full(d, bound / 2.0 / math.sqrt(d))  # ||mu|| = mean_bound / 2
+    X = _ref_rng("learner", d, n, repeat).standard_normal((n, d)) + mu
+    eye = np.eye(d)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = MultivariateGaussian(
+            rho=rho,
+            min_variance=REF_MIN_VARIANCE,
+            max_variance=REF_MAX_VARIANCE,
+            mean_bound=bound,
+            random_state=_ref_rng("learner", d, n, repeat, REF_METHODS["ours"]),
+        ).fit(X)
+    errors = {
+        "ours cov": float(np.linalg.norm(est.covariance_ - eye)),
+        "ours mean": float(np.linalg.norm(est.mean_ - mu)),
+    }
+    split = getattr(est, "budget_split_", None)
+    info = dict(
+        n_iterations=dict(est.n_iterations_),
+        budget_split=(
+            None
+            if split is None
+            else {k: float(getattr(v, "rho", v)) for k, v in split.items()}
+        ),
+        warnings=sorted({type(w.message).__name__ for w in caught}),
+    )
+    # The reference, in the frames the same public bounds give: the covariance
+    # from pair differences scaled by 1 / sqrt(min_variance), with u = K; the
+    # mean from rows scaled by 1 / sqrt(max_variance) (covariance <= I).
+    rng = _ref_rng("learner", d, n, repeat, REF_METHODS["reference"])
+    m = n // 2
+    pairs = (X[1 : 2 * m : 2] - X[0 : 2 * m : 2]) / math.sqrt(2.0)
+    scale = math.sqrt(REF_MIN_VARIANCE)
+    condition = REF_MAX_VARIANCE / REF_MIN_VARIANCE
+    cov = REF_MIN_VARIANCE * reference_cov_est(
+        pairs / scale, condition, reference_budgets(REF_COV_SHARE * rho, 2), rng
+    )
+    top = math.sqrt(REF_MAX_VARIANCE)
+    mu_hat = top * reference_mean(
+        X / top,
+        np.zeros(d),
+        bound / top,
+        reference_budgets((1 - REF_COV_SHARE) * rho, 2),
+        rng,
+    )
+    errors["reference cov"] = float(np.linalg.norm(cov - eye))
+    errors["reference mean"] = float(np.linalg.norm(mu_hat - mu))
+    # The same post-processing as MultivariateGaussian: eigenvalues clipped to
+    # [min_variance, max_variance], the mean projected onto its ball.
+    cov = _clip_eigenvalues(cov, REF_MIN_VARIANCE, REF_MAX_VARIANCE)
+    norm = np.linalg.norm(mu_hat)
+    if norm > bound:
+        mu_hat = mu_hat * (bound / norm)
+    errors["reference+post cov"] = float(np.linalg.norm(cov - eye))
+    errors["reference+post mean"] = float(np.linalg.norm(mu_hat - mu))
+    return errors, info
+
+
+_REF_RUNNERS = {
+    "covariance": _ref_covariance_run,
+    "mean": _ref_mean_run,
+    "learner": _ref_learner_run,
+}
+
+
+def _ref_task(task):
+    part, cell, repeat = task
+    t0 = time.perf_counter()
+    errors, info = _REF_RUNNERS[part](cell, repeat)
+    return dict(
+        part=part,
+        key=_cell_key(part, cell),
+        repeat=repeat,
+        seconds=time.perf_counter() - t0,
+        errors=errors,
+        **info,
+    )
+
+
+def _ref_worker_init():
+    # No timing in this mode: one BLAS thread per process, one process a core.
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1)
+
+
+def _ref_cost(task):
+    part, cell, _ = task
+    return cell["n"] * cell["d"] ** 2 * (3 if part == "covariance" else 1)
+
+
+def run_reference(repeats, quick, jobs):
+    """Every cell and repetition of the reference mode; the results dict."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    cells = reference_cells(quick)
+    unique = {}
+    for part, part_cells in cells.items():
+        for cell in part_cells:
+            unique.setdefault(_cell_key(part, cell), (part, cell))
+    tasks = [(part, cell, r) for part, cell in unique.values() for r in range(repeats)]
+    # Largest first, for the balance between processes.
+    order = sorted(range(len(tasks)), key=lambda i: -_ref_cost(tasks[i]))
+    start = time.time()
+    runs = [None] * len(tasks)
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_ref_worker_init) as pool:
+        futures = {i: pool.submit(_ref_task, tasks[i]) for i in order}
+        for done, i in enumerate(order, start=1):
+            runs[i] = futures[i].result()
+            if done % max(1, len(tasks) // 20) == 0 or done == len(tasks):
+                print(
+                    f"[{time.time() - start:7.1f}s] {done}/{len(tasks)} runs",
+                    flush=True,
+                )
+    return {
+        "mode": "reference",
+        "repeats": repeats,
+        "quick": quick,
+        "jobs": jobs,
+        "beta": REF_BETA,
+        "early_share": REF_EARLY_SHARE,
+        "steps": list(REF_STEPS),
+        "trim": REF_TRIM,
+        "bootstrap": REF_BOOTSTRAP,
+        "min_variance": REF_MIN_VARIANCE,
+        "max_variance": REF_MAX_VARIANCE,
+        "cov_share": REF_COV_SHARE,
+        "cells": {
+            part: [dict(cell, key=_cell_key(part, cell)) for cell in part_cells]
+            for part, part_cells in cells.items()
+        },
+        "runs": runs,
+        "cpu": _cpu(),
+        "cpu_count": os.cpu_count(),
+        "seconds": time.time() - start,
+    }
+
+
+def _ref_compare(ours, ref, rng):
+    """Trimmed means, medians, their ratio with a paired bootstrap interval,
+    and the median of the per-run ratios."""
+    ours, ref = np.asarray(ours, dtype=float), np.asarray(ref, dtype=float)
+    out = {
+        "ours_tm": float(stats.trim_mean(ours, REF_TRIM)),
+        "ours_med": float(np.median(ours)),
+        "ref_tm": float(stats.trim_mean(ref, REF_TRIM)),
+        "ref_med": float(np.median(ref)),
+        "ratio_median_per_run": float(np.median(ours / ref)),
+    }
+    out["ratio"] = out["ours_tm"] / out["ref_tm"]
+    idx = rng.integers(0, ours.size, size=(REF_BOOTSTRAP, ours.size))
+    boot = stats.trim_mean(ours[idx], REF_TRIM, axis=1) / stats.trim_mean(
+        ref[idx], REF_TRIM, axis=1
+    )
+    out["ratio_lo"], out["ratio_hi"] = (
+        float(q) for q in np.percentile(boot, [2.5, 97.5])
+    )
+    return out
+
+
+def summarise_reference(results):
+    """Per cell and comparison: ``results["summary"][key][name]``."""
+    by_key = {}
+    for run in results["runs"]:
+        by_key.setdefault(run["key"], []).append(run)
+    summary = {}
+    for key, runs in by_key.items():
+        runs = sorted(runs, key=lambda run: run["repeat"])
+        errors = {
+            name: [run["errors"][name] for run in runs] for name in runs[0]["errors"]
+        }
+        rng = np.random.default_rng([REF_SEED, 99])
+        cell = {
+            "errors": {
+                k: float(stats.trim_mean(v, REF_TRIM)) for k, v in errors.items()
+            }
+        }
+        if key.startswith("learner"):
+            for what in ("cov", "mean"):
+                for ref in ("reference", "reference+post"):
+                    cell[f"{what} vs {ref}"] = _ref_compare(
+                        errors[f"ours {what}"], errors[f"{ref} {what}"], rng
+                    )
+            cell["n_iterations"] = sorted(
+                {
+                    (run["n_iterations"]["covariance"], run["n_iterations"]["mean"])
+                    for run in runs
+                }
+            )
+            cell["early_shares"] = sorted(
+                {
+                    _learner_shares(run["budget_split"])
+                    for run in runs
+                    if run["budget_split"]
+                }
+            )
+            cell["warnings"] = sorted({w for run in runs for w in run["warnings"]})
+        else:
+            for t in REF_STEPS:
+                cell[f"t={t}"] = _ref_compare(
+                    errors[f"ours t={t}"], errors[f"reference t={t}"], rng
+                )
+            best = min(REF_STEPS, key=lambda t: cell[f"t={t}"]["ref_tm"])
+            cell["auto"] = _ref_compare(
+                errors["ours auto"], errors[f"reference t={best}"], rng
+            )
+            cell["auto"]["reference_t"] = best
+            cell["auto_steps"] = sorted({run["auto_steps"] for run in runs})
+            cell["auto_early_share"] = sorted({run["auto_early_share"] for run in runs})
+        cell["median_seconds"] = float(np.median([run["seconds"] for run in runs]))
+        summary[key] = cell
+    results["summary"] = summary
+    return results
+
+
+def _learner_shares(split):
+    # (covariance early share, mean early share) from budget_split_.
+    shares = []
+    for part in ("covariance", "mean"):
+        rhos = [v for k, v in split.items() if k.startswith(part)]
+        shares.append(round(_early_share(rhos), 4) if rhos else None)
+    return tuple(shares)
+
+
+def _pair(s):
+    return f"{_fmt(s['ref_tm'])} ({_fmt(s['ref_med'])})"
+
+
+def _err(tm, med):
+    return f"{_fmt(tm)} ({_fmt(med)})"
+
+
+def _ratio(s, flags, label):
+    text = _fmt(s["ratio"])
+    if float(f"{s['ratio']:.3g}") > 1.0 and s["ref_tm"] < 1.0:
+        text += "*"
+        flags.append((label, s["ratio"], s["ref_tm"]))
+    return text
+
+
+def _interval(s):
+    return f"{s['ratio_lo']:.2f} to {s['ratio_hi']:.2f}"
+
+
+def _ref_tables(results):
+    """The three tables: a list of (name, caption, header, rows); and the flags
+    (ours / reference above 1 where the reference's error is below 1)."""
+    summary, repeats = results["summary"], results["repeats"]
+    flags = []
+    tables = []
+    for part, scale_name, metric, data in [
+        ("covariance", "u / sqrt(d)", "||Sigma_hat - I||_F", "rows of N(0, I)"),
+        ("mean", "r / sqrt(d)", "||mu_hat - mu||_2", "rows of N(0, I), centre 0"),
+    ]:
+        factor = "u_factor" if part == "covariance" else "r_factor"
+        header = [
+            "varies",
+            "d",
+            "n",
+            scale_name,
+            "rho",
+            "t",
+            "non-private",
+            "reference",
+            "ours",
+            "ours / reference",
+            "95% interval",
+            "median of per-run ratios",
+        ]
+        rows = []
+        for cell in results["cells"][part]:
+            s = summary[cell["key"]]
+            head = [cell["group"], cell["d"], cell["n"], f"{cell[factor]:g}"]
+            head += [f"{cell['rho']:g}"]
+            nonprivate = _fmt(s["errors"]["non-private"])
+            label = (
+                f"{part}: d={cell['d']}, n={cell['n']}, {scale_name}="
+                f"{cell[factor]:g}, rho={cell['rho']:g}"
+            )
+            for t in REF_STEPS:
+                c = s[f"t={t}"]
+                rows.append(
+                    head
+                    + [t, nonprivate, _pair(c), _err(c["ours_tm"], c["ours_med"])]
+                    + [_ratio(c, flags, f"{label}, t={t}"), _interval(c)]
+                    + [_fmt(c["ratio_median_per_run"])]
+                )
+            c = s["auto"]
+            steps = "/".join(str(t) for t in s["auto_steps"])
+            rows.append(
+                head
+                + [f"auto ({steps})", nonprivate]
+                + [f"{_pair(c)} at t={c['reference_t']}"]
+                + [_err(c["ours_tm"], c["ours_med"])]
+                + [_ratio(c, flags, f"{label}, auto ({steps} steps)"), _interval(c)]
+                + [_fmt(c["ratio_median_per_run"])]
+            )
+        caption = (
+            f"{part[0].upper() + part[1:]} error ``{metric}`` on {data}: "
+            f"10%-trimmed mean (median) of {repeats} repetitions"
+        )
+        tables.append((part, caption, header, rows))
+    header = [
+        "d",
+        "n",
+        "rho",
+        "ours: steps cov/mean",
+        "ours: early shares cov/mean",
+        "cov: ours",
+        "cov: reference",
+        "cov: reference, clipped",
+        "cov: ours / reference",
+        "cov: ours / reference, clipped",
+        "95% interval",
+        "mean: ours",
+        "mean: reference",
+        "mean: ours / reference",
+        "95% interval",
+    ]
+    rows = []
+    for cell in results["cells"]["learner"]:
+        s = summary[cell["key"]]
+        label = f"learner: d={cell['d']}, n={cell['n']}, rho={cell['rho']:g}"
+        cov, cov_post = s["cov vs reference"], s["cov vs reference+post"]
+        mean = s["mean vs reference"]
+        steps = ", ".join(f"{c}/{m}" for c, m in s["n_iterations"])
+        shares = ", ".join(
+            "/".join("-" if x is None or x == 0 else f"{x:.2g}" for x in pair)
+            for pair in s["early_shares"]
+        )
+        rows.append(
+            [cell["d"], cell["n"], f"{cell['rho']:g}", steps, shares or "n/a"]
+            + [_err(cov["ours_tm"], cov["ours_med"]), _pair(cov), _pair(cov_post)]
+            + [_ratio(cov, flags, f"{label}, covariance")]
+            + [_ratio(cov_post, flags, f"{label}, covariance vs clipped reference")]
+            + [_interval(cov_post)]
+            + [_err(mean["ours_tm"], mean["ours_med"]), _pair(mean)]
+            + [_ratio(mean, flags, f"{label}, mean"), _interval(mean)]
+        )
+    caption = (
+        "Learner: ``MultivariateGaussian`` against the reference algorithms given "
+        "the same public information; errors ``||Sigma_hat - I||_F`` and "
+        f"``||mu_hat - mu||_2``, 10%-trimmed mean (median) of {repeats} repetitions"
+    )
+    tables.append(("learner", caption, header, rows))
+    return tables, flags
+
+
+_REF_INTRO = [
+    "Reference: a numpy rewrite of the authors' code for Biswas, Dong, Kamath "
+    "and Ullman (2020) (``cov_est`` and ``multivariate_mean_iterative``, with "
+    "the budgets of their experiments: with ``t`` steps, the first ``t - 1`` "
+    "share ``rho / 4`` and the last gets ``3 rho / 4``), run on the same rows "
+    "as ours. Ours: ``coinpress_covariance`` and ``coinpress_mean`` with plans "
+    "of the same number of steps and the same budgets (``beta = 0.1``); "
+    '"auto" is the plan dpcov chooses (its number of steps in brackets), '
+    "compared with the reference's best ``t`` among 2, 3 and 4, picked after "
+    "the fact by its trimmed mean. The covariance runs take ``Sigma <= u I`` "
+    "as the public prior (ours with ``K = u``); the mean runs take ``||mu|| <= "
+    'r`` and ``Sigma <= I``. "ours / reference" is the ratio of the trimmed '
+    "means, with a 95% paired bootstrap interval over the repetitions and the "
+    "median of the per-repetition ratios; an asterisk marks a ratio above 1 "
+    "(at three significant digits) where the reference's trimmed mean is "
+    "below 1.",
+    "",
+]
+
+_REF_LEARNER_NOTE = [
+    "Learner: ``MultivariateGaussian(rho=rho, min_variance=1, max_variance=1 + "
+    "1e-4, mean_bound=r)``, ``r = 10 sqrt(d)``, on rows of ``N(mu, I)`` with "
+    "``||mu|| = r / 2``. The reference gets the same public information: its "
+    "covariance runs on the ``n // 2`` pair differences ``(x_2i - x_2i-1) / "
+    "sqrt(2)`` with ``u = max_variance / min_variance``, ``3 rho / 4`` and "
+    "``t = 2``; its mean on the rows scaled by ``1 / sqrt(max_variance)`` "
+    "with centre 0, radius ``r / sqrt(max_variance)``, ``rho / 4`` and ``t = "
+    '2``. "clipped": the reference\'s covariance with its eigenvalues clipped '
+    "to ``[min_variance, max_variance]``, the post-processing "
+    "``MultivariateGaussian`` applies; with bounds this tight that clipping "
+    "alone sets the covariance error of ours.",
+    "",
+]
+
+
+def _ref_rst(results):
+    tables, _ = _ref_tables(results)
+    lines = list(_REF_INTRO)
+    for name, caption, header, rows in tables:
+        if name == "learner":
+            lines += _REF_LEARNER_NOTE
+        lines += [
+            f".. csv-table:: {caption}",
+            "   :header: " + ", ".join(f'"{h}"' for h in header),
+            "",
+        ]
+        for row in rows:
+            lines.append("   " + ", ".join(f'"{c}"' for c in row))
+        lines.append("")
+    return lines
+
+
+def _ref_text(results):
+    tables, flags = _ref_tables(results)
+    lines = []
+    for _, caption, header, rows in tables:
+        cells = [header] + [[str(c) for c in row] for row in rows]
+        widths = [max(len(str(row[i])) for row in cells) for i in range(len(header))]
+        lines.append(caption.replace("``", ""))
+        for row in cells:
+            lines.append(
+                "  ".join(str(c).rjust(w) for c, w in zip(row, widths, strict=True))
+            )
+        lines.append("")
+    lines.append(
+        "ours / reference above 1 where the reference's error is below 1: "
+        + ("none" if not flags else f"{len(flags)} cells")
+    )
+    for label, ratio, ref in flags:
+        lines.append(f"  {label}: ratio {ratio:.3g}, reference {ref:.3g}")
+    return lines
+
+
+def write_reference_outputs(results, out, docs):
+    """The JSON and rst in ``out``; the rst also in ``docs/user_guide``."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "bench_gaussian_reference.json").write_text(json.dumps(results, indent=1))
+    rst = "\n".join(_ref_rst(results))
+    (out / "bench_gaussian_reference.rst").write_text(rst)
+    if docs is not None:
+        (docs / "user_guide" / "_bench_gaussian_reference.rst").write_text(rst)
+
+
+def reference_main(args):
+    out = Path(args.out)
+    docs = None if (args.quick or args.no_docs) else Path(args.docs)
+    if args.from_json:
+        results = json.loads((out / "bench_gaussian_reference.json").read_text())
+    else:
+        if args.repeats is not None:
+            repeats = args.repeats
+        else:
+            repeats = REF_QUICK_REPEATS if args.quick else REF_REPEATS
+        jobs = args.jobs or os.cpu_count() or 1
+        results = run_reference(repeats, args.quick, jobs)
+    summarise_reference(results)
+    print("\n".join(_ref_text(results)))
+    print(f"total time {results['seconds']:.1f} s ({results['jobs']} processes)")
+    write_reference_outputs(results, out, docs)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=None,
+        help=f"repetitions (default 5; {REF_REPEATS} with --reference, "
+        f"{REF_QUICK_REPEATS} with --reference --quick)",
+    )
     parser.add_argument("--out", default="benchmarks/results")
     parser.add_argument("--docs", default="docs", help="docs folder to copy into")
     parser.add_argument("--no-docs", action="store_true")
@@ -682,7 +1444,23 @@ def main():
         action="store_true",
         help="rewrite the csv, rst, png and docs from --out/bench_gaussian.json",
     )
+    parser.add_argument(
+        "--reference",
+        action="store_true",
+        help="dpcov's CoinPress against the published algorithms of BDKU20",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="processes for --reference (default: the number of cores)",
+    )
     args = parser.parse_args()
+    if args.reference:
+        reference_main(args)
+        return
+    if args.repeats is None:
+        args.repeats = 5
     out = Path(args.out)
     if args.from_json:
         results = json.loads((out / "bench_gaussian.json").read_text())
