@@ -8,18 +8,9 @@ numbers ``kappa`` of ``Sigma``, for
   random_state=seed)`` with its defaults (``method="coinpress"``,
   ``n_iterations="auto"``: for the covariance and the mean separately, the
   number of steps, up to 12, and the budget share of the early steps, among
-  1/4, 1/2 and 3/4, with the smallest predicted error, from public quantities);
-- CoinPress-style: the CoinPress reference defaults of [BDKU20], run through
-  dpcov's mechanisms exactly as ``MultivariateGaussian._fit_coinpress`` does
-  (the same pairing, budget split 3/4 covariance and 1/4 mean, whitening,
-  prior radius for the mean and post-processing; the lines are copied below),
-  but with the plans fixed as in the reference code and its published
-  experiments: ``t = 3`` covariance steps and ``t = 2`` mean steps, the first
-  ``t - 1`` steps sharing 1/4 of the budget and the last one 3/4
-  (``covariance_plan(..., n_steps=3, early_share=0.25, beta=0.1)``,
-  ``mean_plan(..., n_steps=2, early_share=0.25, beta=0.1)``). The copy is
-  checked at start-up: with the plans ``n_iterations=3`` chooses it
-  reproduces ``MultivariateGaussian(n_iterations=3)`` to the last bit;
+  1/4, 1/2 and 3/4, with the smallest predicted error, and the mean's share
+  of the budget and its frame, all from public quantities); the comparison
+  with CoinPress's own algorithms is the ``--reference`` mode below;
 - naive: ``MultivariateGaussian(n_iterations=1)``: one Gaussian-mechanism
   release of the covariance (pair differences clipped to the radius the public
   ``max_variance`` implies) and one of the mean (rows clipped to a ball around
@@ -161,11 +152,9 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from scipy import linalg, stats
+from scipy import stats
 
-from dpcov.accounting import split_budget
 from dpcov.distributions import MultivariateGaussian
-from dpcov.distributions._gaussian import MEAN_SHARE, _pairs
 from dpcov.mechanisms._coinpress import (
     best_covariance_plan,
     best_mean_plan,
@@ -174,8 +163,6 @@ from dpcov.mechanisms._coinpress import (
     covariance_plan,
     mean_plan,
 )
-from dpcov.mechanisms._projection import project_l2_ball, project_psd_bounded
-from dpcov.utils._random import check_random_state
 from dpcov.utils.validation import check_zcdp_privacy_params
 
 N_FEATURES = 10
@@ -187,13 +174,10 @@ KAPPAS = [1.0, 1e2, 1e4]
 NS = [10_000, 30_000, 100_000, 300_000, 1_000_000]
 QUICK_NS = NS[:-1]
 #: CoinPress reference defaults (BDKU20's code and experiments).
-COINPRESS_COV_STEPS = 3
-COINPRESS_MEAN_STEPS = 2
-COINPRESS_EARLY_SHARE = 0.25
 DEFAULT_BOUNDS = dict(min_variance=1e-4, max_variance=1e4, mean_bound=1e4)
 BOUNDS = ["default", "tight"]
-METHODS = ["ours", "CoinPress-style", "naive", "KLSU", "non-private"]
-PRIVATE = METHODS[:4]
+METHODS = ["ours", "naive", "KLSU", "non-private"]
+PRIVATE = METHODS[:3]
 METRICS = {
     "cov_error": ("covariance error", "||Sigma^-1/2 Sigma_hat Sigma^-1/2 - I||_F"),
     "mean_error": ("mean error", "||Sigma^-1/2 (mu_hat - mu)||_2"),
@@ -201,7 +185,6 @@ METRICS = {
 }
 STYLE = {
     "ours": dict(marker="o", ls="-", color="C0"),
-    "CoinPress-style": dict(marker="s", ls="-", color="C1"),
     "naive": dict(marker="^", ls="-", color="C2"),
     "KLSU": dict(marker="D", ls="-", color="C3"),
     "non-private": dict(marker="x", ls="--", color="k"),
@@ -258,116 +241,10 @@ def gaussian_metrics(cov_hat, mean_hat, q, lam, mu):
     return dict(cov_error=cov_error, mean_error=mean_error, kl=kl, tv_bound=tv)
 
 
-def coinpress_fit(X, seed, min_variance, max_variance, mean_bound, plans):
-    """``MultivariateGaussian._fit_coinpress`` (and ``fit``'s pre- and
-    post-processing) with the plans given by ``plans``.
-
-    ``plans`` maps ``(n_pairs, d, rho_cov, K)`` to a covariance plan and
-    ``(n, d, rho_mean, prior, upper)`` to a mean plan (two callables).
-    Returns ``(covariance, mean, cov_plan, mean_plan)``.
-    """
-    cov_planner, mean_planner = plans
-    budget = check_zcdp_privacy_params(EPSILON, DELTA)
-    rng = check_random_state(seed)
-    scale = math.sqrt(min_variance)
-    condition = max_variance / min_variance
-    radius = mean_bound / scale
-    X = np.asarray(X, dtype=np.float64) / scale
-    n_samples, n_features = X.shape
-    # -- copied from MultivariateGaussian._fit_coinpress --
-    shares = split_budget(budget, {"cov": 1.0 - MEAN_SHARE, "mean": MEAN_SHARE})
-    pairs = _pairs(X, rng)
-    n_pairs = pairs.shape[0]
-    cov_plan = cov_planner(n_pairs, n_features, shares["cov"].rho, condition)
-    covariance, whitening = coinpress_covariance(pairs, cov_plan, rng)
-    upper = cov_plan.upper[-1]
-    if not math.isfinite(upper):
-        whitening, upper = np.eye(n_features), condition
-    prior = np.linalg.norm(whitening, 2) * radius
-    m_plan = mean_planner(n_samples, n_features, shares["mean"].rho, prior, upper)
-    whitened_mean = coinpress_mean(X @ whitening.T, m_plan, rng)
-    mean = linalg.solve(whitening, whitened_mean)
-    # -- copied from MultivariateGaussian.fit (post-processing) --
-    covariance = project_psd_bounded(covariance, condition, floor=1.0)
-    return (
-        min_variance * covariance,
-        scale * project_l2_ball(mean, radius),
-        cov_plan,
-        m_plan,
-    )
-
-
-def reference_plans():
-    """The CoinPress reference plans: fixed steps, early steps share 1/4."""
-
-    def cov(m, d, rho, K):
-        return covariance_plan(
-            m,
-            d,
-            rho,
-            K,
-            n_steps=COINPRESS_COV_STEPS,
-            early_share=COINPRESS_EARLY_SHARE,
-            beta=BETA,
-        )
-
-    def mean(n, d, rho, prior, upper):
-        return mean_plan(
-            n,
-            d,
-            rho,
-            prior,
-            upper,
-            n_steps=COINPRESS_MEAN_STEPS,
-            early_share=COINPRESS_EARLY_SHARE,
-            beta=BETA,
-        )
-
-    return cov, mean
-
-
-def check_copy():
-    """The copied fit must reproduce MultivariateGaussian(n_iterations=3)."""
-
-    def cov_planner(m, d, rho, K):
-        return best_covariance_plan(m, d, rho, K, beta=BETA, n_steps=3)
-
-    def mean_planner(n, d, rho, prior, upper):
-        return best_mean_plan(n, d, rho, prior, upper, beta=BETA, n_steps=3)
-
-    q, lam, mu = make_truth(99, 1e3, 99)
-    X = make_rows(q, lam, mu, 20_000, 99, 99)
-    for kw in [DEFAULT_BOUNDS, dict(min_variance=1.0, max_variance=1e3)]:
-        kw = {**DEFAULT_BOUNDS, **kw}
-        est = MultivariateGaussian(
-            epsilon=EPSILON,
-            delta=DELTA,
-            beta=BETA,
-            n_iterations=3,
-            random_state=3,
-            **kw,
-        ).fit(X)
-        covariance, mean, _, _ = coinpress_fit(
-            X, 3, plans=(cov_planner, mean_planner), **kw
-        )
-        assert np.array_equal(covariance, est.covariance_), "covariance copy differs"
-        assert np.array_equal(mean, est.mean_), "mean copy differs"
-
-
 def _fit_one(method, X, seed, bnd, info):
     """Fit one method; returns (covariance, mean) or None when refused."""
     if method == "non-private":
         return np.cov(X, rowvar=False), X.mean(axis=0)
-    if method == "CoinPress-style":
-        covariance, mean, cov_plan, m_plan = coinpress_fit(
-            X, seed, plans=reference_plans(), **bnd
-        )
-        info.update(
-            steps_cov=cov_plan.n_steps,
-            steps_mean=m_plan.n_steps,
-            predicted_cov_error=cov_plan.predicted_error,
-        )
-        return covariance, mean
     kwargs = dict(epsilon=EPSILON, delta=DELTA, beta=BETA, random_state=seed, **bnd)
     if method == "naive":
         kwargs["n_iterations"] = 1
@@ -395,14 +272,17 @@ def _fit_one(method, X, seed, bnd, info):
             steps_cov=est.n_iterations_["covariance"],
             steps_mean=est.n_iterations_["mean"],
         )
-        # The public plan's predicted error (recomputed from public inputs).
+        # The public plan's predicted error (recomputed from public inputs and
+        # the covariance's share, which the fit records).
+        cov_rho = math.fsum(
+            part.rho
+            for key, part in est.budget_split_.items()
+            if key.startswith("covariance")
+        )
         plan = best_covariance_plan(
             X.shape[0] // 2,
             X.shape[1],
-            split_budget(
-                check_zcdp_privacy_params(EPSILON, DELTA),
-                {"cov": 1.0 - MEAN_SHARE, "mean": MEAN_SHARE},
-            )["cov"].rho,
+            cov_rho,
             bnd["max_variance"] / bnd["min_variance"],
             beta=BETA,
             n_steps=kwargs.get("n_iterations", "auto"),
@@ -551,8 +431,6 @@ def _rst(results):
         "Bounds: *default* is the estimator's defaults (``min_variance=1e-4``, "
         "``max_variance=1e4``, ``mean_bound=1e4``); *tight* is "
         "``min_variance=1``, ``max_variance=max(kappa, 2)``, ``mean_bound=1e4``. "
-        "CoinPress-style: 3 covariance steps and 2 mean steps, the early steps "
-        "sharing 1/4 of each budget (the reference defaults). "
         '"refused": KLSU\'s public pre-check rejected ``n`` before reading the '
         "data. The non-private column does not depend on the bounds. At "
         "kappa = 1 with tight bounds, ``Sigma = I`` sits on the public floor "
@@ -1470,7 +1348,6 @@ def main():
     ns = QUICK_NS if args.quick else NS
     repeats = min(args.repeats, 2) if args.quick else args.repeats
     out.mkdir(parents=True, exist_ok=True)
-    check_copy()
     results = {
         "n_features": N_FEATURES,
         "epsilon": EPSILON,
@@ -1481,12 +1358,6 @@ def main():
         "ns": ns,
         "repeats": repeats,
         "bounds": {s: {str(k): bounds(s, k) for k in KAPPAS} for s in BOUNDS},
-        "coinpress_style": dict(
-            cov_steps=COINPRESS_COV_STEPS,
-            mean_steps=COINPRESS_MEAN_STEPS,
-            early_share=COINPRESS_EARLY_SHARE,
-            mean_share=MEAN_SHARE,
-        ),
         "cpu": _cpu(),
         "cpu_count": os.cpu_count(),
         "runs": [],

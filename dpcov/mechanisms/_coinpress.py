@@ -443,8 +443,12 @@ def best_covariance_plan(
         return _best_plan(make, counts)
     best, stale = None, 0
     for t in counts:
-        candidates = [make(t, share) for share in (EARLY_SHARES if t > 1 else EARLY_SHARES[:1])]
-        candidates = [plan for plan in candidates if math.isfinite(plan.predicted_error)]
+        candidates = [
+            make(t, share) for share in (EARLY_SHARES if t > 1 else EARLY_SHARES[:1])
+        ]
+        candidates = [
+            plan for plan in candidates if math.isfinite(plan.predicted_error)
+        ]
         if not candidates:
             continue
         errors = simulate_covariance_error(candidates, n_samples, n_features)
