@@ -1,4 +1,5 @@
-"""Private learning of a multivariate Gaussian (seed 004 and CoinPress)."""
+"""Private learning of a multivariate Gaussian (Kamath, Li, Singhal and Ullman 2019;
+Biswas, Dong, Kamath and Ullman 2020)."""
 
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
@@ -28,6 +29,7 @@ from ..mechanisms._klsu import (
     ppc_schedule,
 )
 from ..mechanisms._projection import project_l2_ball, project_psd_bounded
+from ..mechanisms._tails import gaussian_norm_tail
 from ..utils._docstrings import fill_doc
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._pairs import pair_differences
@@ -43,7 +45,7 @@ from ..utils.validation import check_n_draws
 
 #: Candidate shares of the budget of the mean under method="coinpress" (the
 #: covariance gets the rest); the plan picks one from public values.
-MEAN_SHARES = (1 / 16, 1 / 8, 1 / 4, 1 / 2)
+MEAN_SHARES = (1 / 16, 1 / 8, 1 / 4, 1 / 2, 3 / 4, 15 / 16)
 #: Covariance share at which the planner's prediction is computed before the
 #: mean's share is chosen (CoinPress's own split).
 REFERENCE_COVARIANCE_SHARE = 0.75
@@ -193,11 +195,16 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
     pairing: each row enters one pair, so replacing a row replaces one pair.
 
     **method="coinpress"**. The covariance gets a share ``1 - q`` of rho and
-    the mean ``q``, with ``q`` among 1/16, 1/8, 1/4 and 1/2: the one whose
-    planned errors give the smallest ``||E||_F**2 / 4 + ||v||**2 / 2`` (the
-    KL divergence for small covariance and mean errors ``E`` and ``v``, in
-    the Mahalanobis metric). The plans read ``n_samples``, ``n_features``,
-    the budget, ``beta`` and the public bounds only, so the split is public.
+    the mean ``q``, with ``q`` among 1/16, 1/8, 1/4, 1/2, 3/4 and 15/16: the
+    one whose planned errors give the smallest ``min(||E||_F, 1)**2 / 4 +
+    min(||v||, 1)**2 / 2`` (the KL divergence for small covariance and mean
+    errors ``E`` and ``v`` in the Mahalanobis metric, each capped at 1, where
+    the total variation distance saturates). The covariance's planned error
+    is at most ``sqrt(d) (K - 1)``, which the final clipping of its
+    eigenvalues to ``[min_variance, max_variance]`` guarantees whatever the
+    budget: with tight bounds the mean gets most of it. The plans read
+    ``n_samples``, ``n_features``, the budget, ``beta`` and the public bounds
+    only, so the split is public.
     Covariance step ``i`` whitens the pairs by the current ``A`` (``w = A
     z``), clips them to ``c_i``, and releases ``PSD(W.T W / m + Y)`` with
     symmetric Gaussian noise ``Y`` of scale ``c_i**2 / (m sqrt(rho_i))``: the
@@ -435,6 +442,10 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         # 1 / sqrt(rho) (the noise scales of every step do).
         floor = math.sqrt(n_features * (n_features + 1) / m)
         noise_part = max(reference.predicted_error - floor, 0.0)
+        # The release's eigenvalues are clipped to [1, K], where S lies too:
+        # the Mahalanobis error is then at most sqrt(d) (K - 1), whatever
+        # the budget (with tight public bounds the covariance needs little).
+        cap = math.sqrt(n_features) * (condition - 1.0)
         upper, lower = reference.upper[-1], reference.lower[-1]
 
         def mean_error(rho_mean):
@@ -466,15 +477,27 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
             ).predicted_error / math.sqrt(lower)
             return (whitened, "whitened") if whitened < public else (public, "public")
 
-        def kl(share):
+        # The mean's plan predicts a radius that holds with probability
+        # 1 - beta, tau sqrt(v) for a per-coordinate variance v; the expected
+        # error is about sqrt(d v).
+        typical = math.sqrt(n_features) / gaussian_norm_tail(n_features, self.beta)
+
+        def objective(share):
             # KL(N(mu, S) || N(mu_hat, S_hat)) ~ ||E||_F**2 / 4 + ||v||**2 / 2
-            # for small Mahalanobis errors E (covariance) and v (mean).
+            # for small Mahalanobis errors E (covariance) and v (mean). Each
+            # error counts up to 1, where the total variation distance it
+            # causes saturates (Devroye, Mehrabian and Reddad 2018): budget
+            # spent on a part that stays beyond 1 buys nothing. Ties (both
+            # beyond 1) go to the better mean: it is always the part nearer
+            # to useful (its noise is on d entries, the covariance's on d**2).
             cov = floor + noise_part * math.sqrt(
                 REFERENCE_COVARIANCE_SHARE / (1.0 - share)
             )
-            return cov**2 / 4.0 + mean_error(share * rho)[0] ** 2 / 2.0
+            cov = min(cov, cap)
+            mean = typical * mean_error(share * rho)[0]
+            return (min(cov, 1.0) ** 2 / 4.0 + min(mean, 1.0) ** 2 / 2.0, mean)
 
-        share = min(MEAN_SHARES, key=kl)
+        share = min(MEAN_SHARES, key=objective)
         shares = split_budget(budget, {"cov": 1.0 - share, "mean": share})
         cov_plan = best_covariance_plan(
             m,
@@ -586,7 +609,7 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         )
         mean = A_inv @ whitened_mean
         # The three parts are disjoint and each later part uses only earlier
-        # releases: parallel composition, rho in all (spec §1.1).
+        # releases: parallel composition, rho in all.
         split = {"preconditioner, covariance, mean (disjoint rows)": budget}
         steps = {"preconditioner": len(conditions) - 1, "covariance": 1, "mean": 1}
         # NaivePCE's public noise scale, in the frame of A (for the hint).

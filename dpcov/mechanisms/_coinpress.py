@@ -17,7 +17,7 @@ Gaussian mechanism, and the steps compose (zCDP budgets add). The plans
 (radii, noise scales, shrinkage) are computed from public quantities only, by
 the recursions below; they describe accuracy on Gaussian data.
 
-The reference code of [1]_ has two defects this module avoids (spec §9.4): it
+The reference code of [1]_ has two defects this module avoids: it
 multiplies the preconditioner in the wrong order for three or more steps
 (harmless only when the matrices commute) and its "PSD projection" returns the
 matrix absolute value. Here ``A`` acts on columns (``w = A x``), so the update
@@ -544,7 +544,7 @@ def coinpress_covariance(Z, plan, rng, *, return_frame=False):
             rng, n_features, plan.noise_scales[step]
         )
         # True projection onto the PSD cone (eigenvalues clipped at zero), not
-        # the matrix absolute value of the reference code (spec §9.4.2).
+        # the matrix absolute value of the reference code.
         released = project_psd(noisy)
         if step == plan.n_steps - 1:
             frame = A
@@ -553,7 +553,7 @@ def coinpress_covariance(Z, plan, rng, *, return_frame=False):
             covariance = (covariance + covariance.T) / 2.0
         # Column convention w = A x: the new whitening acts after the old one,
         # A <- B A (the reference code's A <- B A with rows x A is the
-        # multiplication-order bug of spec §9.4.1).
+        # multiplication-order bug).
         A = inverse_sqrt(released + plan.ridges[step] * np.eye(n_features)) @ A
     if return_frame:
         return covariance, A, frame

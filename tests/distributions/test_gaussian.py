@@ -86,7 +86,7 @@ def test_preconditioning_beats_naive_at_large_condition_numbers():
 
 
 def test_mean_error_in_mahalanobis_norm():
-    # Spec §6.4.3: with condition number 1e3 the mean's Mahalanobis error is
+    # With condition number 1e3 the mean's Mahalanobis error is
     # within 3x of the non-private sqrt(d / n), at n = 1e5 and 1e6.
     for n in (100_000, 1_000_000):
         rng, mu, S = _gaussian(10, 1e3, 2)
@@ -96,7 +96,7 @@ def test_mean_error_in_mahalanobis_norm():
 
 
 def test_klsu_method_accuracy():
-    # The recursive method needs far more rows (spec §5.4: n ~ 1e5 per part at
+    # The recursive method needs far more rows (n ~ 1e5 per part at
     # d = 10); with rho = 0.5 and K = 1e3 it preconditions in 22 public rounds
     # and lands within 4x of the non-private errors.
     rng, mu, S = _gaussian(10, 1e3, 3)
