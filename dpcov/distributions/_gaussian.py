@@ -446,15 +446,15 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         # the Mahalanobis error is then at most sqrt(d) (K - 1), whatever
         # the budget (with tight public bounds the covariance needs little).
         cap = math.sqrt(n_features) * (condition - 1.0)
-        upper, lower = reference.upper[-1], reference.lower[-1]
 
-        def mean_error(rho_mean):
+        def mean_error(rho_mean, cov_plan):
             # Predicted Mahalanobis error of the mean in each frame, and the
             # frame: the public one (S <= K I, ||mu|| <= radius, S >= I, so a
             # Euclidean error is at most the Mahalanobis one) or the frame
             # whitened by the released covariance (A S A.T <= upper I, and
             # ||A||**2 <= upper as S >= I; the Euclidean error there is at
             # most sqrt(lower) times the Mahalanobis one).
+            upper, lower = cov_plan.upper[-1], cov_plan.lower[-1]
             public = best_mean_plan(
                 n_samples,
                 n_features,
@@ -494,7 +494,7 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
                 REFERENCE_COVARIANCE_SHARE / (1.0 - share)
             )
             cov = min(cov, cap)
-            mean = typical * mean_error(share * rho)[0]
+            mean = typical * mean_error(share * rho, reference)[0]
             return (min(cov, 1.0) ** 2 / 4.0 + min(mean, 1.0) ** 2 / 2.0, mean)
 
         share = min(MEAN_SHARES, key=objective)
@@ -507,9 +507,7 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
             beta=self.beta,
             n_steps=self.n_iterations,
         )
-        frame = mean_error(shares["mean"].rho)[1]
-        if frame == "whitened" and not math.isfinite(cov_plan.upper[-1]):
-            frame = "public"
+        frame = mean_error(shares["mean"].rho, cov_plan)[1]
         return shares, cov_plan, frame
 
     def _fit_coinpress(self, X, plan, condition, radius, rng):
