@@ -25,6 +25,8 @@ from ._coinpress import (
     coinpress_mean,
     covariance_plan,
     mean_plan,
+    sampling_ridge,
+    simulate_covariance_error,
 )
 from ._eigen_sampling import sample_eigenvectors
 from ._histogram import stable_histogram, stable_histogram_threshold
@@ -73,6 +75,8 @@ __all__ = [
     "coinpress_mean",
     "covariance_deviation",
     "covariance_plan",
+    "sampling_ridge",
+    "simulate_covariance_error",
     "gaussian_norm_tail",
     "kv_mean",
     "mean_plan",

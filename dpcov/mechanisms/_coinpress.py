@@ -154,6 +154,12 @@ def sampling_ridge(n_features, n_samples):
     -------
     ridge : float
         The ridge.
+
+    Examples
+    --------
+    >>> from dpcov.mechanisms import sampling_ridge
+    >>> round(sampling_ridge(10, 10_000), 4)
+    0.0321
     """
     t = math.sqrt(n_features / n_samples)
     return 0.5 * (2.0 * t + t * t)
@@ -336,6 +342,17 @@ def simulate_covariance_error(plans, n_samples, n_features, *, repeats=None):
     -------
     errors : ndarray of shape (len(plans),)
         Mean simulated error of each plan.
+
+    Examples
+    --------
+    >>> from dpcov.mechanisms import covariance_plan, simulate_covariance_error
+    >>> plans = [
+    ...     covariance_plan(5000, 4, 0.1, 100.0, n_steps=t, early_share=0.25, beta=0.1)
+    ...     for t in (1, 3)
+    ... ]
+    >>> errors = simulate_covariance_error(plans, 5000, 4)
+    >>> bool(errors[1] < errors[0])
+    True
     """
     d, m = n_features, n_samples
     if repeats is None:
