@@ -233,14 +233,21 @@ def test_extreme_row_is_a_merely_large_row(name):
             expected = _released(reference)
             assert released.keys() == expected.keys(), context
             for attribute, value in released.items():
-                # Rounding differs in the last bits; precision_ inverts a
-                # covariance of condition number up to 1e8 (the default
-                # variance bounds), which amplifies it.
-                rtol = 1e-6 if attribute == "precision_" else 1e-9
+                if attribute == "precision_":
+                    # precision_ is pinvh(covariance_), post-processing of
+                    # covariance_, which is compared. Entrywise it measures
+                    # rounding, not the release: where the PSD projection set
+                    # an eigenvalue to 0, rounding leaves it at about +-1e-15
+                    # and pinvh's cutoff inverts it in one fit and not in the
+                    # other (seen with NumPy 1.24 and SciPy 1.10), and a
+                    # condition number up to 1e8 (the default variance
+                    # bounds) amplifies the last bits. Its finiteness is
+                    # checked above.
+                    continue
                 np.testing.assert_allclose(
                     value,
                     expected[attribute],
-                    rtol=rtol,
+                    rtol=1e-9,
                     atol=1e-12,
                     err_msg=f"{context}: {attribute}",
                 )
