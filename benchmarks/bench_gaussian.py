@@ -165,6 +165,7 @@ from dpcov.mechanisms._coinpress import (
     covariance_plan,
     mean_plan,
 )
+from dpcov.mechanisms._projection import project_psd_bounded
 from dpcov.utils.validation import check_zcdp_privacy_params
 
 N_FEATURES = 10
@@ -852,12 +853,6 @@ def _ref_mean_run(cell, repeat):
     return errors, info
 
 
-def _clip_eigenvalues(S, low, high):
-    S = (S + S.T) / 2.0
-    w, V = np.linalg.eigh(S)
-    return (V * np.clip(w, low, high)) @ V.T
-
-
 def _ref_learner_run(cell, repeat):
     """MultivariateGaussian against the reference algorithms given the same
     public information (variance bounds, mean bound, budget split)."""
@@ -913,7 +908,7 @@ def _ref_learner_run(cell, repeat):
     errors["reference mean"] = float(np.linalg.norm(mu_hat - mu))
     # The same post-processing as MultivariateGaussian: eigenvalues clipped to
     # [min_variance, max_variance], the mean projected onto its ball.
-    cov = _clip_eigenvalues(cov, REF_MIN_VARIANCE, max_variance)
+    cov = project_psd_bounded(cov, max_variance, floor=REF_MIN_VARIANCE)
     norm = np.linalg.norm(mu_hat)
     if norm > bound:
         mu_hat = mu_hat * (bound / norm)

@@ -190,13 +190,14 @@ def _reference_code_order(Z, plan, rng):
 
 
 def test_multiplication_order_on_rotated_anisotropic_covariance():
-    # Rotated Sigma with condition number 500, m = 8000 pairs, d = 10, rho = 0.5,
-    # six steps. The consistent order reaches the non-private error scale (sqrt(d (d
-    # + 1) / m) = 0.12) on every seed; the reference code's order is off by more
-    # than an order of magnitude on every seed (an independent re-implementation
-    # measured 0.13 against 3.5 with four steps and its own clipping). With 5 seeds
-    # each, "every ours below every reference" would happen by chance with
-    # probability 1 / C(10, 5) < 0.4% if the two orders were equally accurate.
+    # Rotated Sigma with condition number 500, m = 8000 pairs, d = 10,
+    # rho = 0.5, six steps. The consistent order reaches the non-private error
+    # scale (sqrt(d (d + 1) / m) = 0.12) on every seed; the reference code's
+    # order is off by more than an order of magnitude on every seed (an
+    # independent re-implementation measured 0.13 against 3.5 with four steps
+    # and its own clipping). With 5 seeds each, "every ours below every
+    # reference" would happen by chance with probability 1 / C(10, 5) < 0.4%
+    # if the two orders were equally accurate.
     d, m, condition = 10, 8000, 1000.0
     S = _rotated(d, 500.0, 3)
     plan = covariance_plan(m, d, 0.5, condition, n_steps=6, early_share=0.5, beta=0.1)
