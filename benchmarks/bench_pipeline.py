@@ -32,7 +32,7 @@ d = 13, 3 classes, k = 3). Candidates:
 Budgets: each fitted pipeline is (epsilon, 1e-6)-DP in total, for epsilon in
 {0.5, 1, 2, 4, 8}: the private steps run at ``rho = zcdp_rho(epsilon, 1e-6)``
 (split in half between the scaler and PCA in the ``Std`` candidates), and
-:func:`dpcov.accounting.pipeline_cost` of each pipeline is checked to give
+:func:`dpcov.model_selection.pipeline_cost` of each pipeline is checked to give
 that epsilon. The logistic regression is fitted without privacy on the
 private features (dpcov has no private classifier): the accuracies measure
 how good the private features are, and the fitted pipeline as a whole is not
@@ -87,8 +87,9 @@ from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler as SklearnScaler
 
-from dpcov.accounting import pipeline_cost, zcdp_rho
+from dpcov.accounting import zcdp_rho
 from dpcov.decomposition import PCA
+from dpcov.model_selection import pipeline_cost
 from dpcov.preprocessing import BoundsScaler, StandardScaler
 
 try:  # run as a script from the repository root or from benchmarks/

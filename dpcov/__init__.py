@@ -11,6 +11,7 @@ from . import (
     decomposition,
     distributions,
     mechanisms,
+    model_selection,
     preprocessing,
     utils,
 )
@@ -23,6 +24,7 @@ from .covariance import (
 )
 from .decomposition import PCA
 from .distributions import MultivariateGaussian
+from .model_selection import PrivateSearchCV
 from .preprocessing import BoundsScaler, StandardScaler
 
 __version__ = "0.1.0.dev0"
@@ -35,6 +37,7 @@ __all__ = [
     "decomposition",
     "distributions",
     "mechanisms",
+    "model_selection",
     "preprocessing",
     "utils",
     "AdaptiveCovariance",
@@ -44,6 +47,7 @@ __all__ = [
     "SeparateCovariance",
     "PCA",
     "MultivariateGaussian",
+    "PrivateSearchCV",
     "BoundsScaler",
     "StandardScaler",
     "__version__",

@@ -19,9 +19,9 @@ parameters into a budget, split the budget between their steps, and report
 what they spent. Across fits, a :class:`BudgetAccountant` shared by several
 estimators (through their ``accountant`` parameter) records every fit's
 guarantee, composes them and refuses a fit that would exceed a total set by the
-user; :func:`search_cost` computes what a hyperparameter search spends and
-:func:`pipeline_cost` what a pipeline's private steps spend together. Only
-these two touch scikit-learn objects (duck-typed).
+user. What a pipeline's private steps or a hyperparameter search spend is
+computed in :mod:`dpcov.model_selection`, which walks scikit-learn objects;
+this module knows nothing of them.
 
 References
 ----------
@@ -58,8 +58,6 @@ __all__ = [
     "compose",
     "split_budget",
     "BudgetAccountant",
-    "search_cost",
-    "pipeline_cost",
 ]
 
 
@@ -637,8 +635,8 @@ class BudgetAccountant:
     (``n_jobs > 1`` with the default process-based backend) would record into
     pickled copies that the caller never sees, so an unpickled accountant
     refuses every fit (``BudgetExceeded``): leave the accountant out of such a
-    search and account it with :func:`search_cost`. Save a ledger with
-    :attr:`ledger`, not by pickling.
+    search and account it with :func:`~dpcov.model_selection.search_cost`.
+    Save a ledger with :attr:`ledger`, not by pickling.
 
     Totals are compared with the cap exactly, with no slack: a fit is
     accepted when the total reported after it (:meth:`total`, :attr:`epsilon`
@@ -672,7 +670,7 @@ class BudgetAccountant:
 
     See Also
     --------
-    search_cost : The cost of a hyperparameter search, from its results.
+    dpcov.model_selection.search_cost : The cost of a hyperparameter search.
 
     Examples
     --------
@@ -951,7 +949,7 @@ class BudgetAccountant:
                 "GridSearchCV(n_jobs > 1)); what it recorded would never reach "
                 "the original ledger, so it refuses every fit. Use n_jobs=1 or "
                 "a threading backend, or leave the accountant out and account "
-                "the search with dpcov.accounting.search_cost."
+                "the search with dpcov.model_selection.search_cost."
             )
         if guarantee is self:
             raise ValueError("an accountant cannot spend its own ledger.")
@@ -993,7 +991,8 @@ class BudgetAccountant:
         ----------
         guarantee : PureDP, ZCDP, ApproxDP or BudgetAccountant
             What a fit spends; an accountant's whole ledger is recorded at once
-            (for example the result of :func:`search_cost`).
+            (for example the result of
+            :func:`~dpcov.model_selection.search_cost`).
         label : str, default="fit"
             Label of the ledger entry (ignored for an accountant, whose labels
             are kept).
@@ -1035,261 +1034,3 @@ def _apart(total, cap):
     if f"{total:.6g}" == f"{cap:.6g}":
         return repr(total), repr(cap)
     return f"{total:.6g}", f"{cap:g}"
-
-
-def _is_estimator(value):
-    return hasattr(value, "get_params") and not isinstance(value, type)
-
-
-def _walk_costs(estimator, *, fitted=False, caller="search_cost"):
-    # Guarantees of the private estimators inside ``estimator``: itself, or
-    # the steps of the composites that fit each step once on the same rows
-    # (Pipeline, FeatureUnion, ColumnTransformer). Any other meta-estimator
-    # may fit its inner estimator several times (bagging, one-vs-rest, ...):
-    # if it holds a private estimator, its cost is not known here. With
-    # ``fitted``, a fitted private estimator counts its ``guarantee_`` (what
-    # its fit spent, at most its ``privacy_cost()``), and a fitted
-    # ColumnTransformer its fitted clones (``transformers_``).
-    from sklearn.compose import ColumnTransformer  # noqa: PLC0415
-    from sklearn.pipeline import FeatureUnion, Pipeline  # noqa: PLC0415
-
-    if hasattr(estimator, "privacy_cost"):
-        name = type(estimator).__name__
-        if fitted and hasattr(estimator, "guarantee_"):
-            return [(name, estimator.guarantee_)]
-        return [(name, estimator.privacy_cost())]
-    if not _is_estimator(estimator):
-        return []
-    composites = (
-        (Pipeline, "steps"),
-        (FeatureUnion, "transformer_list"),
-        (ColumnTransformer, "transformers"),
-    )
-    steps = next((a for cls, a in composites if isinstance(estimator, cls)), None)
-    if steps is not None:
-        if fitted and isinstance(estimator, ColumnTransformer):
-            # The fitted clones, when there are any (``transformers`` keeps
-            # the unfitted originals).
-            steps = "transformers_" if hasattr(estimator, "transformers_") else steps
-        costs = []
-        # (name, estimator[, columns]) tuples: walk every element.
-        for step in getattr(estimator, steps):
-            for item in step:
-                costs.extend(_walk_costs(item, fitted=fitted, caller=caller))
-        return costs
-    inner = [
-        value
-        for value in estimator.get_params(deep=True).values()
-        if hasattr(value, "privacy_cost")
-    ]
-    if inner:
-        raise ValueError(
-            f"{type(estimator).__name__} holds a private estimator "
-            f"({type(inner[0]).__name__}) and may fit it several times; "
-            f"{caller} counts Pipeline, FeatureUnion and ColumnTransformer "
-            "steps only."
-        )
-    return []
-
-
-def pipeline_cost(estimator):
-    """The total guarantee of the private steps of a pipeline.
-
-    The steps of a :class:`~sklearn.pipeline.Pipeline` (and of a
-    :class:`~sklearn.pipeline.FeatureUnion` or
-    :class:`~sklearn.compose.ColumnTransformer`, nested to any depth) are each
-    fitted once, on the same rows (or on rows computed from them, row by row,
-    by the earlier steps). Their releases therefore compose sequentially,
-    adaptively: the guarantees add (epsilons under pure DP, rhos under zCDP,
-    see :func:`compose`). A step fitted on the output of an earlier private
-    step (a private PCA after a private scaler) is covered: the earlier
-    release is a public input to it, and replacing one row of the data
-    replaces one row of what it sees.
-
-    Each dpcov estimator counts its ``guarantee_`` once fitted (what its fit
-    spent) and its ``privacy_cost()`` before (what a fit will spend), so the
-    total can be checked before the pipeline reads any data.
-
-    The guarantee covers the private steps' releases and nothing else. Every
-    other step must be public: a fixed row-wise map such as
-    :class:`~dpcov.preprocessing.BoundsScaler` or a
-    :class:`~sklearn.preprocessing.FunctionTransformer` of a public function.
-    A non-private estimator fitted in the pipeline (a scikit-learn scaler, or
-    a classifier fitted on the private features) reads the rows without
-    privacy, and what it learns is not covered.
-
-    Parameters
-    ----------
-    estimator : estimator instance
-        A dpcov estimator, or a Pipeline, FeatureUnion or ColumnTransformer
-        holding dpcov estimators, fitted or not.
-
-    Returns
-    -------
-    guarantee : PureDP, ZCDP or ApproxDP
-        The composition of the private steps' guarantees.
-
-    Raises
-    ------
-    ValueError
-        If ``estimator`` holds no dpcov estimator, holds one inside a
-        meta-estimator that may fit it several times (bagging, one-vs-rest),
-        or mixes zCDP with (epsilon, delta)-only guarantees (see
-        :func:`compose`).
-
-    See Also
-    --------
-    search_cost : What a hyperparameter search spends, fit by fit.
-
-    Examples
-    --------
-    >>> from sklearn.pipeline import make_pipeline
-    >>> from dpcov.accounting import pipeline_cost
-    >>> from dpcov.decomposition import PCA
-    >>> from dpcov.preprocessing import StandardScaler
-    >>> pipe = make_pipeline(
-    ...     StandardScaler(epsilon=0.5, delta=0.0, bounds=(0.0, 10.0)),
-    ...     PCA(2, epsilon=1.0, delta=0.0, data_norm=4.0),
-    ... )
-    >>> pipeline_cost(pipe)  # before fitting: epsilons add under pure DP
-    PureDP(epsilon=1.5)
-    """
-    costs = _walk_costs(estimator, fitted=True, caller="pipeline_cost")
-    if not costs:
-        raise ValueError(
-            f"{type(estimator).__name__} holds no dpcov estimator: "
-            "pipeline_cost composes the guarantees of private steps only."
-        )
-    return compose(guarantee for _, guarantee in costs)
-
-
-def search_cost(search):
-    """What a scikit-learn hyperparameter search spends, fit by fit.
-
-    A search fits every candidate on every training split and, with ``refit``,
-    the best candidate once more on all rows: ``n_candidates * n_splits + 1``
-    fits on overlapping subsets of the same rows, which compose. This function
-    recomputes each fit's guarantee from its parameters (the estimator's
-    ``privacy_cost()``; every dpcov estimator found in a
-    :class:`~sklearn.pipeline.Pipeline` or another meta-estimator counts) and
-    returns them as a ledger.
-
-    Use it for searches with ``n_jobs > 1``, whose fits run in other processes
-    where an accountant passed to the estimator cannot record (see
-    :class:`BudgetAccountant`). For a fitted search the candidates come from
-    ``cv_results_["params"]``; for an unfitted
-    :class:`~sklearn.model_selection.GridSearchCV` from its ``param_grid`` and
-    the number of splits of its ``cv`` (so the cost can be checked before the
-    search reads any data). The count covers the fits only: choosing the best
-    candidate from held-out scores is not private (see the privacy-model
-    chapter).
-
-    Parameters
-    ----------
-    search : GridSearchCV, RandomizedSearchCV or similar
-        A fitted search (anything with ``cv_results_``, ``n_splits_`` and
-        ``refit``; a halving search lists every fit in ``cv_results_``), or
-        an unfitted ``GridSearchCV`` whose ``cv`` is an integer, None or a
-        splitter with a data-independent number of splits.
-
-    Returns
-    -------
-    cost : BudgetAccountant
-        An accountant without cap whose ledger holds one entry per private
-        fit; read the total with :meth:`BudgetAccountant.total` or
-        :attr:`BudgetAccountant.epsilon`, or charge it to your own accountant
-        with ``accountant.spend(cost)``.
-
-    Examples
-    --------
-    >>> from sklearn.model_selection import GridSearchCV
-    >>> from dpcov.accounting import search_cost
-    >>> from dpcov.covariance import SeparateCovariance
-    >>> search = GridSearchCV(
-    ...     SeparateCovariance(data_norm=1.0), {"epsilon": [0.5, 1.0]}, cv=3
-    ... )
-    >>> cost = search_cost(search)  # before fitting: 2 * 3 + 1 fits
-    >>> len(cost), cost.total()
-    (7, ZCDP(rho=...))
-    """
-    from numbers import Integral  # noqa: PLC0415
-
-    from sklearn.base import clone  # noqa: PLC0415  (only this helper needs it)
-    from sklearn.model_selection import (  # noqa: PLC0415
-        GridSearchCV,
-        ParameterGrid,
-        check_cv,
-    )
-
-    # ``best``: the refit's parameters when known; ``refit_costliest``: charge
-    # the refit at the costliest candidate (unfitted search with refit).
-    refit_costliest = False
-    if hasattr(search, "cv_results_"):
-        candidates = list(search.cv_results_["params"])
-        n_splits = int(search.n_splits_)
-        best = getattr(search, "best_params_", None) if search.refit else None
-    elif type(search) is GridSearchCV:
-        # Only a plain grid search: successive halving fits more than
-        # n_candidates * n_splits + 1 times.
-
-        cv = search.cv
-        if not (cv is None or isinstance(cv, Integral) or hasattr(cv, "get_n_splits")):
-            # An iterable of splits would be consumed here, before the search.
-            raise ValueError(
-                "the search's cv is an iterable of splits: its number is not "
-                "known without using it up; fit the search first and call "
-                "search_cost on the fitted search."
-            )
-        candidates = list(ParameterGrid(search.param_grid))
-        n_splits = check_cv(cv).get_n_splits()
-        if n_splits is None:
-            raise ValueError(
-                "the search's cv has a data-dependent number of splits; fit the "
-                "search first and call search_cost on the fitted search."
-            )
-        best = None
-        refit_costliest = bool(search.refit)
-    else:
-        raise TypeError(
-            "search_cost needs a fitted search (with cv_results_) or an "
-            "unfitted GridSearchCV."
-        )
-
-    def costs(params):
-        return _walk_costs(clone(search.estimator).set_params(**params))
-
-    cost = BudgetAccountant()
-    per_candidate = [costs(params) for params in candidates]
-    for params, entries in zip(candidates, per_candidate, strict=True):
-        for split in range(n_splits):
-            for name, guarantee in entries:
-                cost.spend(guarantee, label=f"{name} {params} split {split}")
-    if best is not None:
-        for name, guarantee in costs(best):
-            cost.spend(guarantee, label=f"{name} {best} refit")
-    elif refit_costliest:
-        # The refit's candidate is not known before the search runs: charge a
-        # guarantee that dominates every candidate's.
-        guarantee = _dominating([compose(g for _, g in e) for e in per_candidate if e])
-        if guarantee is not None:
-            cost.spend(guarantee, label="refit (the costliest candidate)")
-    return cost
-
-
-def _dominating(guarantees):
-    # One guarantee at least as strong a cost as each of ``guarantees``.
-    if not guarantees:
-        return None
-    kinds = {type(g) for g in guarantees}
-    if kinds == {PureDP}:
-        return PureDP(max(g.epsilon for g in guarantees))
-    if ApproxDP not in kinds:
-        return ZCDP(max(g.to_zcdp().rho for g in guarantees))
-    if ZCDP in kinds:
-        raise ValueError(
-            "the candidates mix zCDP and (epsilon, delta)-only guarantees, so "
-            "the refit's cost is not known before the search: fit the search "
-            "and call search_cost on the fitted search."
-        )
-    approx = [g.to_approx_dp(0.0) if isinstance(g, PureDP) else g for g in guarantees]
-    return ApproxDP(max(g.epsilon for g in approx), max(g.delta for g in approx))

@@ -18,8 +18,6 @@ from dpcov.accounting import (
     ApproxDP,
     BudgetAccountant,
     PureDP,
-    pipeline_cost,
-    search_cost,
     zcdp_epsilon,
     zcdp_rho,
 )
@@ -31,6 +29,7 @@ from dpcov.covariance import (
 from dpcov.decomposition import PCA, ApproximateSubspace
 from dpcov.distributions import MultivariateGaussian
 from dpcov.exceptions import BudgetExceeded, NoPrivateResult
+from dpcov.model_selection import pipeline_cost, search_cost
 from dpcov.preprocessing import BoundsScaler, StandardScaler
 
 

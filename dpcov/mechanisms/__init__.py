@@ -57,6 +57,14 @@ from ._radius import (
     private_radius_min_samples,
     radius_counts,
 )
+from ._selection import (
+    RUN_LAWS,
+    draw_run_count,
+    run_count_law,
+    run_count_pmf,
+    selection_guarantee,
+    selection_run_budget,
+)
 from ._sparse_vector import (
     above_threshold,
     above_threshold_accuracy,
@@ -120,4 +128,10 @@ __all__ = [
     "stable_histogram",
     "stable_histogram_threshold",
     "truncated_laplace_params",
+    "RUN_LAWS",
+    "draw_run_count",
+    "run_count_law",
+    "run_count_pmf",
+    "selection_guarantee",
+    "selection_run_budget",
 ]

@@ -194,3 +194,42 @@ def symmetric_matrix(rng, n_features, scale, law="gaussian"):
     noise[rows, cols] = upper
     noise[cols, rows] = upper
     return noise
+
+
+def run_count(rng, shape, gamma=None, mean=None):
+    """Draw the number of runs of a private selection (always at least 1).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of randomness.
+    shape : float
+        ``0`` for the logarithmic law, ``eta > 0`` for the negative binomial
+        law of shape ``eta`` and success probability ``gamma`` conditioned
+        on a positive count (``eta = 1``: the geometric law on 1, 2, ...),
+        ``inf`` for the Poisson law of mean ``mean`` (which may draw 0).
+    gamma : float, default=None
+        Success probability in (0, 1] of the logarithmic and negative
+        binomial laws.
+    mean : float, default=None
+        Mean of the Poisson law.
+
+    Returns
+    -------
+    k : int
+        The draw.
+    """
+    if shape == float("inf"):
+        return int(rng.poisson(mean))
+    if gamma == 1.0:
+        return 1  # every law of the family is the point mass at 1
+    if shape == 0:
+        return int(rng.logseries(1.0 - gamma))
+    if shape == 1:
+        return int(rng.geometric(gamma))
+    # Negative binomial conditioned on k >= 1: redraw a zero. A zero has
+    # probability gamma**shape < 1, so the loop ends with probability 1.
+    while True:
+        k = int(rng.negative_binomial(shape, gamma))
+        if k > 0:
+            return k

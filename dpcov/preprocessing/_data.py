@@ -211,7 +211,7 @@ class StandardScaler(
 
     A scikit-learn scaler fitted before a private step reads every row
     without privacy; this one spends a stated budget, which composes with the
-    following steps' (see :func:`dpcov.accounting.pipeline_cost`).
+    following steps' (see :func:`dpcov.model_selection.pipeline_cost`).
 
     Read more in the :ref:`User Guide <preprocessing>`.
 

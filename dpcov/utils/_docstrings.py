@@ -123,7 +123,7 @@ accountant : dpcov.accounting.BudgetAccountant, default=None
     :class:`~dpcov.exceptions.BudgetExceeded` if not; it records the guarantee
     once the input is validated. ``sklearn.clone`` keeps the same accountant,
     so every fit of a ``GridSearchCV(n_jobs=1)`` is recorded; for
-    ``n_jobs > 1`` use :func:`dpcov.accounting.search_cost`.""",
+    ``n_jobs > 1`` use :func:`dpcov.model_selection.search_cost`.""",
     "random_state": """
 random_state : int, numpy.random.Generator, RandomState or None, default=None
     Source of the noise. ``None`` (use this for real releases) seeds a new

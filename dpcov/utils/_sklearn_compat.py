@@ -11,6 +11,7 @@ import functools
 from sklearn.base import _fit_context as _sklearn_fit_context
 from sklearn.decomposition._base import _BasePCA
 from sklearn.utils._param_validation import (
+    HasMethods,
     Interval,
     Options,
     RealNotInt,
@@ -19,6 +20,7 @@ from sklearn.utils._param_validation import (
 )
 
 __all__ = [
+    "HasMethods",
     "Interval",
     "_BasePCA",
     "Options",

@@ -15,7 +15,7 @@ The search is itself a sequence of releases: it fits
 ``n_candidates * n_splits + 1`` estimators on overlapping subsets of the same
 rows. A :class:`~dpcov.accounting.BudgetAccountant` shared by all of them
 records every fit and refuses the one that would exceed the total we allow;
-:func:`~dpcov.accounting.search_cost` computes the same ledger from the
+:func:`~dpcov.model_selection.search_cost` computes the same ledger from the
 search's parameters, before it runs (the tool for ``n_jobs > 1``).
 
 The accountant counts fits; ranking candidates on held-out scores is not
@@ -32,13 +32,14 @@ from sklearn.model_selection import GridSearchCV, PredefinedSplit
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 
-from dpcov.accounting import BudgetAccountant, search_cost
+from dpcov.accounting import BudgetAccountant
 from dpcov.covariance import (
     AdaptiveCovariance,
     GaussianCovariance,
     SeparateCovariance,
 )
 from dpcov.exceptions import BudgetExceeded
+from dpcov.model_selection import search_cost
 
 rng = np.random.default_rng(0)
 cov = np.array([[1.0, 0.6, 0.0], [0.6, 1.0, 0.3], [0.0, 0.3, 0.5]])

@@ -7,7 +7,7 @@ Private PCA in a classification pipeline
 in a :class:`~sklearn.pipeline.Pipeline`, and
 :class:`~sklearn.model_selection.GridSearchCV` tunes it like any other step.
 This example tunes the number of components at a fixed budget, counts what
-the search spends with :func:`dpcov.accounting.search_cost`, and then plots
+the search spends with :func:`dpcov.model_selection.search_cost`, and then plots
 the cross-validated accuracy against the budget, with scikit-learn's
 non-private PCA as the reference.
 
@@ -40,8 +40,8 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
-from dpcov.accounting import pipeline_cost, search_cost
 from dpcov.decomposition import PCA
+from dpcov.model_selection import pipeline_cost, search_cost
 
 X, y = load_digits(return_X_y=True)
 

@@ -1,0 +1,268 @@
+"""What pipelines and hyperparameter searches spend: walks of scikit-learn objects.
+
+:func:`pipeline_cost` composes the guarantees of the private steps of a
+pipeline; :func:`search_cost` lists what every fit of a scikit-learn search
+spends. Both read the private estimators' ``privacy_cost()`` (before a fit)
+or ``guarantee_`` (after), and compose them with :mod:`dpcov.accounting`.
+"""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from numbers import Integral
+
+from sklearn.base import clone
+from sklearn.compose import ColumnTransformer
+from sklearn.model_selection import GridSearchCV, ParameterGrid, check_cv
+from sklearn.pipeline import FeatureUnion, Pipeline
+
+from ..accounting import ZCDP, ApproxDP, BudgetAccountant, PureDP, compose
+
+__all__ = ["pipeline_cost", "search_cost"]
+
+
+def _is_estimator(value):
+    return hasattr(value, "get_params") and not isinstance(value, type)
+
+
+def _walk_costs(estimator, *, fitted=False, caller="search_cost"):
+    # Guarantees of the private estimators inside ``estimator``: itself, or
+    # the steps of the composites that fit each step once on the same rows
+    # (Pipeline, FeatureUnion, ColumnTransformer). Any other meta-estimator
+    # may fit its inner estimator several times (bagging, one-vs-rest, ...):
+    # if it holds a private estimator, its cost is not known here. With
+    # ``fitted``, a fitted private estimator counts its ``guarantee_`` (what
+    # its fit spent, at most its ``privacy_cost()``), and a fitted
+    # ColumnTransformer its fitted clones (``transformers_``).
+    if hasattr(estimator, "privacy_cost"):
+        name = type(estimator).__name__
+        if fitted and hasattr(estimator, "guarantee_"):
+            return [(name, estimator.guarantee_)]
+        return [(name, estimator.privacy_cost())]
+    if not _is_estimator(estimator):
+        return []
+    composites = (
+        (Pipeline, "steps"),
+        (FeatureUnion, "transformer_list"),
+        (ColumnTransformer, "transformers"),
+    )
+    steps = next((a for cls, a in composites if isinstance(estimator, cls)), None)
+    if steps is not None:
+        if fitted and isinstance(estimator, ColumnTransformer):
+            # The fitted clones, when there are any (``transformers`` keeps
+            # the unfitted originals).
+            steps = "transformers_" if hasattr(estimator, "transformers_") else steps
+        costs = []
+        # (name, estimator[, columns]) tuples: walk every element.
+        for step in getattr(estimator, steps):
+            for item in step:
+                costs.extend(_walk_costs(item, fitted=fitted, caller=caller))
+        return costs
+    inner = [
+        value
+        for value in estimator.get_params(deep=True).values()
+        if hasattr(value, "privacy_cost")
+    ]
+    if inner:
+        raise ValueError(
+            f"{type(estimator).__name__} holds a private estimator "
+            f"({type(inner[0]).__name__}) and may fit it several times; "
+            f"{caller} counts Pipeline, FeatureUnion and ColumnTransformer "
+            "steps only."
+        )
+    return []
+
+
+def pipeline_cost(estimator):
+    """The total guarantee of the private steps of a pipeline.
+
+    The steps of a :class:`~sklearn.pipeline.Pipeline` (and of a
+    :class:`~sklearn.pipeline.FeatureUnion` or
+    :class:`~sklearn.compose.ColumnTransformer`, nested to any depth) are each
+    fitted once, on the same rows (or on rows computed from them, row by row,
+    by the earlier steps). Their releases therefore compose sequentially,
+    adaptively: the guarantees add (epsilons under pure DP, rhos under zCDP,
+    see :func:`~dpcov.accounting.compose`). A step fitted on the output of an
+    earlier private step (a private PCA after a private scaler) is covered: the earlier
+    release is a public input to it, and replacing one row of the data
+    replaces one row of what it sees.
+
+    Each dpcov estimator counts its ``guarantee_`` once fitted (what its fit
+    spent) and its ``privacy_cost()`` before (what a fit will spend), so the
+    total can be checked before the pipeline reads any data.
+
+    The guarantee covers the private steps' releases and nothing else. Every
+    other step must be public: a fixed row-wise map such as
+    :class:`~dpcov.preprocessing.BoundsScaler` or a
+    :class:`~sklearn.preprocessing.FunctionTransformer` of a public function.
+    A non-private estimator fitted in the pipeline (a scikit-learn scaler, or
+    a classifier fitted on the private features) reads the rows without
+    privacy, and what it learns is not covered.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        A dpcov estimator, or a Pipeline, FeatureUnion or ColumnTransformer
+        holding dpcov estimators, fitted or not.
+
+    Returns
+    -------
+    guarantee : PureDP, ZCDP or ApproxDP
+        The composition of the private steps' guarantees.
+
+    Raises
+    ------
+    ValueError
+        If ``estimator`` holds no dpcov estimator, holds one inside a
+        meta-estimator that may fit it several times (bagging, one-vs-rest),
+        or mixes zCDP with (epsilon, delta)-only guarantees (see
+        :func:`~dpcov.accounting.compose`).
+
+    See Also
+    --------
+    search_cost : What a hyperparameter search spends, fit by fit.
+
+    Examples
+    --------
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from dpcov.model_selection import pipeline_cost
+    >>> from dpcov.decomposition import PCA
+    >>> from dpcov.preprocessing import StandardScaler
+    >>> pipe = make_pipeline(
+    ...     StandardScaler(epsilon=0.5, delta=0.0, bounds=(0.0, 10.0)),
+    ...     PCA(2, epsilon=1.0, delta=0.0, data_norm=4.0),
+    ... )
+    >>> pipeline_cost(pipe)  # before fitting: epsilons add under pure DP
+    PureDP(epsilon=1.5)
+    """
+    costs = _walk_costs(estimator, fitted=True, caller="pipeline_cost")
+    if not costs:
+        raise ValueError(
+            f"{type(estimator).__name__} holds no dpcov estimator: "
+            "pipeline_cost composes the guarantees of private steps only."
+        )
+    return compose(guarantee for _, guarantee in costs)
+
+
+def search_cost(search):
+    """What a scikit-learn hyperparameter search spends, fit by fit.
+
+    A search fits every candidate on every training split and, with ``refit``,
+    the best candidate once more on all rows: ``n_candidates * n_splits + 1``
+    fits on overlapping subsets of the same rows, which compose. This function
+    recomputes each fit's guarantee from its parameters (the estimator's
+    ``privacy_cost()``; every dpcov estimator found in a
+    :class:`~sklearn.pipeline.Pipeline` or another meta-estimator counts) and
+    returns them as a ledger.
+
+    Use it for searches with ``n_jobs > 1``, whose fits run in other processes
+    where an accountant passed to the estimator cannot record (see
+    :class:`~dpcov.accounting.BudgetAccountant`). For a fitted search the
+    candidates come from ``cv_results_["params"]``; for an unfitted
+    :class:`~sklearn.model_selection.GridSearchCV` from its ``param_grid`` and
+    the number of splits of its ``cv`` (so the cost can be checked before the
+    search reads any data). The count covers the fits only: choosing the best
+    candidate from held-out scores is not private (see the privacy-model
+    chapter): :class:`PrivateSearchCV` is the search whose choice is.
+
+    Parameters
+    ----------
+    search : GridSearchCV, RandomizedSearchCV or similar
+        A fitted search (anything with ``cv_results_``, ``n_splits_`` and
+        ``refit``; a halving search lists every fit in ``cv_results_``), or
+        an unfitted ``GridSearchCV`` whose ``cv`` is an integer, None or a
+        splitter with a data-independent number of splits.
+
+    Returns
+    -------
+    cost : BudgetAccountant
+        An accountant without cap whose ledger holds one entry per private
+        fit; read the total with
+        :meth:`~dpcov.accounting.BudgetAccountant.total` or
+        :attr:`~dpcov.accounting.BudgetAccountant.epsilon`, or charge it to
+        your own accountant with ``accountant.spend(cost)``.
+
+    Examples
+    --------
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from dpcov.model_selection import search_cost
+    >>> from dpcov.covariance import SeparateCovariance
+    >>> search = GridSearchCV(
+    ...     SeparateCovariance(data_norm=1.0), {"epsilon": [0.5, 1.0]}, cv=3
+    ... )
+    >>> cost = search_cost(search)  # before fitting: 2 * 3 + 1 fits
+    >>> len(cost), cost.total()
+    (7, ZCDP(rho=...))
+    """
+    # ``best``: the refit's parameters when known; ``refit_costliest``: charge
+    # the refit at the costliest candidate (unfitted search with refit).
+    refit_costliest = False
+    if hasattr(search, "cv_results_"):
+        candidates = list(search.cv_results_["params"])
+        n_splits = int(search.n_splits_)
+        best = getattr(search, "best_params_", None) if search.refit else None
+    elif type(search) is GridSearchCV:
+        # Only a plain grid search: successive halving fits more than
+        # n_candidates * n_splits + 1 times.
+
+        cv = search.cv
+        if not (cv is None or isinstance(cv, Integral) or hasattr(cv, "get_n_splits")):
+            # An iterable of splits would be consumed here, before the search.
+            raise ValueError(
+                "the search's cv is an iterable of splits: its number is not "
+                "known without using it up; fit the search first and call "
+                "search_cost on the fitted search."
+            )
+        candidates = list(ParameterGrid(search.param_grid))
+        n_splits = check_cv(cv).get_n_splits()
+        if n_splits is None:
+            raise ValueError(
+                "the search's cv has a data-dependent number of splits; fit the "
+                "search first and call search_cost on the fitted search."
+            )
+        best = None
+        refit_costliest = bool(search.refit)
+    else:
+        raise TypeError(
+            "search_cost needs a fitted search (with cv_results_) or an "
+            "unfitted GridSearchCV."
+        )
+
+    def costs(params):
+        return _walk_costs(clone(search.estimator).set_params(**params))
+
+    cost = BudgetAccountant()
+    per_candidate = [costs(params) for params in candidates]
+    for params, entries in zip(candidates, per_candidate, strict=True):
+        for split in range(n_splits):
+            for name, guarantee in entries:
+                cost.spend(guarantee, label=f"{name} {params} split {split}")
+    if best is not None:
+        for name, guarantee in costs(best):
+            cost.spend(guarantee, label=f"{name} {best} refit")
+    elif refit_costliest:
+        # The refit's candidate is not known before the search runs: charge a
+        # guarantee that dominates every candidate's.
+        guarantee = _dominating([compose(g for _, g in e) for e in per_candidate if e])
+        if guarantee is not None:
+            cost.spend(guarantee, label="refit (the costliest candidate)")
+    return cost
+
+
+def _dominating(guarantees):
+    # One guarantee at least as strong a cost as each of ``guarantees``.
+    if not guarantees:
+        return None
+    kinds = {type(g) for g in guarantees}
+    if kinds == {PureDP}:
+        return PureDP(max(g.epsilon for g in guarantees))
+    if ApproxDP not in kinds:
+        return ZCDP(max(g.to_zcdp().rho for g in guarantees))
+    if ZCDP in kinds:
+        raise ValueError(
+            "the candidates mix zCDP and (epsilon, delta)-only guarantees, so "
+            "the refit's cost is not known before the search: fit the search "
+            "and call search_cost on the fitted search."
+        )
+    approx = [g.to_approx_dp(0.0) if isinstance(g, PureDP) else g for g in guarantees]
+    return ApproxDP(max(g.epsilon for g in approx), max(g.delta for g in approx))

@@ -1,0 +1,693 @@
+"""A hyperparameter search whose choice is itself differentially private."""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import math
+import warnings
+from numbers import Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.compose import ColumnTransformer
+from sklearn.model_selection import ParameterGrid, ParameterSampler
+from sklearn.pipeline import FeatureUnion, Pipeline
+from sklearn.utils import _safe_indexing
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
+
+from ..accounting import ZCDP, BudgetAccountant, PureDP, compose
+from ..exceptions import NoPrivateResult
+from ..mechanisms import _noise
+from ..mechanisms._calibration import gaussian_scale, laplace_scale
+from ..mechanisms._selection import (
+    RUN_LAWS,
+    draw_run_count,
+    selection_guarantee,
+    selection_run_budget,
+)
+from ..utils._input import validate_rows
+from ..utils._random import check_random_state
+from ..utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _fit_context,
+    check_params_always,
+)
+from ._scoring import bounded_scores, score_kind
+
+__all__ = ["PrivateSearchCV"]
+
+_PRIVACY_PARAMS = ("epsilon", "delta", "rho")
+
+
+def _private_leaves(estimator, prefix=""):
+    # (parameter prefix, estimator) of every private estimator that
+    # ``estimator`` fits once: itself, or the steps of a Pipeline,
+    # FeatureUnion or ColumnTransformer, nested to any depth (as
+    # pipeline_cost walks them).
+    if hasattr(estimator, "privacy_cost"):
+        return [(prefix, estimator)]
+    composites = (
+        (Pipeline, "steps"),
+        (FeatureUnion, "transformer_list"),
+        (ColumnTransformer, "transformers"),
+    )
+    attribute = next((a for cls, a in composites if isinstance(estimator, cls)), None)
+    if attribute is None:
+        inner = [
+            v
+            for v in getattr(estimator, "get_params", dict)(deep=True).values()
+            if hasattr(v, "privacy_cost")
+        ]
+        if inner:
+            raise ValueError(
+                f"{type(estimator).__name__} holds a private estimator and may "
+                "fit it several times; PrivateSearchCV searches over Pipeline, "
+                "FeatureUnion and ColumnTransformer steps only."
+            )
+        return []
+    leaves = []
+    for step in getattr(estimator, attribute):
+        name, inner = step[0], step[1]
+        if hasattr(inner, "get_params"):
+            leaves.extend(_private_leaves(inner, f"{prefix}{name}__"))
+    return leaves
+
+
+def _is_privacy_key(key):
+    return key.rsplit("__", 1)[-1] in _PRIVACY_PARAMS
+
+
+def _candidate_spaces(param_distributions):
+    spaces = param_distributions
+    if isinstance(spaces, dict):
+        spaces = [spaces]
+    return list(spaces)
+
+
+def _guarantee_of(estimator):
+    leaves = _private_leaves(estimator)
+    if not leaves:
+        raise ValueError(
+            f"{type(estimator).__name__} holds no dpcov estimator: a private "
+            "search selects among private candidates."
+        )
+    return compose(leaf.privacy_cost() for _, leaf in leaves)
+
+
+def _set_run_budget(estimator, budget):
+    # Rescale the private steps' budgets, keeping their proportions, so that
+    # they compose to ``budget`` (a PureDP or ZCDP) exactly or just below.
+    leaves = _private_leaves(estimator)
+    costs = [leaf.privacy_cost() for _, leaf in leaves]
+    for _, leaf in leaves:
+        if getattr(leaf, "_approx_dp_only", False):
+            raise ValueError(
+                f"{type(leaf).__name__} is (epsilon, delta)-DP only; the "
+                "selection theorems need pure-DP or zCDP runs."
+            )
+        if isinstance(budget, PureDP) and getattr(leaf, "_zcdp_only", False):
+            raise ValueError(
+                f"{type(leaf).__name__} has no pure-DP form: give the search a "
+                "delta > 0."
+            )
+    if isinstance(budget, PureDP):
+        # A zCDP step's share in pure epsilon: the epsilon with the same rho.
+        weights = [
+            c.epsilon if isinstance(c, PureDP) else math.sqrt(2.0 * c.to_zcdp().rho)
+            for c in costs
+        ]
+    else:
+        weights = [c.to_zcdp().rho for c in costs]
+    total = math.fsum(weights)
+    if not math.isfinite(total) or total <= 0:
+        weights, total = [1.0] * len(leaves), float(len(leaves))
+    shrink = 1.0
+    while True:
+        params = {}
+        for (prefix, leaf), weight in zip(leaves, weights, strict=True):
+            names = leaf.get_params(deep=False)
+            if isinstance(budget, PureDP):
+                params[f"{prefix}epsilon"] = budget.epsilon * weight / total * shrink
+                params[f"{prefix}delta"] = 0.0
+                if "rho" in names:
+                    params[f"{prefix}rho"] = None
+            else:
+                rho = budget.rho * weight / total * shrink
+                if "rho" in names:
+                    params[f"{prefix}rho"] = rho
+                else:  # a pure-DP estimator: epsilon^2 / 2 = rho
+                    params[f"{prefix}epsilon"] = math.sqrt(2.0 * rho)
+                    params[f"{prefix}delta"] = 0.0
+        estimator.set_params(**params)
+        spent = _guarantee_of(estimator)
+        if _within(spent, budget):
+            return spent
+        shrink *= 1.0 - 1e-12  # rounding put the sum an ulp above the budget
+
+
+def _within(guarantee, budget):
+    if isinstance(budget, PureDP):
+        return isinstance(guarantee, PureDP) and guarantee.epsilon <= budget.epsilon
+    return guarantee.to_zcdp().rho <= budget.rho
+
+
+def _dominating(guarantees, pure):
+    # One per-run budget at least each candidate's.
+    if pure:
+        if not all(isinstance(g, PureDP) for g in guarantees):
+            raise ValueError("a candidate is not pure DP: give the search a delta > 0.")
+        return PureDP(max(g.epsilon for g in guarantees))
+    return ZCDP(max(g.to_zcdp().rho for g in guarantees))
+
+
+class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
+    """Differentially private hyperparameter search: the best of random runs.
+
+    Each run draws one candidate's parameters from ``param_distributions``,
+    fits it privately on a training part of the rows and scores it privately
+    on the held-out part. The number of runs is random, drawn from a public
+    law before the data are read, and only the best run (its fitted model
+    and its noisy score) is released. The whole search, choice included, is
+    then private (Liu and Talwar, 2019; Papernot and Steinke, 2022):
+
+    * one run is as private as its fit and its score separately, since they
+      read disjoint rows (parallel composition under replace-one
+      neighbours: a replaced row is in one part only). The score's noise is
+      calibrated to the run's budget, so a run costs its budget ``b``;
+    * the best of ``K`` runs, ``K`` from the truncated negative binomial law
+      of shape ``eta`` (0: logarithmic, 1: geometric) is ``(2 + eta) eps``-DP
+      for pure ``eps``-DP runs, and for ``rho``-zCDP runs has the Renyi curve
+      of Papernot and Steinke (2022, Theorem 2), converted to ``(epsilon,
+      delta)``-DP with Canonne, Kamath and Steinke (2020, Proposition 12);
+      with a Poisson ``K``, Theorem 6 of Papernot and Steinke (2022).
+
+    The budget: the search finds the largest per-run budget ``b`` whose
+    selection meets ``(epsilon, delta)`` and sets every candidate's privacy
+    parameters so that its private steps compose to ``b`` (a pipeline's steps
+    keep the proportions of their own budgets). When ``param_distributions``
+    sets ``epsilon``, ``delta`` or ``rho`` itself, the candidates keep their
+    budgets; ``b`` is the largest of them (over every combination of the
+    listed values), the score is calibrated to ``b``, and the search refuses,
+    before reading the data, a ``b`` whose selection exceeds ``(epsilon,
+    delta)``.
+
+    Guarantee: pure ``epsilon``-DP when ``delta=0`` (pure-DP candidates, a
+    truncated negative binomial law), otherwise ``(epsilon, delta)``-DP;
+    replace-one neighbours. It covers ``best_estimator_``, ``best_params_``,
+    ``best_score_`` and the warnings of the selected run; nothing about the
+    other runs is kept. The number of runs and the candidates drawn are
+    public (they come from ``random_state`` alone).
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        A dpcov estimator, or a Pipeline (FeatureUnion, ColumnTransformer)
+        whose private steps are dpcov estimators. Its other steps must be
+        public maps (see :func:`~dpcov.model_selection.pipeline_cost`).
+    param_distributions : dict or list of dicts
+        As in :class:`~sklearn.model_selection.RandomizedSearchCV`: lists
+        are sampled uniformly, distributions with an ``rvs`` method are
+        sampled; a list of dicts picks a dict uniformly first. Each run draws
+        independently (with replacement). Values of ``epsilon``, ``delta``
+        and ``rho`` must be lists.
+    epsilon : float, default=1.0
+        The search's epsilon, positive.
+    delta : float, default=1e-6
+        The search's delta, in [0, 1); 0 asks for pure DP.
+    n_iter : float, default=10
+        The expected number of runs, at least 1. The cost grows with its
+        logarithm.
+    law : {"logarithmic", "geometric", "poisson"} or float, default="logarithmic"
+        The law of the number of runs: the truncated negative binomial of
+        shape 0 (logarithmic), 1 (geometric) or the given positive shape, or
+        the Poisson law (which may draw no run: fit then raises). The
+        logarithmic law gives the largest per-run budget for zCDP
+        candidates and pure DP (``2 eps`` against the geometric ``3 eps``).
+    validation_fraction : float, default=0.2
+        The share of rows held out for scoring, in (0, 1); the split is a
+        uniformly random partition drawn from ``random_state``.
+    scoring : callable or None, default=None
+        ``scoring(estimator, X)`` returning one score per row (higher is
+        better), with ``score_range``. None uses the family's default:
+        the captured energy fraction for subspaces and PCA, the
+        log-likelihood for Bernoulli products, and the Frobenius score
+        ``2 y^T C y - ||C||_F^2`` of rows ``y`` clipped to ``score_norm``
+        for covariances and Gaussians (its mean is ``||S||_F^2 - ||C -
+        S||_F^2``, ``S`` the held-out second moment).
+    score_range : (float, float) or None, default=None
+        The public range of ``scoring``'s values (they are clipped to it).
+        Required with ``scoring``.
+    score_norm : float or None, default=None
+        The public norm held-out rows are clipped to for the covariance
+        score. None uses the candidates' ``data_norm`` when they all share
+        one (the bound the user already gave them).
+    accountant : BudgetAccountant or None, default=None
+        Records the search's guarantee, once (the runs record nothing).
+    random_state : int, numpy.random.Generator or None, default=None
+        Draws the number of runs, the candidates, the split, every run's
+        noise seed and the scores' noise. A release made with a known seed
+        is not private (see :func:`dpcov.utils.check_random_state`).
+
+    Attributes
+    ----------
+    best_estimator_ : estimator
+        The selected run's model, fitted on the training part.
+    best_params_ : dict
+        Its parameters as drawn (with the budget the search set, under the
+        parameter names of ``estimator``).
+    best_score_ : float
+        Its noisy held-out score.
+    n_runs_ : int
+        The number of runs drawn.
+    run_budget_ : PureDP or ZCDP
+        What one run (fit and score) spends.
+    score_noise_scale_ : float
+        The selected run's score noise: the Laplace scale (pure DP) or the
+        Gaussian standard deviation (zCDP).
+    guarantee_ : PureDP or ApproxDP
+        The whole search's guarantee.
+    epsilon_spent_ : float
+        Its epsilon, at most ``epsilon``.
+    delta_spent_ : float
+        Its delta.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit (only when X has string column
+        names).
+
+    See Also
+    --------
+    dpcov.model_selection.search_cost : The cost of a scikit-learn search,
+        whose choice is not private.
+
+    References
+    ----------
+    .. [1] Liu, J. and Talwar, K. "Private Selection from Private
+       Candidates". STOC 2019, Theorem 3.4. https://arxiv.org/abs/1811.07971.
+    .. [2] Papernot, N. and Steinke, T. "Hyperparameter Tuning with Renyi
+       Differential Privacy". ICLR 2022, Theorems 2 and 6.
+       https://arxiv.org/abs/2110.03620.
+    .. [3] Canonne, C., Kamath, G. and Steinke, T. "The Discrete Gaussian for
+       Differential Privacy". NeurIPS 2020, Proposition 12.
+       https://arxiv.org/abs/2004.00010.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcov.covariance import SeparateCovariance
+    >>> from dpcov.model_selection import PrivateSearchCV
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(5000, 3)) / 3.0
+    >>> search = PrivateSearchCV(
+    ...     SeparateCovariance(data_norm=1.0),
+    ...     {"data_norm": [0.01, 1.0, 100.0]},
+    ...     epsilon=2.0,
+    ...     score_norm=1.0,
+    ...     random_state=0,
+    ... ).fit(X)
+    >>> search.best_params_["data_norm"]
+    1.0
+    >>> search.guarantee_
+    ApproxDP(epsilon=1.99..., delta=1e-06)
+    """
+
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["fit"])],
+        "param_distributions": [dict, list],
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "delta": [Interval(Real, 0, 1, closed="left")],
+        "n_iter": [Interval(Real, 1, None, closed="left")],
+        "law": [StrOptions(set(RUN_LAWS)), Interval(Real, 0, None, closed="neither")],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "scoring": [callable, None],
+        "score_range": ["array-like", None],
+        "score_norm": [Interval(Real, 1e-150, 1e150, closed="both"), None],
+        "accountant": [BudgetAccountant, None],
+        "random_state": ["random_state", np.random.Generator],
+    }
+
+    def __init__(
+        self,
+        estimator,
+        param_distributions,
+        *,
+        epsilon=1.0,
+        delta=1e-6,
+        n_iter=10,
+        law="logarithmic",
+        validation_fraction=0.2,
+        scoring=None,
+        score_range=None,
+        score_norm=None,
+        accountant=None,
+        random_state=None,
+    ):
+        self.estimator = estimator
+        self.param_distributions = param_distributions
+        self.epsilon = epsilon
+        self.delta = delta
+        self.n_iter = n_iter
+        self.law = law
+        self.validation_fraction = validation_fraction
+        self.scoring = scoring
+        self.score_range = score_range
+        self.score_norm = score_norm
+        self.accountant = accountant
+        self.random_state = random_state
+
+    # --- before the data --------------------------------------------------
+
+    def _check_spaces(self):
+        spaces = _candidate_spaces(self.param_distributions)
+        if not spaces or not all(isinstance(s, dict) for s in spaces):
+            raise ValueError(
+                "param_distributions must be a dict or a non-empty list of dicts."
+            )
+        for space in spaces:
+            for key, values in space.items():
+                if _is_privacy_key(key) and not isinstance(values, (list, tuple)):
+                    raise ValueError(
+                        f"param_distributions[{key!r}] must be a list: the "
+                        "search bounds its cost by the largest budget listed."
+                    )
+        return spaces
+
+    def _check_scoring(self):
+        if self.scoring is not None:
+            if self.score_range is None:
+                raise ValueError(
+                    "scoring needs score_range=(low, high): the public range "
+                    "of its per-row values, to calibrate the score's noise."
+                )
+            low, high = (float(v) for v in np.asarray(self.score_range).reshape(2))
+            if not (math.isfinite(low) and math.isfinite(high) and low <= high):
+                raise ValueError("score_range must be two finite numbers, low <= high.")
+            return (low, high)
+        if self.score_range is not None:
+            raise ValueError("score_range is used with scoring only.")
+        if score_kind(self.estimator) is None:
+            raise ValueError(
+                f"{type(self.estimator).__name__} has no default private score: "
+                "pass scoring=callable(estimator, X) returning per-row scores "
+                "and score_range=(low, high)."
+            )
+        return None
+
+    def _score_norm(self, candidates):
+        if self.scoring is not None or score_kind(self.estimator) != "frobenius":
+            return None
+        if self.score_norm is not None:
+            return float(self.score_norm)
+        norms = set()
+        for candidate in candidates:
+            for _, leaf in _private_leaves(candidate):
+                norms.add(getattr(leaf, "data_norm", None))
+        if len(norms) == 1 and None not in norms:
+            return float(norms.pop())
+        raise ValueError(
+            "the covariance score clips held-out rows to a public norm: pass "
+            "score_norm (the candidates do not share one data_norm)."
+        )
+
+    def _plan(self, rng):
+        # Everything decided before the data are read, from public values
+        # and the search's own randomness: the run budget, the number of
+        # runs, the candidates (configured clones) and their seeds.
+        spaces = self._check_spaces()
+        score_range = self._check_scoring()
+        pure = self.delta == 0
+        own_budgets = any(_is_privacy_key(k) for s in spaces for k in s)
+        if own_budgets:
+            # The largest budget over every combination of listed values
+            # (only listed values change a cost: privacy_cost reads epsilon,
+            # delta and rho, and swapped-in estimators are listed).
+            listed = [
+                {k: v for k, v in s.items() if isinstance(v, (list, tuple))}
+                for s in spaces
+            ]
+            costs = [
+                _guarantee_of(clone(self.estimator).set_params(**params))
+                for params in ParameterGrid(listed)
+            ]
+            run_budget = _dominating(costs, pure)
+            spent = selection_guarantee(
+                run_budget, mean=self.n_iter, law=self.law, delta=self.delta
+            )
+            if spent.epsilon > self.epsilon:
+                allowed = selection_run_budget(
+                    self.epsilon, self.delta, mean=self.n_iter, law=self.law
+                )
+                raise ValueError(
+                    f"the largest candidate budget, {run_budget}, gives the "
+                    f"search epsilon={spent.epsilon:.4g} > {self.epsilon!r}; "
+                    f"each run may spend at most {allowed} (with n_iter="
+                    f"{self.n_iter!r} and law={self.law!r})."
+                )
+        else:
+            run_budget = selection_run_budget(
+                self.epsilon, self.delta, mean=self.n_iter, law=self.law
+            )
+        n_runs = draw_run_count(rng, self.n_iter, self.law)
+        candidates, drawn = [], []
+        for _ in range(n_runs):
+            seed = int(_noise.indices(rng, 2**31 - 1))
+            params = next(iter(ParameterSampler(spaces, 1, random_state=seed)))
+            candidate = clone(self.estimator).set_params(**clone(params, safe=False))
+            for _, leaf in _private_leaves(candidate):
+                if getattr(leaf, "accountant", None) is not None:
+                    raise ValueError(
+                        f"{type(leaf).__name__} has an accountant: pass it to "
+                        "PrivateSearchCV, which records the search's "
+                        "guarantee once."
+                    )
+            if not own_budgets:
+                _set_run_budget(candidate, run_budget)
+            elif not _within(_guarantee_of(candidate), run_budget):
+                raise ValueError("a candidate exceeds the run budget.")  # defensive
+            # Fresh, independent noise in every run (the selection theorems
+            # assume independent runs).
+            for prefix, leaf in _private_leaves(candidate):
+                if "random_state" in leaf.get_params(deep=False):
+                    candidate.set_params(
+                        **{f"{prefix}random_state": int(_noise.indices(rng, 2**31 - 1))}
+                    )
+            candidates.append(candidate)
+            drawn.append(params)
+        score_norm = self._score_norm([clone(self.estimator)] + candidates)
+        guarantee = selection_guarantee(
+            run_budget, mean=self.n_iter, law=self.law, delta=self.delta
+        )
+        return run_budget, guarantee, candidates, drawn, score_range, score_norm
+
+    # --- fit ----------------------------------------------------------------
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y=None):
+        """Run the private search on X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            All rows: a random ``validation_fraction`` of them is held out
+            for scoring, the rest trains every run.
+        y : Ignored
+            Not used, present for API consistency by convention.
+
+        Returns
+        -------
+        self : object
+            The fitted search.
+
+        Raises
+        ------
+        ValueError
+            If the parameters cannot give the guarantee asked, or the rows
+            are too few to split.
+        dpcov.exceptions.NoPrivateResult
+            If every run's answer was "no result" (a private outcome).
+        """
+        check_params_always(self)
+        rng = check_random_state(self.random_state)
+        run_budget, guarantee, candidates, drawn, score_range, score_norm = self._plan(
+            rng
+        )
+        if self.accountant is not None:
+            self.accountant.check(guarantee, label=type(self).__name__)
+        if hasattr(X, "iloc"):  # a DataFrame: the steps validate its columns
+            n_samples = X.shape[0]
+            self._check_feature_names(X, reset=True)
+            self.n_features_in_ = X.shape[1]
+        else:
+            X = validate_rows(self, X, accept_sparse="csr", ensure_min_samples=2)
+            n_samples = X.shape[0]
+        if n_samples < 2:
+            raise ValueError(
+                f"PrivateSearchCV needs at least 2 rows (one to train, one to "
+                f"score), got {n_samples}."
+            )
+        if not candidates:
+            raise ValueError(
+                "the Poisson law drew no run (a public draw): refit with another "
+                "random_state, or use a truncated negative binomial law."
+            )
+        n_valid = min(
+            max(1, math.ceil(self.validation_fraction * n_samples)), n_samples - 1
+        )
+        order = _noise.permutation(rng, n_samples)
+        X_train = _safe_indexing(X, np.sort(order[n_valid:]))
+        X_valid = _safe_indexing(X, np.sort(order[:n_valid]))
+        if self.accountant is not None:
+            self.accountant.spend(guarantee, label=type(self).__name__)
+
+        best = None
+        for candidate, params in zip(candidates, drawn, strict=True):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    candidate.fit(X_train)
+                except NoPrivateResult:
+                    continue  # a private "no result": this run scores -inf
+            score, scale = self._noisy_score(
+                candidate, X_valid, run_budget, score_range, score_norm, rng
+            )
+            if best is None or score > best[0]:
+                best = (score, scale, candidate, params, caught)
+        if best is None:
+            raise NoPrivateResult(
+                "every run of the search answered 'no result' (a private outcome)."
+            )
+        score, scale, model, params, caught = best
+        for message in caught:  # the selected run's warnings: its release's
+            # stacklevel 4: this fit, scikit-learn's and dpcov's fit
+            # wrappers, the caller.
+            warnings.warn(message.message, stacklevel=4)
+        self.best_estimator_ = model
+        self.best_params_ = {**params, **_budget_params(model)}
+        self.best_score_ = float(score)
+        self.n_runs_ = len(candidates)
+        self.run_budget_ = run_budget
+        self.score_noise_scale_ = float(scale)
+        self.guarantee_ = guarantee
+        self.epsilon_spent_ = float(guarantee.epsilon)
+        self.delta_spent_ = float(getattr(guarantee, "delta", 0.0))
+        return self
+
+    def _noisy_score(self, model, X_valid, run_budget, score_range, score_norm, rng):
+        values, (low, high) = bounded_scores(
+            model,
+            X_valid,
+            scoring=self.scoring,
+            score_range=score_range,
+            score_norm=score_norm,
+        )
+        if not math.isfinite(low):
+            return -math.inf, 0.0
+        n_valid = values.shape[0]
+        sensitivity = (high - low) / n_valid
+        mean = float(np.mean(values))
+        if isinstance(run_budget, PureDP):
+            scale = laplace_scale(sensitivity, run_budget.epsilon)
+            return mean + float(_noise.laplace(rng, scale)), scale
+        scale = gaussian_scale(sensitivity, run_budget.rho)
+        return mean + float(_noise.gaussian(rng, scale)), scale
+
+    # --- the selected model's methods ----------------------------------------
+
+    def _has(name):
+        def check(self):
+            if hasattr(self, "best_estimator_"):
+                return hasattr(self.best_estimator_, name)
+            return hasattr(self.estimator, name)
+
+        return check
+
+    @available_if(_has("transform"))
+    def transform(self, X):
+        """Transform X with the selected model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to transform.
+
+        Returns
+        -------
+        X_new : ndarray
+            ``best_estimator_.transform(X)``.
+        """
+        check_is_fitted(self)
+        return self.best_estimator_.transform(X)
+
+    @available_if(_has("inverse_transform"))
+    def inverse_transform(self, X):
+        """Map X back with the selected model.
+
+        Parameters
+        ----------
+        X : array-like
+            Transformed rows.
+
+        Returns
+        -------
+        X_original : ndarray
+            ``best_estimator_.inverse_transform(X)``.
+        """
+        check_is_fitted(self)
+        return self.best_estimator_.inverse_transform(X)
+
+    @available_if(_has("score_samples"))
+    def score_samples(self, X):
+        """Per-row scores of the selected model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+            ``best_estimator_.score_samples(X)``.
+        """
+        check_is_fitted(self)
+        return self.best_estimator_.score_samples(X)
+
+    @available_if(_has("score"))
+    def score(self, X, y=None):
+        """The selected model's own score on X (not private: X is read as is).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows.
+        y : Ignored
+            Not used, present for API consistency by convention.
+
+        Returns
+        -------
+        score : float
+            ``best_estimator_.score(X)``.
+        """
+        check_is_fitted(self)
+        return self.best_estimator_.score(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = True
+        tags.input_tags.sparse = True
+        return tags
+
+
+def _budget_params(model):
+    # The privacy parameters the search set on the selected model.
+    params = {}
+    for prefix, leaf in _private_leaves(model):
+        names = leaf.get_params(deep=False)
+        for name in _PRIVACY_PARAMS:
+            if name in names:
+                params[f"{prefix}{name}"] = names[name]
+    return params
