@@ -524,7 +524,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         else:
             X = validate_rows(self, X, accept_sparse="csr", ensure_min_samples=2)
             n_samples = X.shape[0]
-        if n_samples < 2:
+        if n_samples < 2:  # a DataFrame's (an array's is checked above)
             raise ValueError(
                 f"PrivateSearchCV needs at least 2 rows (one to train, one to "
                 f"score), got {n_samples}."

@@ -1,0 +1,379 @@
+"""PrivateSearchCV: its guarantee, its noise, its neighbours, its choices."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.base import BaseEstimator
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import Pipeline
+
+from dpcov.accounting import ZCDP, BudgetAccountant, PureDP, compose
+from dpcov.base import PrivateEstimatorMixin
+from dpcov.covariance import (
+    AdaptiveCovariance,
+    GaussianCovariance,
+    SeparateCovariance,
+)
+from dpcov.decomposition import PCA, ExactSubspace
+from dpcov.distributions import MultivariateGaussian, ProductBernoulli
+from dpcov.exceptions import NoiseDominatedWarning
+from dpcov.mechanisms import run_count_pmf, selection_guarantee
+from dpcov.model_selection import PrivateSearchCV
+from dpcov.preprocessing import StandardScaler
+from tests.covariance._privacy_checks import gaussian_shift
+
+from ..test_common import _parametrize_with_checks
+
+
+def _rows(n=5000, d=5, seed=1):
+    # Rows of norm about 1 (a Gaussian scaled by 1/sqrt(d)).
+    return np.random.default_rng(seed).normal(size=(n, d)) / math.sqrt(d)
+
+
+def _norm_search(**kwargs):
+    params = dict(epsilon=1.0, delta=1e-6, score_norm=1.0)
+    params.update(kwargs)
+    return PrivateSearchCV(
+        SeparateCovariance(data_norm=1.0), {"data_norm": [0.01, 1.0, 100.0]}, **params
+    )
+
+
+# --- the guarantee ---------------------------------------------------------
+
+
+def test_guarantee_composes_the_runs_by_the_selection_theorem():
+    search = _norm_search(random_state=0).fit(_rows())
+    assert isinstance(search.run_budget_, ZCDP)
+    assert search.guarantee_ == selection_guarantee(
+        search.run_budget_, mean=10, law="logarithmic", delta=1e-6
+    )
+    assert search.epsilon_spent_ <= 1.0
+    assert search.epsilon_spent_ == pytest.approx(1.0, abs=1e-9)
+    assert search.delta_spent_ == 1e-6
+    # The selected fit spent at most the run budget.
+    assert search.best_estimator_.guarantee_.rho <= search.run_budget_.rho
+    assert search.best_params_["rho"] == search.best_estimator_.rho
+
+
+def test_pure_search():
+    search = _norm_search(delta=0.0, law="geometric", random_state=0).fit(_rows())
+    # Liu and Talwar (2019), Theorem 3.4: 3 eps for a geometric number of runs.
+    assert search.run_budget_ == PureDP(1.0 / 3.0)
+    assert search.guarantee_ == PureDP(1.0)
+    assert isinstance(search.best_estimator_.guarantee_, PureDP)
+
+
+def test_pipeline_steps_keep_their_proportions():
+    pipe = Pipeline(
+        [
+            ("scale", StandardScaler(epsilon=0.5, delta=1e-6, bounds=(-3.0, 3.0))),
+            ("pca", PCA(2, epsilon=1.0, delta=1e-6, data_norm=3.0)),
+        ]
+    )
+    search = PrivateSearchCV(
+        pipe, {"pca__data_norm": [1.0, 3.0]}, epsilon=1.0, random_state=0
+    ).fit(_rows())
+    model = search.best_estimator_
+    rhos = [model["scale"].guarantee_.rho, model["pca"].guarantee_.rho]
+    assert sum(rhos) <= search.run_budget_.rho
+    assert sum(rhos) == pytest.approx(search.run_budget_.rho, rel=1e-9)
+    # The scaler's configured share of the pipeline's zCDP budget is kept.
+    configured = [
+        StandardScaler(epsilon=0.5, delta=1e-6).privacy_cost().rho,
+        PCA(epsilon=1.0, delta=1e-6).privacy_cost().rho,
+    ]
+    assert rhos[0] / sum(rhos) == pytest.approx(configured[0] / sum(configured))
+
+
+def test_candidates_with_their_own_budgets():
+    search = PrivateSearchCV(
+        SeparateCovariance(data_norm=1.0),
+        {"rho": [0.001, 0.005]},
+        epsilon=1.0,
+        score_norm=1.0,
+        random_state=0,
+    ).fit(_rows())
+    # The largest listed budget bounds every run, and the score is
+    # calibrated to it.
+    assert search.run_budget_ == ZCDP(0.005)
+    assert search.guarantee_.epsilon < 1.0
+    with pytest.raises(ValueError, match="at most ZCDP"):
+        PrivateSearchCV(
+            SeparateCovariance(data_norm=1.0), {"rho": [0.001, 0.1]}, score_norm=1.0
+        ).fit(_rows())
+    with pytest.raises(ValueError, match="must be a list"):
+        PrivateSearchCV(
+            SeparateCovariance(data_norm=1.0),
+            {"epsilon": stats.uniform(0.1, 0.2)},
+            score_norm=1.0,
+        ).fit(_rows())
+
+
+def test_accountant_records_the_search_once():
+    accountant = BudgetAccountant(epsilon=2.0, delta=1e-6)
+    _norm_search(accountant=accountant, random_state=0).fit(_rows())
+    assert len(accountant) == 1
+    assert accountant.ledger[0][0] == "PrivateSearchCV"
+    with pytest.raises(ValueError, match="pass it to PrivateSearchCV"):
+        PrivateSearchCV(
+            SeparateCovariance(data_norm=1.0, accountant=BudgetAccountant()),
+            {"data_norm": [1.0]},
+        ).fit(_rows())
+
+
+# --- the score's noise -------------------------------------------------------
+
+
+def test_score_noise_matches_the_closed_form():
+    search = PrivateSearchCV(
+        SeparateCovariance(data_norm=1.0),
+        {"data_norm": [1.0]},
+        score_norm=1.0,
+        random_state=0,
+    ).fit(_rows())
+    model = search.best_estimator_
+    values = np.linalg.eigvalsh((model.covariance_ + model.covariance_.T) / 2)
+    n_valid = math.ceil(0.2 * 5000)
+    # The per-row score 2 y^T C y - ||C||_F^2 of a row of norm at most r = 1
+    # spans 2 r^2 [min(lambda_min, 0), max(lambda_max, 0)]; the mean over
+    # n_valid rows moves by at most that width / n_valid when one row is
+    # replaced, and the Gaussian mechanism's sigma is that over sqrt(2 rho).
+    width = 2.0 * (max(values[-1], 0.0) - min(values[0], 0.0))
+    expected = width / n_valid / math.sqrt(2.0 * search.run_budget_.rho)
+    assert search.score_noise_scale_ == pytest.approx(expected, rel=1e-12)
+
+
+def test_score_noise_on_worst_case_neighbours():
+    # Two held-out sets that differ in one row: a zero row (score -||C||^2,
+    # the low end of the range when C is PSD) and r times the top
+    # eigenvector (the high end). Their noisy scores differ in mean by the
+    # sensitivity exactly, so the standardised shift is sqrt(2 rho) (a
+    # rho-zCDP Gaussian mechanism on a worst-case pair); noise at half or
+    # twice the scale would give twice or half the shift.
+    search = PrivateSearchCV(
+        SeparateCovariance(data_norm=1.0),
+        {"data_norm": [1.0]},
+        score_norm=1.0,
+        random_state=0,
+    ).fit(_rows())
+    model = search.best_estimator_
+    values, vectors = np.linalg.eigh((model.covariance_ + model.covariance_.T) / 2)
+    assert values[0] >= 0  # SeparateCovariance's default release is PSD
+    base = _rows(n=9, seed=3)
+    a = np.vstack([base, np.zeros(5)])
+    b = np.vstack([base, vectors[:, -1]])
+    rng = np.random.default_rng(5)
+
+    def draws(rows):
+        return [
+            search._noisy_score(model, rows, search.run_budget_, None, 1.0, rng)[0]
+            for _ in range(20_000)
+        ]
+
+    shift, se = gaussian_shift(draws(a), draws(b))
+    assert abs(shift - math.sqrt(2.0 * search.run_budget_.rho)) < 4.0 * se
+
+
+# --- neighbours of the whole search ------------------------------------------
+
+
+class _Announce(PrivateEstimatorMixin, BaseEstimator):
+    # A private estimator whose release does not depend on the rows: the
+    # search's selection is then the only thing the rows change.
+    def __init__(self, choice=0, epsilon=1.0, delta=0.0, rho=None):
+        self.choice = choice
+        self.epsilon = epsilon
+        self.delta = delta
+        self.rho = rho
+
+    def fit(self, X, y=None):
+        self.guarantee_ = self.privacy_cost()
+        return self
+
+
+def _agrees(estimator, X):
+    # Per-row score in {0, 1}: does the row's sign agree with the choice?
+    return (X[:, 0] > 0) == bool(estimator.choice)
+
+
+@pytest.mark.slow
+def test_neighbouring_datasets_whole_search():
+    # Two rows; one trains and one is held out (the split is random). The
+    # neighbours differ in row 0: on D both rows favour choice 1, on D' row 0
+    # favours choice 0. The released choice is the observable. The search is
+    # pure 1-DP (logarithmic law: 2 eps per run of 0.5), so no event's
+    # probability may change by more than a factor e between D and D'. The
+    # check: a 99.9% Clopper-Pearson lower bound on log(P(E) / P'(E)) stays
+    # below 1 for both choices, and the selection is observable (the bound
+    # is above 0 for one of them: the test is not vacuous).
+    n_trials = 6000
+    D = np.array([[1.0], [1.0]])
+    D_prime = np.array([[-1.0], [1.0]])
+
+    def choices(X, offset):
+        picked = np.empty(n_trials, dtype=int)
+        for i in range(n_trials):
+            search = PrivateSearchCV(
+                _Announce(),
+                {"choice": [0, 1]},
+                epsilon=1.0,
+                delta=0.0,
+                n_iter=3,
+                validation_fraction=0.5,
+                scoring=_agrees,
+                score_range=(0.0, 1.0),
+                random_state=offset + i,
+            ).fit(X)
+            picked[i] = search.best_params_["choice"]
+        return picked
+
+    a, b = choices(D, 0), choices(D_prime, 10**6)
+    observed = []
+    for choice in (0, 1):
+        for x, y in ((a, b), (b, a)):
+            k_x, k_y = int(np.sum(x == choice)), int(np.sum(y == choice))
+            low_x = stats.beta.ppf(0.0005, k_x, n_trials - k_x + 1)
+            high_y = stats.beta.ppf(0.9995, k_y + 1, n_trials - k_y)
+            loss_lower = math.log(low_x / high_y)
+            assert loss_lower < 1.0
+            observed.append(loss_lower)
+    assert max(observed) > 0.0
+
+
+# --- choices ------------------------------------------------------------------
+
+
+def test_picks_the_right_norm_bound_most_of_the_time():
+    # Rows of norm about 1; data_norm 0.01 shrinks the estimate to almost 0,
+    # data_norm 100 buries it in noise 10^4 times larger, and 1 is right.
+    # Once the candidate 1 is drawn it wins unless the score's noise
+    # (sigma about 3e-3 here, against a score gap of about ||C||_F^2 = 0.2)
+    # flips the order, which has probability below 1e-9. So the search
+    # picks 1 with probability p = 1 - E[(2/3)^K], the chance that one of
+    # K runs draws it, K from the logarithmic law of mean 10. The count over
+    # 40 independent searches is Binomial(40, p); the test fails only below
+    # its 0.1% quantile.
+    k = np.arange(1, 2000)
+    p = 1.0 - float(np.sum(run_count_pmf(k, 10.0) * (2.0 / 3.0) ** k))
+    X = _rows()
+    picks = [
+        _norm_search(random_state=s).fit(X).best_params_["data_norm"] for s in range(40)
+    ]
+    assert sum(pick == 1.0 for pick in picks) >= stats.binom.ppf(0.001, 40, p)
+
+
+def test_search_over_estimators_in_a_pipeline():
+    pipe = Pipeline([("cov", GaussianCovariance(data_norm=1.0))])
+    candidates = [
+        GaussianCovariance(data_norm=1.0),
+        SeparateCovariance(data_norm=1.0),
+        AdaptiveCovariance(data_norm=1.0),
+    ]
+    search = PrivateSearchCV(pipe, {"cov": candidates}, random_state=0).fit(_rows())
+    assert type(search.best_params_["cov"]) in {type(c) for c in candidates}
+    assert search.best_estimator_["cov"].covariance_.shape == (5, 5)
+    assert np.isfinite(search.score(_rows(n=100, seed=9)))
+
+
+def test_other_families_have_a_default_score():
+    X = _rows()
+    pca = PrivateSearchCV(
+        PCA(2, data_norm=1.0), {"data_norm": [0.5, 1.0]}, random_state=0
+    ).fit(X)
+    assert pca.transform(X).shape == (5000, 2)
+    assert -1.0 < pca.best_score_ < 2.0  # a captured fraction, plus noise
+    gauss = PrivateSearchCV(
+        MultivariateGaussian(), {"beta": [0.05, 0.1]}, score_norm=3.0, random_state=0
+    ).fit(X)
+    assert np.isfinite(gauss.best_score_)
+    bits = (np.random.default_rng(0).random((4000, 6)) < 0.3).astype(float)
+    product = PrivateSearchCV(
+        ProductBernoulli(), {"beta": [0.05, 0.1]}, random_state=0
+    ).fit(bits)
+    assert product.score_samples(bits).shape == (4000,)
+
+
+def test_the_plan_is_public():
+    # The number of runs, the candidates and the split come from
+    # random_state alone: two datasets, same plan.
+    a = _norm_search(random_state=3).fit(_rows(seed=1))
+    b = _norm_search(random_state=3).fit(_rows(seed=2) * 0.5)
+    assert a.n_runs_ == b.n_runs_
+    assert a.run_budget_ == b.run_budget_
+
+
+def test_only_the_selected_run_warns():
+    # data_norm 100 is dominated by noise (it warns when fitted alone); the
+    # search reports the warnings of the run it releases only.
+    with pytest.warns(NoiseDominatedWarning):
+        SeparateCovariance(data_norm=100.0, rho=0.009, random_state=0).fit(
+            _rows()[:4000]
+        )
+    for seed in range(5):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            search = _norm_search(random_state=seed).fit(_rows())
+        warned = any(issubclass(w.category, NoiseDominatedWarning) for w in caught)
+        assert warned == (search.best_params_["data_norm"] == 100.0)
+
+
+# --- refusals -----------------------------------------------------------------
+
+
+def test_refusals_are_clear_and_free_of_data():
+    X = _rows()
+    with pytest.raises(ValueError, match="score_range"):
+        PrivateSearchCV(
+            SeparateCovariance(data_norm=1.0), {"data_norm": [1.0]}, scoring=_agrees
+        ).fit(X)
+    with pytest.raises(ValueError, match="score_norm"):
+        PrivateSearchCV(
+            SeparateCovariance(data_norm=1.0), {"data_norm": [0.5, 1.0]}
+        ).fit(X)
+    with pytest.raises(ValueError, match="no pure-DP form"):
+        PrivateSearchCV(
+            MultivariateGaussian(), {"beta": [0.1]}, delta=0.0, score_norm=1.0
+        ).fit(X)
+    with pytest.raises(ValueError, match="only"):
+        PrivateSearchCV(ExactSubspace(n_components=1), {"n_components": [1]}).fit(X)
+    with pytest.raises(ValueError, match="no default private score"):
+        PrivateSearchCV(_Announce(), {"choice": [0, 1]}).fit(X)
+    with pytest.raises(ValueError, match="may fit it several times"):
+        PrivateSearchCV(
+            GridSearchCV(SeparateCovariance(data_norm=1.0), {}),
+            {},
+            scoring=_agrees,
+            score_range=(0.0, 1.0),
+        ).fit(X)
+    with pytest.raises(ValueError, match="minimum of 2"):
+        _norm_search().fit(X[:1])
+    secret = X.copy()
+    secret[3, 2] = np.nan
+    with pytest.raises(ValueError) as info:
+        _norm_search().fit(secret)
+    assert str(X[3, 1])[:6] not in str(info.value)
+    assert not hasattr(_norm_search(), "best_estimator_")
+
+
+def _search_for_checks():
+    # Candidates differ clearly (see test_picks_the_right_norm_bound...).
+    return PrivateSearchCV(
+        SeparateCovariance(data_norm=10.0), {"data_norm": [1.0, 10.0]}, score_norm=10.0
+    )
+
+
+@_parametrize_with_checks([_search_for_checks()])
+def test_sklearn_compatible_search(estimator, check):
+    with warnings.catch_warnings():
+        # The checks' tiny random datasets are dominated by noise.
+        warnings.simplefilter("ignore", NoiseDominatedWarning)
+        check(estimator)
+
+
+def test_composition_helper_agrees():
+    # compose() of a candidate's steps is what the run budget bounds.
+    search = _norm_search(random_state=0).fit(_rows())
+    assert compose([search.best_estimator_.guarantee_]).rho <= search.run_budget_.rho
