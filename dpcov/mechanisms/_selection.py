@@ -86,7 +86,7 @@ def _tnb_mean(gamma, shape):
 
 
 def run_count_law(mean, law="logarithmic"):
-    """Parameters of the law of the number of runs with a given mean.
+    """Find the law of the number of runs that has a given mean.
 
     Parameters
     ----------
@@ -136,7 +136,7 @@ def run_count_law(mean, law="logarithmic"):
 
 
 def run_count_pmf(k, mean, law="logarithmic"):
-    """Probabilities of ``k`` runs under the law of :func:`draw_run_count`.
+    """Compute the probability of ``k`` runs under :func:`draw_run_count`'s law.
 
     Parameters
     ----------

@@ -31,6 +31,10 @@ import math
 import numpy as np
 from scipy import sparse
 
+from ..covariance._base import BasePrivateCovariance
+from ..decomposition import PCA
+from ..decomposition._subspace_base import BaseSubspace
+from ..distributions import MultivariateGaussian, ProductBernoulli
 from ..utils._gram import _clip
 from ..utils._input import quiet_float_errors
 
@@ -102,13 +106,7 @@ def score_kind(estimator):
         None when no default applies (pass ``scoring`` and ``score_range``).
     """
     model, _ = _final(estimator)
-    # Decided on the unfitted estimator's class by the attributes its fit
-    # sets: the fitted attributes do not exist yet.
-    from ..covariance._base import BasePrivateCovariance  # noqa: PLC0415
-    from ..decomposition import PCA  # noqa: PLC0415
-    from ..decomposition._subspace_base import BaseSubspace  # noqa: PLC0415
-    from ..distributions import MultivariateGaussian, ProductBernoulli  # noqa: PLC0415
-
+    # Decided on the class (the fitted attributes do not exist before fit).
     if isinstance(model, (PCA, BaseSubspace)):
         return "captured_fraction"
     if isinstance(model, ProductBernoulli):

@@ -14,7 +14,7 @@ from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.utils import _safe_indexing
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..accounting import ZCDP, BudgetAccountant, PureDP, compose
 from ..exceptions import NoPrivateResult
@@ -376,7 +376,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                     )
         return spaces
 
-    def _check_scoring(self):
+    def _check_scoring(self, grid):
         if self.scoring is not None:
             if self.score_range is None:
                 raise ValueError(
@@ -389,24 +389,36 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             return (low, high)
         if self.score_range is not None:
             raise ValueError("score_range is used with scoring only.")
-        if score_kind(self.estimator) is None:
+        kinds = {score_kind(candidate) for candidate in grid}
+        if None in kinds:
             raise ValueError(
                 f"{type(self.estimator).__name__} has no default private score: "
                 "pass scoring=callable(estimator, X) returning per-row scores "
                 "and score_range=(low, high)."
             )
+        if len(kinds) > 1:
+            raise ValueError(
+                f"the candidates' default scores differ ({sorted(kinds)}) and "
+                "cannot be compared: pass scoring and score_range."
+            )
         return None
 
-    def _score_norm(self, candidates):
-        if self.scoring is not None or score_kind(self.estimator) != "frobenius":
+    def _score_norm(self, grid, sampled):
+        # The public clip of the covariance score: score_norm, or the
+        # data_norm every possible candidate shares.
+        if self.scoring is not None or score_kind(grid[0]) != "frobenius":
             return None
         if self.score_norm is not None:
             return float(self.score_norm)
         norms = set()
-        for candidate in candidates:
+        for candidate in grid:
             for _, leaf in _private_leaves(candidate):
                 norms.add(getattr(leaf, "data_norm", None))
-        if len(norms) == 1 and None not in norms:
+        if (
+            len(norms) == 1
+            and None not in norms
+            and not any(key.endswith("data_norm") for key in sampled)
+        ):
             return float(norms.pop())
         raise ValueError(
             "the covariance score clips held-out rows to a public norm: pass "
@@ -418,21 +430,24 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         # and the search's own randomness: the run budget, the number of
         # runs, the candidates (configured clones) and their seeds.
         spaces = self._check_spaces()
-        score_range = self._check_scoring()
         pure = self.delta == 0
         own_budgets = any(_is_privacy_key(k) for s in spaces for k in s)
+        # Every combination of the listed values (a cost or a data_norm can
+        # only change with listed values: privacy parameters must be listed,
+        # swapped-in estimators are); a distribution is the estimator's value.
+        listed = [
+            {k: v for k, v in s.items() if isinstance(v, (list, tuple))} for s in spaces
+        ]
+        grid = [
+            clone(self.estimator).set_params(**clone(params, safe=False))
+            for params in ParameterGrid(listed)
+        ]
+        score_range = self._check_scoring(grid)
+        sampled = {k for s in spaces for k, v in s.items() if hasattr(v, "rvs")}
+        score_norm = self._score_norm(grid, sampled)
         if own_budgets:
-            # The largest budget over every combination of listed values
-            # (only listed values change a cost: privacy_cost reads epsilon,
-            # delta and rho, and swapped-in estimators are listed).
-            listed = [
-                {k: v for k, v in s.items() if isinstance(v, (list, tuple))}
-                for s in spaces
-            ]
-            costs = [
-                _guarantee_of(clone(self.estimator).set_params(**params))
-                for params in ParameterGrid(listed)
-            ]
+            # The largest budget over the grid bounds every run.
+            costs = [_guarantee_of(candidate) for candidate in grid]
             run_budget = _dominating(costs, pure)
             spent = selection_guarantee(
                 run_budget, mean=self.n_iter, law=self.law, delta=self.delta
@@ -477,7 +492,6 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                     )
             candidates.append(candidate)
             drawn.append(params)
-        score_norm = self._score_norm([clone(self.estimator)] + candidates)
         guarantee = selection_guarantee(
             run_budget, mean=self.n_iter, law=self.law, delta=self.delta
         )
@@ -517,10 +531,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         )
         if self.accountant is not None:
             self.accountant.check(guarantee, label=type(self).__name__)
-        if hasattr(X, "iloc"):  # a DataFrame: the steps validate its columns
+        if hasattr(X, "iloc"):
+            # A DataFrame stays one (a ColumnTransformer step may select its
+            # columns by name): its names and width are recorded here, its
+            # cells validated by the steps that read them.
+            validate_data(self, X, skip_check_array=True)
             n_samples = X.shape[0]
-            self._check_feature_names(X, reset=True)
-            self.n_features_in_ = X.shape[1]
         else:
             X = validate_rows(self, X, accept_sparse="csr", ensure_min_samples=2)
             n_samples = X.shape[0]

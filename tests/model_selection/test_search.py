@@ -348,6 +348,11 @@ def test_refusals_are_clear_and_free_of_data():
             scoring=_agrees,
             score_range=(0.0, 1.0),
         ).fit(X)
+    mixed = Pipeline([("step", PCA(2, data_norm=1.0))])
+    with pytest.raises(ValueError, match="cannot be compared"):
+        PrivateSearchCV(
+            mixed, {"step": [PCA(2, data_norm=1.0), SeparateCovariance(data_norm=1.0)]}
+        ).fit(X)
     with pytest.raises(ValueError, match="minimum of 2"):
         _norm_search().fit(X[:1])
     secret = X.copy()
@@ -377,3 +382,22 @@ def test_composition_helper_agrees():
     # compose() of a candidate's steps is what the run budget bounds.
     search = _norm_search(random_state=0).fit(_rows())
     assert compose([search.best_estimator_.guarantee_]).rho <= search.run_budget_.rho
+
+
+def test_dataframe_through_a_column_transformer():
+    pd = pytest.importorskip("pandas")
+    from sklearn.compose import ColumnTransformer
+
+    frame = pd.DataFrame(_rows(n=3000, d=3), columns=["a", "b", "c"])
+    frame["label"] = "text"  # a column the pipeline drops
+    pipe = Pipeline(
+        [
+            ("pick", ColumnTransformer([("num", "passthrough", ["a", "b", "c"])])),
+            ("cov", SeparateCovariance(data_norm=1.0)),
+        ]
+    )
+    search = PrivateSearchCV(
+        pipe, {"cov__data_norm": [0.5, 1.0]}, score_norm=1.0, random_state=0
+    ).fit(frame)
+    assert list(search.feature_names_in_) == ["a", "b", "c", "label"]
+    assert search.best_estimator_["cov"].covariance_.shape == (3, 3)
