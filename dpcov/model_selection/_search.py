@@ -560,16 +560,23 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             self.accountant.spend(guarantee, label=type(self).__name__)
 
         best = None
-        for candidate, params in zip(candidates, drawn, strict=True):
+        for index, params in enumerate(drawn):
+            # Only the best model so far is kept: the others are dropped as
+            # soon as they lose (the number of runs has a long tail).
+            candidate, candidates[index] = candidates[index], None
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 try:
                     candidate.fit(X_train)
                 except NoPrivateResult:
                     continue  # a private "no result": this run scores -inf
-            score, scale = self._noisy_score(
-                candidate, X_valid, run_budget, score_range, score_norm, rng
-            )
+            with warnings.catch_warnings():
+                # Whatever the scoring of held-out rows warns is about those
+                # rows, not a release: never shown.
+                warnings.simplefilter("ignore")
+                score, scale = self._noisy_score(
+                    candidate, X_valid, run_budget, score_range, score_norm, rng
+                )
             if best is None or score > best[0]:
                 best = (score, scale, candidate, params, caught)
         if best is None:
@@ -584,7 +591,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.best_estimator_ = model
         self.best_params_ = {**params, **_budget_params(model)}
         self.best_score_ = float(score)
-        self.n_runs_ = len(candidates)
+        self.n_runs_ = len(drawn)
         self.run_budget_ = run_budget
         self.score_noise_scale_ = float(scale)
         self.guarantee_ = guarantee
