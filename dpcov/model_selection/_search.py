@@ -275,7 +275,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         Its delta.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit (only when X has string column
         names).
 
