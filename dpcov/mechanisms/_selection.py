@@ -160,14 +160,17 @@ def run_count_pmf(k, mean, law="logarithmic"):
     """
     shape, gamma = run_count_law(mean, law)
     k = np.asarray(k)
-    if math.isinf(shape):
-        return stats.poisson.pmf(k, mean)
     if gamma == 1.0:
         return (k == 1).astype(float)
-    if shape == 0:
-        return stats.logser.pmf(k, 1.0 - gamma)
-    # The negative binomial of shape eta conditioned on k >= 1.
-    positive = np.where(k >= 1, stats.nbinom.pmf(k, shape, gamma), 0.0)
+    # Far in the tail the probabilities underflow to 0, which is right (some
+    # SciPy versions warn about it).
+    with np.errstate(divide="ignore", under="ignore"):
+        if math.isinf(shape):
+            return stats.poisson.pmf(k, mean)
+        if shape == 0:
+            return stats.logser.pmf(k, 1.0 - gamma)
+        # The negative binomial of shape eta conditioned on k >= 1.
+        positive = np.where(k >= 1, stats.nbinom.pmf(k, shape, gamma), 0.0)
     return positive / -math.expm1(shape * math.log(gamma))
 
 

@@ -401,3 +401,9 @@ def test_dataframe_through_a_column_transformer():
     ).fit(frame)
     assert list(search.feature_names_in_) == ["a", "b", "c", "label"]
     assert search.best_estimator_["cov"].covariance_.shape == (3, 3)
+
+
+def test_param_validation():
+    from sklearn.utils.estimator_checks import check_param_validation
+
+    check_param_validation("PrivateSearchCV", _search_for_checks())
