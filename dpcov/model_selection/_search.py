@@ -16,7 +16,7 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..accounting import ZCDP, BudgetAccountant, PureDP, compose
+from ..accounting import ZCDP, ApproxDP, BudgetAccountant, PureDP, compose
 from ..exceptions import NoPrivateResult
 from ..mechanisms import _noise
 from ..mechanisms._calibration import gaussian_scale, laplace_scale
@@ -102,8 +102,8 @@ def _set_run_budget(estimator, budget):
     # they compose to ``budget`` (a PureDP or ZCDP) exactly or just below.
     leaves = _private_leaves(estimator)
     costs = [leaf.privacy_cost() for _, leaf in leaves]
-    for _, leaf in leaves:
-        if getattr(leaf, "_approx_dp_only", False):
+    for (_, leaf), cost in zip(leaves, costs, strict=True):
+        if getattr(leaf, "_approx_dp_only", False) or isinstance(cost, ApproxDP):
             raise ValueError(
                 f"{type(leaf).__name__} is (epsilon, delta)-DP only; the "
                 "selection theorems need pure-DP or zCDP runs."
@@ -156,6 +156,11 @@ def _within(guarantee, budget):
 
 def _dominating(guarantees, pure):
     # One per-run budget at least each candidate's.
+    if any(isinstance(g, ApproxDP) for g in guarantees):
+        raise ValueError(
+            "a candidate is (epsilon, delta)-DP only; the selection theorems "
+            "need pure-DP or zCDP runs."
+        )
     if pure:
         if not all(isinstance(g, PureDP) for g in guarantees):
             raise ValueError("a candidate is not pure DP: give the search a delta > 0.")
@@ -425,16 +430,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             "score_norm (the candidates do not share one data_norm)."
         )
 
-    def _plan(self, rng):
-        # Everything decided before the data are read, from public values
-        # and the search's own randomness: the run budget, the number of
-        # runs, the candidates (configured clones) and their seeds.
+    def _grid(self):
+        # The candidate spaces and every combination of their listed values
+        # (a cost or a data_norm can only change with listed values: privacy
+        # parameters must be listed, swapped-in estimators are; a sampled
+        # distribution leaves the estimator's own value).
         spaces = self._check_spaces()
-        pure = self.delta == 0
-        own_budgets = any(_is_privacy_key(k) for s in spaces for k in s)
-        # Every combination of the listed values (a cost or a data_norm can
-        # only change with listed values: privacy parameters must be listed,
-        # swapped-in estimators are); a distribution is the estimator's value.
         listed = [
             {k: v for k, v in s.items() if isinstance(v, (list, tuple))} for s in spaces
         ]
@@ -442,30 +443,59 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             clone(self.estimator).set_params(**clone(params, safe=False))
             for params in ParameterGrid(listed)
         ]
+        own_budgets = any(_is_privacy_key(k) for s in spaces for k in s)
+        return spaces, grid, own_budgets
+
+    def _run_budget(self, grid, own_budgets):
+        # What one run spends: the largest budget whose selection meets
+        # (epsilon, delta), or the largest listed candidate's, checked.
+        if not own_budgets:
+            return selection_run_budget(
+                self.epsilon, self.delta, mean=self.n_iter, law=self.law
+            )
+        run_budget = _dominating([_guarantee_of(c) for c in grid], self.delta == 0)
+        spent = selection_guarantee(
+            run_budget, mean=self.n_iter, law=self.law, delta=self.delta
+        )
+        if spent.epsilon > self.epsilon:
+            allowed = selection_run_budget(
+                self.epsilon, self.delta, mean=self.n_iter, law=self.law
+            )
+            raise ValueError(
+                f"the largest candidate budget, {run_budget}, gives the "
+                f"search epsilon={spent.epsilon:.4g} > {self.epsilon!r}; "
+                f"each run may spend at most {allowed} (with n_iter="
+                f"{self.n_iter!r} and law={self.law!r})."
+            )
+        return run_budget
+
+    def privacy_cost(self):
+        """The guarantee a fit of the search spends, from its parameters.
+
+        Computed before any data are read (and before the number of runs is
+        drawn): it is what ``fit`` charges to the ``accountant`` and what
+        :func:`~dpcov.model_selection.pipeline_cost` counts.
+
+        Returns
+        -------
+        guarantee : dpcov.accounting.PureDP or ApproxDP
+            The whole search's guarantee.
+        """
+        _, grid, own_budgets = self._grid()
+        run_budget = self._run_budget(grid, own_budgets)
+        return selection_guarantee(
+            run_budget, mean=self.n_iter, law=self.law, delta=self.delta
+        )
+
+    def _plan(self, rng):
+        # Everything decided before the data are read, from public values
+        # and the search's own randomness: the run budget, the number of
+        # runs, the candidates (configured clones) and their seeds.
+        spaces, grid, own_budgets = self._grid()
         score_range = self._check_scoring(grid)
         sampled = {k for s in spaces for k, v in s.items() if hasattr(v, "rvs")}
         score_norm = self._score_norm(grid, sampled)
-        if own_budgets:
-            # The largest budget over the grid bounds every run.
-            costs = [_guarantee_of(candidate) for candidate in grid]
-            run_budget = _dominating(costs, pure)
-            spent = selection_guarantee(
-                run_budget, mean=self.n_iter, law=self.law, delta=self.delta
-            )
-            if spent.epsilon > self.epsilon:
-                allowed = selection_run_budget(
-                    self.epsilon, self.delta, mean=self.n_iter, law=self.law
-                )
-                raise ValueError(
-                    f"the largest candidate budget, {run_budget}, gives the "
-                    f"search epsilon={spent.epsilon:.4g} > {self.epsilon!r}; "
-                    f"each run may spend at most {allowed} (with n_iter="
-                    f"{self.n_iter!r} and law={self.law!r})."
-                )
-        else:
-            run_budget = selection_run_budget(
-                self.epsilon, self.delta, mean=self.n_iter, law=self.law
-            )
+        run_budget = self._run_budget(grid, own_budgets)
         n_runs = draw_run_count(rng, self.n_iter, self.law)
         candidates, drawn = [], []
         for _ in range(n_runs):

@@ -407,3 +407,47 @@ def test_param_validation():
     from sklearn.utils.estimator_checks import check_param_validation
 
     check_param_validation("PrivateSearchCV", _search_for_checks())
+
+
+def test_privacy_cost_before_the_data_and_pipeline_cost_after():
+    from dpcov.model_selection import pipeline_cost
+
+    search = _norm_search(random_state=0)
+    planned = search.privacy_cost()
+    assert planned.epsilon <= 1.0
+    search.fit(_rows())
+    assert pipeline_cost(search) == search.guarantee_ == planned
+    # A search of searches has (epsilon, delta)-only runs: refused.
+    with pytest.raises(ValueError, match="only"):
+        PrivateSearchCV(
+            search, {"n_iter": [2, 5]}, scoring=_agrees, score_range=(0, 1)
+        ).fit(_rows())
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        "check_privacy_params_validated_in_fit",
+        "check_geometry_resolved_privately",
+        "check_no_undocumented_outputs",
+    ],
+)
+def test_dp_conventions(check):
+    # dpcov's own conventions that apply to a search (the others read an
+    # estimator's budget_split_ or per-fit privacy parameters, which a search
+    # replaces by its run budget and its selection guarantee).
+    from dpcov.utils import estimator_checks
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoiseDominatedWarning)
+        getattr(estimator_checks, check)(_search_for_checks())
+
+
+def test_seeded_searches_are_reproducible():
+    a = _norm_search(random_state=7).fit(_rows())
+    b = _norm_search(random_state=7).fit(_rows())
+    assert a.best_params_ == b.best_params_
+    assert a.best_score_ == b.best_score_
+    np.testing.assert_array_equal(
+        a.best_estimator_.covariance_, b.best_estimator_.covariance_
+    )
