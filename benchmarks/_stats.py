@@ -18,3 +18,18 @@ def near_best(res, methods):
         if diff.mean() <= 2.0 * sem:
             near.append(m)
     return best, near
+
+
+def bootstrap_interval(values, statistic=np.median, *, level=0.95, n_boot=2000, rng=0):
+    """A percentile bootstrap interval of ``statistic`` over ``values``.
+
+    ``values`` are independent repetitions; ``statistic`` takes an ``axis``
+    argument (``np.median``, ``np.mean``); ``rng`` (an int or a Generator)
+    makes the resampling reproducible. Returns ``(low, high)``.
+    """
+    values = np.asarray(values, dtype=float)
+    rng = np.random.default_rng(rng)
+    picks = rng.integers(0, values.size, size=(n_boot, values.size))
+    stats = statistic(values[picks], axis=1)
+    tail = (1.0 - level) / 2.0
+    return float(np.quantile(stats, tail)), float(np.quantile(stats, 1.0 - tail))
