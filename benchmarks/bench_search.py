@@ -63,6 +63,7 @@ writes ``search.json`` (every run) and ``search.rst`` (the tables) to
 import argparse
 import json
 import math
+import os
 import time
 import warnings
 from collections import Counter
@@ -393,30 +394,31 @@ Benchmark: a private search against the best candidate in hindsight
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 
 ``OPENBLAS_NUM_THREADS=1 python benchmarks/bench_search.py --repeats \
-{results["repeats"]}`` ({took} with ``--n-jobs {results["n_jobs"]}`` on
-{results["cpu"]}) chooses a covariance estimator among twelve candidates,
-:class:`GaussianCovariance`, :class:`SeparateCovariance` and
-:class:`AdaptiveCovariance` with ``data_norm`` in {{0.25, 0.5, 1, 2}}, on the
-Zipf-norm rows of Dong, Liang and Yi (2022) (``n = {N_SAMPLES}``,
-``d = {N_FEATURES}``, four norm buckets: the largest norm is 1, 98.7% of the
-rows have norm at most 0.5), and measures the Frobenius error to the rows'
-second moment ``X.T @ X / n``. ``PrivateSearchCV`` (the defaults
-``n_iter=10`` and the logarithmic law, or ``law="geometric", n_iter=30``;
-20% of the rows held out, ``score_norm=1``) is (epsilon, 1e-6)-DP as a
-whole, choice included (Liu and Talwar, 2019; Papernot and Steinke, 2022).
-The best candidate in hindsight fits all twelve
-on 80% of the rows at the search's per-run budget and keeps the smallest
-error (at the default search's per-run budget), which no one can compute
-without the target. ``GridSearchCV`` fits the
-twelve at the full (epsilon, 1e-6) on 80% of the rows and keeps the best
-noise-free Frobenius score on the other 20%: its fits alone compose to the
-epsilon given in the third table, and its choice reads the
-held-out rows without noise, so **it is not private**; it shows what a
-non-private choice among full-budget fits gives. "One fit, no search" is
-``AdaptiveCovariance(data_norm=1)`` (the user guide's suggestion for skewed
-norms) at the full budget on all rows. Every
-method sees the same rows in a repetition; the script's docstring lists the
-``random_state`` of every fit.
+{results["repeats"]} --n-jobs {results["n_jobs"]}`` ({took} on
+{results["cores"]} cores, {results["cpu"]}) chooses a covariance estimator
+among twelve candidates,
+:class:`~dpcov.covariance.GaussianCovariance`,
+:class:`~dpcov.covariance.SeparateCovariance` and
+:class:`~dpcov.covariance.AdaptiveCovariance` with ``data_norm`` in
+{{0.25, 0.5, 1, 2}}, on the Zipf-norm rows of Dong, Liang and Yi (2022)
+(``n = {N_SAMPLES}``, ``d = {N_FEATURES}``, four norm buckets: the largest
+norm is 1, 98.7% of the rows have norm at most 0.5), and measures the
+Frobenius error to the rows' second moment ``X.T @ X / n``.
+:class:`~dpcov.model_selection.PrivateSearchCV` (the defaults ``n_iter=10``
+and the logarithmic law, or ``law="geometric", n_iter=30``; 20% of the rows
+held out, ``score_norm=1``) is (epsilon, 1e-6)-DP as a whole, choice
+included (Liu and Talwar, 2019; Papernot and Steinke, 2022). The best
+candidate in hindsight fits all twelve on 80% of the rows at the default
+search's per-run budget and keeps the smallest error, which no one can
+compute without the target. ``GridSearchCV`` fits the twelve at the full
+(epsilon, 1e-6) on 80% of the rows and keeps the best noise-free Frobenius
+score on the other 20%: its fits alone compose to the epsilon given in the
+third table, and its choice reads the held-out rows without noise, so **it
+is not private**; it shows what a non-private choice among full-budget fits
+gives. "One fit, no search" is ``AdaptiveCovariance(data_norm=1)`` (the
+estimator the covariance chapter suggests for skewed norms) at the full
+budget on all rows. Every method sees the same rows in a repetition; the
+script's docstring lists the ``random_state`` of every fit.
 """
     return intro.splitlines() + [""] + tables
 
@@ -441,6 +443,7 @@ def main():
         "repeats": repeats,
         "n_jobs": args.n_jobs,
         "cpu": cpu_model(),
+        "cores": os.cpu_count(),
         "rows": [],
     }
     start = time.time()
