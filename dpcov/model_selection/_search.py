@@ -261,8 +261,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     best_estimator_ : estimator
         The selected run's model, fitted on the training part.
     best_params_ : dict
-        Its parameters as drawn (with the budget the search set, under the
-        parameter names of ``estimator``).
+        Its parameters as drawn, with the privacy parameters that set its
+        budget (``rho`` when set, else ``epsilon`` and ``delta``), under the
+        parameter names of ``estimator``.
     best_score_ : float
         Its noisy held-out score.
     n_runs_ : int
@@ -736,11 +737,14 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
 
 
 def _budget_params(model):
-    # The privacy parameters the search set on the selected model.
+    # The privacy parameters that set the selected model's budget: rho when
+    # it is set (epsilon and delta are then ignored by the estimator), else
+    # epsilon and delta.
     params = {}
     for prefix, leaf in _private_leaves(model):
         names = leaf.get_params(deep=False)
-        for name in _PRIVACY_PARAMS:
+        used = ("rho",) if names.get("rho") is not None else ("epsilon", "delta")
+        for name in used:
             if name in names:
                 params[f"{prefix}{name}"] = names[name]
     return params

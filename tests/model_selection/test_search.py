@@ -56,6 +56,8 @@ def test_guarantee_composes_the_runs_by_the_selection_theorem():
     # The selected fit spent at most the run budget.
     assert search.best_estimator_.guarantee_.rho <= search.run_budget_.rho
     assert search.best_params_["rho"] == search.best_estimator_.rho
+    # The ignored epsilon and delta are not reported as if they mattered.
+    assert "epsilon" not in search.best_params_
 
 
 def test_pure_search():
