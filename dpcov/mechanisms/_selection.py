@@ -91,8 +91,7 @@ def run_count_law(mean, law="logarithmic"):
     Parameters
     ----------
     mean : float
-        The expected number of runs, at least 1 (for the Poisson law,
-        positive).
+        The expected number of runs, at least 1.
     law : {"logarithmic", "geometric", "poisson"} or float, default="logarithmic"
         The law: the truncated negative binomial of shape 0 (logarithmic), 1
         (geometric) or the given positive shape, or the Poisson law.
@@ -116,12 +115,12 @@ def run_count_law(mean, law="logarithmic"):
     shape = _shape(law)
     if not isinstance(mean, Real) or not math.isfinite(mean):
         raise ValueError(f"mean must be a finite number, got {mean!r}.")
-    if math.isinf(shape):
-        if not mean > 0:
-            raise ValueError(f"the Poisson mean must be positive, got {mean!r}.")
-        return shape, None
     if not mean >= 1:
+        # Theorem 6 of Papernot and Steinke (2022) needs mean >= 1 as well:
+        # below it, log(mean) / (lambda - 1) is negative and the bound fails.
         raise ValueError(f"the mean number of runs must be at least 1, got {mean!r}.")
+    if math.isinf(shape):
+        return shape, None
     if mean == 1:
         return shape, 1.0
     if shape == 1:
@@ -178,7 +177,8 @@ def draw_run_count(rng, mean, law="logarithmic"):
     """Draw the number of runs of a private selection.
 
     The draw uses only public randomness: it is made before the data are
-    read, and it may be released (it is the search's ``n_runs_``).
+    read, but it must not be released with the selection: the theorems bound
+    the best of a *random* number of runs.
 
     Parameters
     ----------

@@ -52,9 +52,14 @@ def _walk_costs(estimator, *, fitted=False, caller="search_cost"):
             # The fitted clones, when there are any (``transformers`` keeps
             # the unfitted originals).
             steps = "transformers_" if hasattr(estimator, "transformers_") else steps
+        items = list(getattr(estimator, steps))
+        if steps == "transformers":
+            # An unfitted ColumnTransformer's remainder is fitted too (the
+            # fitted transformers_ list it already).
+            items.append(("remainder", estimator.remainder))
         costs = []
         # (name, estimator[, columns]) tuples: walk every element.
-        for step in getattr(estimator, steps):
+        for step in items:
             for item in step:
                 costs.extend(_walk_costs(item, fitted=fitted, caller=caller))
         return costs

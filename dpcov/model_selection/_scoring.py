@@ -143,7 +143,7 @@ def bounded_scores(estimator, X, *, scoring=None, score_range=None, score_norm=N
     """
     if scoring is not None:
         low, high = score_range
-        values = np.asarray(scoring(estimator, X), dtype=np.float64).reshape(-1)
+        values = np.asarray(scoring(estimator, X), dtype=np.float64)
         values = np.where(np.isnan(values), low, values)
         return np.clip(values, low, high), (float(low), float(high))
     kind = score_kind(estimator)
@@ -151,8 +151,8 @@ def bounded_scores(estimator, X, *, scoring=None, score_range=None, score_norm=N
     if head is not None:
         X = head.transform(X)
     if kind == "captured_fraction":
-        return _captured_fraction(model, X)
-    if kind == "log_likelihood":
+        values, (low, high) = _captured_fraction(model, X)
+    elif kind == "log_likelihood":
         values, (low, high) = _product_log_likelihood(model, X)
     else:
         values, (low, high) = _frobenius(model, X, score_norm)

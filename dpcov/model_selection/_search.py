@@ -68,11 +68,26 @@ def _private_leaves(estimator, prefix=""):
                 "FeatureUnion and ColumnTransformer steps only."
             )
         return []
+    steps = [(step[0], step[1]) for step in getattr(estimator, attribute)]
+    if attribute == "transformers":
+        steps.append(("remainder", estimator.remainder))  # fitted too
     leaves = []
-    for step in getattr(estimator, attribute):
-        name, inner = step[0], step[1]
+    for name, inner in steps:
         if hasattr(inner, "get_params"):
             leaves.extend(_private_leaves(inner, f"{prefix}{name}__"))
+    # Every private estimator the composite holds must be one of the leaves
+    # (or inside one): anything else would be fitted without being counted.
+    found = [p for p, _ in leaves]
+    for key, value in estimator.get_params(deep=True).items():
+        path = f"{prefix}{key}__"
+        if hasattr(value, "privacy_cost") and not any(
+            path.startswith(f) for f in found
+        ):
+            raise ValueError(
+                f"{type(estimator).__name__} holds a private estimator "
+                f"({type(value).__name__}, parameter {key!r}) outside its "
+                "steps; PrivateSearchCV cannot count it."
+            )
     return leaves
 
 
@@ -203,8 +218,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     truncated negative binomial law), otherwise ``(epsilon, delta)``-DP;
     replace-one neighbours. It covers ``best_estimator_``, ``best_params_``,
     ``best_score_`` and the warnings of the selected run; nothing about the
-    other runs is kept. The number of runs and the candidates drawn are
-    public (they come from ``random_state`` alone).
+    other runs is kept. The number of runs is drawn before the data are read,
+    but it is **not** released: the theorems bound the best of a random
+    number of runs, and the best of a known number ``k`` of runs costs up to
+    ``k`` times one run. (With a known integer ``random_state`` anyone can
+    redraw it, as they can redraw the noise: use ``random_state=None`` for
+    releases.)
 
     Parameters
     ----------
@@ -235,8 +254,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         The share of rows held out for scoring, in (0, 1); the split is a
         uniformly random partition drawn from ``random_state``.
     scoring : callable or None, default=None
-        ``scoring(estimator, X)`` returning one score per row (higher is
-        better), with ``score_range``. None uses the family's default:
+        ``scoring(estimator, X)`` returning a 1-D array of one score per row
+        of ``X`` (higher is better), with ``score_range``; the score of a row
+        may depend only on that row and the fitted estimator, and must not
+        raise on valid rows. None uses the family's default:
         the captured energy fraction for subspaces and PCA, the
         log-likelihood for Bernoulli products, and the Frobenius score
         ``2 y^T C y - ||C||_F^2`` of rows ``y`` clipped to ``score_norm``
@@ -266,8 +287,6 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         parameter names of ``estimator``.
     best_score_ : float
         Its noisy held-out score.
-    n_runs_ : int
-        The number of runs drawn.
     run_budget_ : PureDP or ZCDP
         What one run (fit and score) spends.
     score_noise_scale_ : float
@@ -576,11 +595,6 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 f"PrivateSearchCV needs at least 2 rows (one to train, one to "
                 f"score), got {n_samples}."
             )
-        if not candidates:
-            raise ValueError(
-                "the Poisson law drew no run (a public draw): refit with another "
-                "random_state, or use a truncated negative binomial law."
-            )
         n_valid = min(
             max(1, math.ceil(self.validation_fraction * n_samples)), n_samples - 1
         )
@@ -589,6 +603,16 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         X_valid = _safe_indexing(X, np.sort(order[:n_valid]))
         if self.accountant is not None:
             self.accountant.spend(guarantee, label=type(self).__name__)
+        if not candidates:
+            # Theorem 6 of Papernot and Steinke (2022) covers this outcome as
+            # part of the release: the budget is spent. Fitting again is
+            # another search (a retry until a run is drawn is a different law,
+            # which the theorem does not cover).
+            raise NoPrivateResult(
+                "the Poisson law drew no run: the search's answer is 'no result' "
+                "(its budget is spent). A truncated negative binomial law "
+                "always runs at least once."
+            )
 
         best = None
         for index, params in enumerate(drawn):
@@ -622,7 +646,6 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.best_estimator_ = model
         self.best_params_ = {**params, **_budget_params(model)}
         self.best_score_ = float(score)
-        self.n_runs_ = len(drawn)
         self.run_budget_ = run_budget
         self.score_noise_scale_ = float(scale)
         self.guarantee_ = guarantee
@@ -631,6 +654,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         return self
 
     def _noisy_score(self, model, X_valid, run_budget, score_range, score_norm, rng):
+        n_valid = X_valid.shape[0]
         values, (low, high) = bounded_scores(
             model,
             X_valid,
@@ -638,9 +662,15 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             score_range=score_range,
             score_norm=score_norm,
         )
+        if values.shape != (n_valid,):
+            # One value per held-out row, or the sensitivity is not
+            # (high - low) / n_valid: never calibrate to another count.
+            raise ValueError(
+                f"scoring must return one score per row, an array of shape "
+                f"({n_valid},); got shape {values.shape}."
+            )
         if not math.isfinite(low):
             return -math.inf, 0.0
-        n_valid = values.shape[0]
         sensitivity = (high - low) / n_valid
         mean = float(np.mean(values))
         if isinstance(run_budget, PureDP):

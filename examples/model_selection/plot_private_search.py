@@ -144,7 +144,7 @@ for epsilon in epsilons:
     )
     print(
         f"epsilon={epsilon:g}: guarantee_ ({search.epsilon_spent_:.3g}, "
-        f"{search.delta_spent_:g})-DP, n_runs_={search.n_runs_}, per-run "
+        f"{search.delta_spent_:g})-DP, per-run "
         f"rho={rho:.3g}"
     )
     print(f"  chosen {chosen}, noisy score {search.best_score_:.3g}")

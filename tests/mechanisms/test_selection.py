@@ -149,5 +149,9 @@ def test_refusals():
         selection_guarantee(ApproxDP(1.0, 1e-6), mean=10, delta=1e-6)
     with pytest.raises(ValueError, match="at least 1"):
         run_count_law(0.5, "geometric")
+    # Theorem 6 of Papernot and Steinke (2022) fails below a mean of 1 (its
+    # log(mean) term turns negative): refused for the Poisson law too.
+    with pytest.raises(ValueError, match="at least 1"):
+        run_count_law(0.5, "poisson")
     with pytest.raises(ValueError, match="law must be"):
         run_count_law(2.0, "uniform")

@@ -19,8 +19,8 @@ from dpcov.covariance import (
 )
 from dpcov.decomposition import PCA, ExactSubspace
 from dpcov.distributions import MultivariateGaussian, ProductBernoulli
-from dpcov.exceptions import NoiseDominatedWarning
-from dpcov.mechanisms import run_count_pmf, selection_guarantee
+from dpcov.exceptions import NoiseDominatedWarning, NoPrivateResult
+from dpcov.mechanisms import draw_run_count, run_count_pmf, selection_guarantee
 from dpcov.model_selection import PrivateSearchCV
 from dpcov.preprocessing import StandardScaler
 from tests.covariance._privacy_checks import gaussian_shift
@@ -298,13 +298,68 @@ def test_other_families_have_a_default_score():
     assert product.score_samples(bits).shape == (4000,)
 
 
-def test_the_plan_is_public():
-    # The number of runs, the candidates and the split come from
-    # random_state alone: two datasets, same plan.
-    a = _norm_search(random_state=3).fit(_rows(seed=1))
-    b = _norm_search(random_state=3).fit(_rows(seed=2) * 0.5)
-    assert a.n_runs_ == b.n_runs_
-    assert a.run_budget_ == b.run_budget_
+def test_the_number_of_runs_is_drawn_first_and_not_released():
+    # The best of a known number k of runs costs up to k runs: the count is
+    # not an attribute. It is the search's first draw from random_state
+    # (redrawable by whoever knows the seed, as the noise is).
+    search = _norm_search(random_state=3).fit(_rows())
+    assert not hasattr(search, "n_runs_")
+    plan = _norm_search(random_state=3)._plan(np.random.default_rng(3))
+    assert len(plan[3]) == draw_run_count(np.random.default_rng(3), 10)
+
+
+def test_poisson_without_runs_answers_no_result_and_spends():
+    seed = next(
+        s
+        for s in range(100)
+        if draw_run_count(np.random.default_rng(s), 1, "poisson") == 0
+    )
+    accountant = BudgetAccountant()
+    search = _norm_search(
+        law="poisson", n_iter=1, accountant=accountant, random_state=seed
+    )
+    with pytest.raises(NoPrivateResult, match="no run"):
+        search.fit(_rows())
+    assert len(accountant) == 1
+    with pytest.raises(ValueError, match="range"):
+        _norm_search(law="poisson", n_iter=0.5).fit(_rows())
+
+
+def test_column_transformer_remainder_is_counted():
+    from sklearn.compose import ColumnTransformer
+
+    from dpcov.model_selection import pipeline_cost
+
+    pick = ColumnTransformer(
+        [("first", "passthrough", [0])],
+        remainder=StandardScaler(epsilon=50.0, delta=0.0, bounds=(-3.0, 3.0)),
+    )
+    pipe = Pipeline(
+        [("pick", pick), ("pca", PCA(1, epsilon=1.0, delta=0.0, data_norm=3.0))]
+    )
+    assert pipeline_cost(pipe) == PureDP(51.0)
+    search = PrivateSearchCV(
+        pipe, {"pca__data_norm": [3.0]}, delta=0.0, random_state=0
+    ).fit(_rows())
+    model = search.best_estimator_
+    spent = compose(
+        [model["pca"].guarantee_, model["pick"].transformers_[1][1].guarantee_]
+    )
+    assert spent.epsilon <= search.run_budget_.epsilon
+    assert pipeline_cost(model).epsilon <= search.run_budget_.epsilon
+
+
+def test_scoring_must_give_one_value_per_row():
+    def wide(estimator, X):
+        return np.ones((X.shape[0], 50))
+
+    with pytest.raises(ValueError, match="one score per row"):
+        PrivateSearchCV(
+            SeparateCovariance(data_norm=1.0),
+            {"data_norm": [1.0]},
+            scoring=wide,
+            score_range=(0.0, 1.0),
+        ).fit(_rows())
 
 
 def test_only_the_selected_run_warns():
