@@ -10,6 +10,7 @@ version = release = dpcov.__version__
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
+    "sphinx.ext.intersphinx",
     "sphinx.ext.mathjax",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
@@ -26,7 +27,17 @@ exclude_patterns = [
     "auto_examples/*.ipynb",
     "auto_examples/*.py",
     "user_guide/_*.rst",
+    "_intersphinx",
 ]
+
+# Links to scikit-learn, NumPy and SciPy. The docs are built offline, so the
+# inventories are local files written by _intersphinx/make_inventories.py
+# (the objects the docs cross-reference, with their projects' URLs).
+intersphinx_mapping = {
+    "sklearn": ("https://scikit-learn.org/stable/", "_intersphinx/sklearn.inv"),
+    "numpy": ("https://numpy.org/doc/stable/", "_intersphinx/numpy.inv"),
+    "scipy": ("https://docs.scipy.org/doc/scipy/", "_intersphinx/scipy.inv"),
+}
 
 html_theme = "pydata_sphinx_theme"
 html_static_path = ["_static"]
