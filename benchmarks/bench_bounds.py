@@ -288,8 +288,8 @@ Benchmark: error against the norm bound
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 
 ``OPENBLAS_NUM_THREADS=1 python benchmarks/bench_bounds.py --repeats \
-{results["repeats"]} --n-jobs {results["n_jobs"]}`` ({took} on
-{results["cores"]} cores, {results["cpu"]}) fits
+{results["repeats"]} --n-jobs {results["n_jobs"]}``
+({took} on {results["cores"]} cores, {results["cpu"]}) fits
 :class:`~dpcov.covariance.GaussianCovariance`,
 :class:`~dpcov.covariance.SeparateCovariance` and
 :class:`~dpcov.covariance.AdaptiveCovariance` with their defaults (a private
@@ -301,11 +301,13 @@ covariance of the rows; the zero matrix scores 1 (dotted line). Two kinds
 of rows, ``n = {N_SAMPLES}``, ``d = {N_FEATURES}``, new rows in each
 repetition: *gaussian*, Gaussian rows with one dominant direction (the
 generator of Amin et al., 2019; the largest norm is about 4.6 times the
-median), and
-*zipf*, the same directions rescaled so that most rows are short (norm 1/8)
-and 1.3% have the largest norm (Dong, Liang and Yi, 2022, Section 7.1).
-Medians over {results["repeats"]} repetitions with 95% bootstrap intervals;
-the script's docstring lists the ``random_state`` of every fit.
+median), and *zipf*, the same directions rescaled so that most rows are
+short (norm 1/8) and 1.3% have the largest norm (Dong, Liang and Yi, 2022,
+Section 7.1). Medians over {results["repeats"]} repetitions with 95%
+bootstrap intervals; the script's docstring lists the ``random_state`` of
+every fit. AdaptiveCovariance's intervals are wide above 1: its threshold
+is chosen privately on a grid of halvings of ``data_norm``, and the choice
+varies between repetitions.
 
 .. image:: /_static/bench_bounds.png
    :alt: Relative Frobenius error of three covariance estimators against
