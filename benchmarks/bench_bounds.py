@@ -46,7 +46,8 @@ unit-norm rows (``make_zipf_norms`` with one bucket, ``d = 10``,
 ``data_norm = 1``, ``assume_centered=True``) at ``n`` in {1e4, 1e5, 1e6} and
 epsilon in {1, 10}, for :class:`~dpcov.covariance.EigenSamplingCovariance`
 and ``PCA(covariance="top_k")`` (the exponential mechanism) against
-:class:`~dpcov.covariance.GaussianCovariance` (additive noise), each under
+:class:`~dpcov.covariance.GaussianCovariance` and
+:class:`~dpcov.covariance.SeparateCovariance` (additive noise), each under
 pure DP (``delta = 0``) and, where it has one, its zCDP form; medians over
 ``--repeats`` datasets (10 by default there). It prints a table and writes
 ``angles.json`` to ``--out``.
@@ -337,6 +338,9 @@ ANGLE_METHODS = {
     ),
     "Gaussian, zCDP": lambda e, s: GaussianCovariance(
         epsilon=e, delta=DELTA, random_state=s
+    ),
+    "Separate, pure (Laplace)": lambda e, s: SeparateCovariance(
+        epsilon=e, delta=0.0, random_state=s
     ),
 }
 
