@@ -33,8 +33,8 @@ from dpcov.covariance import (
 )
 from dpcov.decomposition import PCA, ApproximateSubspace, ExactSubspace
 from dpcov.distributions import MultivariateGaussian, ProductBernoulli
+from dpcov.distributions._coinpress import step_budgets
 from dpcov.exceptions import NoHeavyCell, NoStableSubspace
-from dpcov.mechanisms._coinpress import step_budgets
 from dpcov.utils import (
     check_privacy_params,
     check_zcdp_privacy_params,
