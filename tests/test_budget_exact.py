@@ -17,13 +17,12 @@ from dpcov.accounting import (
     ApproxDP,
     BudgetAccountant,
     PureDP,
-    _even_share,
-    _left,
     compose,
     split_budget,
     zcdp_epsilon,
     zcdp_rho,
 )
+from dpcov.accounting._composition import _even_share, _left
 from dpcov.covariance import (
     AdaptiveCovariance,
     EigenSamplingCovariance,

@@ -42,7 +42,7 @@ import numpy as np
 from scipy import linalg
 from threadpoolctl import threadpool_limits
 
-from ..accounting import _left
+from ..accounting._composition import _left
 from ..mechanisms import (
     _noise,
     covariance_deviation,

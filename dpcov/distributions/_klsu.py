@@ -29,7 +29,7 @@ import numpy as np
 from scipy import linalg
 from scipy.special import ndtri
 
-from ..accounting import _even_share
+from ..accounting._composition import _even_share
 from ..mechanisms import (
     _noise,
     covariance_deviation,
