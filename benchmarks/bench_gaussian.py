@@ -157,7 +157,7 @@ import numpy as np
 from scipy import stats
 
 from dpcov.distributions import MultivariateGaussian
-from dpcov.mechanisms._coinpress import (
+from dpcov.distributions._coinpress import (
     best_covariance_plan,
     best_mean_plan,
     coinpress_covariance,

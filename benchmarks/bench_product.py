@@ -5,7 +5,7 @@ and the released ``Ber(q)`` (``q = probabilities_`` of
 ``dpcov.distributions.ProductBernoulli``), bounded exactly on both sides
 through the Bhattacharyya coefficient ``BC = prod_j (sqrt(p_j q_j) +
 sqrt((1 - p_j)(1 - q_j)))``: ``1 - BC <= TV <= sqrt(1 - BC**2)``
-(:func:`dpcov.mechanisms._product.bernoulli_tv_bounds`, computed in log space).
+(:func:`dpcov.distributions._ppde.bernoulli_tv_bounds`, computed in log space).
 The table reports the medians over repetitions of both bounds.
 
 Methods, all at ``rho = 0.5`` (``ProductBernoulli(rho=0.5, ...)``, default
@@ -22,7 +22,7 @@ Methods, all at ``rho = 0.5`` (``ProductBernoulli(rho=0.5, ...)``, default
   floor), the sampling-error floor.
 
 ``fit`` refuses ``method="ppde"`` below the public requirement of
-:func:`dpcov.mechanisms._product.ppde_min_samples`; at such sizes the
+:func:`dpcov.distributions._ppde.ppde_min_samples`; at such sizes the
 benchmark runs the mechanism itself (:func:`ppde_release`, with the
 estimator's post-processing) and marks the row "below pre-check".
 
@@ -73,13 +73,13 @@ from pathlib import Path
 import numpy as np
 from scipy import sparse
 
-from dpcov.distributions._product import ProductBernoulli, default_min_probability
-from dpcov.mechanisms._product import (
+from dpcov.distributions._ppde import (
     bernoulli_tv_bounds,
     naive_product_release,
     ppde_min_samples,
     ppde_release,
 )
+from dpcov.distributions._product import ProductBernoulli, default_min_probability
 
 RHO = 0.5
 INSTANCES = [

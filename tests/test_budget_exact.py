@@ -17,13 +17,12 @@ from dpcov.accounting import (
     ApproxDP,
     BudgetAccountant,
     PureDP,
-    _even_share,
-    _left,
     compose,
     split_budget,
     zcdp_epsilon,
     zcdp_rho,
 )
+from dpcov.accounting._composition import _even_share, _left
 from dpcov.covariance import (
     AdaptiveCovariance,
     EigenSamplingCovariance,
@@ -33,8 +32,8 @@ from dpcov.covariance import (
 )
 from dpcov.decomposition import PCA, ApproximateSubspace, ExactSubspace
 from dpcov.distributions import MultivariateGaussian, ProductBernoulli
+from dpcov.distributions._coinpress import step_budgets
 from dpcov.exceptions import NoHeavyCell, NoStableSubspace
-from dpcov.mechanisms._coinpress import step_budgets
 from dpcov.utils import (
     check_privacy_params,
     check_zcdp_privacy_params,

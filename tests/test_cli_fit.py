@@ -1,4 +1,4 @@
-"""Tests of ``dpcov fit`` (the _cli_fit module)."""
+"""Tests of ``dpcov fit`` (the dpcov.cli package)."""
 
 import json
 import os
@@ -12,17 +12,14 @@ import numpy as np
 import pytest
 
 import dpcov
-from dpcov.__main__ import main
-from dpcov._cli_fit import (
-    ESTIMATORS,
-    _locked,
-    is_header,
-    parse_param,
-    resolve_estimator,
-    to_json,
-    write_atomically,
-)
 from dpcov.accounting import ZCDP, ApproxDP, PureDP, compose, zcdp_rho
+from dpcov.cli import main
+from dpcov.cli._atomic import write_atomically
+from dpcov.cli._estimators import ESTIMATORS, resolve_estimator
+from dpcov.cli._ledger import _locked
+from dpcov.cli._parser import parse_param
+from dpcov.cli._reading import is_header
+from dpcov.cli._report import to_json
 from dpcov.covariance import GaussianCovariance, SeparateCovariance
 from dpcov.decomposition import ExactSubspace
 
@@ -308,7 +305,7 @@ def test_write_failure_leaves_nothing(data, tmp_path, monkeypatch, capsys):
         if len(calls) == 2:
             raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("dpcov._cli_fit._chmod_default", chmod)
+    monkeypatch.setattr("dpcov.cli._atomic._chmod_default", chmod)
     assert main(["fit", "x.npy", "-e", "gauss", "--data-norm", "1"]) == 1
     err = _without_hints(capsys.readouterr().err)
     assert err == "dpcov: error: cannot write the output: No space left on device\n"
@@ -768,7 +765,7 @@ def test_unexpected_error_prints_no_message_or_traceback(
     def broken(*args, **kwargs):
         raise RuntimeError("cell 0.1234 in row 7")
 
-    monkeypatch.setattr("dpcov._cli_fit.build_report", broken)
+    monkeypatch.setattr("dpcov.cli._fit.build_report", broken)
     assert main(["fit", "x.npy", *_FIT]) == 1
     out, err = capsys.readouterr()
     err = _without_hints(err)

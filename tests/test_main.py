@@ -1,4 +1,4 @@
-"""Tests of the command line (__main__ module), the demo and the progress bar."""
+"""Tests of the command line (dpcov.cli), the demo and the progress bar."""
 
 import io
 import os
@@ -6,16 +6,16 @@ import os
 import numpy as np
 import pytest
 
-import dpcov._demo
-from dpcov.__main__ import main
-from dpcov._demo import (
+import dpcov.cli._demo
+from dpcov.cli import main
+from dpcov.cli._demo import (
     demo_estimators,
     demo_pcas,
     load_unit_digits,
     n_demo_cells,
     run_demo,
 )
-from dpcov._progress import Progress
+from dpcov.cli._progress import Progress
 
 FAST = ["demo", "--repeats", "1", "--epsilons", "1,10"]
 
@@ -69,7 +69,7 @@ def test_cli_demo_without_matplotlib(tmp_path, monkeypatch, capsys):
     def missing():
         raise ImportError("No module named 'matplotlib'")
 
-    monkeypatch.setattr(dpcov._demo, "import_matplotlib", missing)
+    monkeypatch.setattr(dpcov.cli._demo, "import_matplotlib", missing)
     monkeypatch.chdir(tmp_path)
     # Not asked for explicitly: skipped with a note, exit status 0.
     assert main(FAST) == 0

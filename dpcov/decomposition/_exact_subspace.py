@@ -7,7 +7,8 @@ import itertools
 import math
 from numbers import Integral
 
-from ..accounting import ApproxDP, _left
+from ..accounting import ApproxDP
+from ..accounting._composition import _left
 from ..exceptions import NoStableSubspace
 from ..mechanisms import _noise
 from ..mechanisms._stability import stability_noise, stability_threshold

@@ -15,19 +15,6 @@ from sklearn.utils.validation import check_is_fitted
 from ..accounting import ZCDP, BudgetAccountant, split_budget
 from ..base import PrivateEstimatorMixin, warn_if_noise_dominated
 from ..mechanisms import _noise
-from ..mechanisms._coinpress import (
-    best_covariance_plan,
-    best_mean_plan,
-    coinpress_covariance,
-    coinpress_mean,
-)
-from ..mechanisms._klsu import (
-    naive_pce,
-    naive_pce_noise,
-    naive_pme,
-    ppc,
-    ppc_schedule,
-)
 from ..mechanisms._projection import project_l2_ball, project_psd_bounded
 from ..mechanisms._tails import gaussian_norm_tail
 from ..utils._docstrings import fill_doc
@@ -42,6 +29,19 @@ from ..utils._sklearn_compat import (
     check_params_always,
 )
 from ..utils.validation import check_n_draws
+from ._coinpress import (
+    best_covariance_plan,
+    best_mean_plan,
+    coinpress_covariance,
+    coinpress_mean,
+)
+from ._klsu import (
+    naive_pce,
+    naive_pce_noise,
+    naive_pme,
+    ppc,
+    ppc_schedule,
+)
 
 #: Candidate shares of the budget of the mean under method="coinpress" (the
 #: covariance gets the rest); the plan picks one from public values.
@@ -211,7 +211,7 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
     Frobenius sensitivity is ``sqrt(2) c_i**2 / m``. Then ``A <- (Z + eta_i
     I)^(-1/2) A``, post-processing; the last release gives ``A^(-1) Z
     A^(-T)``. The number of steps, their budgets, radii and ridges come from
-    :func:`~dpcov.mechanisms.best_covariance_plan`, which simulates each
+    :func:`~dpcov.distributions.best_covariance_plan`, which simulates each
     candidate plan on public synthetic data. The mean is estimated in the
     frame whose planned bound promises the smaller Mahalanobis error: the
     public one (covariance at most ``max_variance``, mean within

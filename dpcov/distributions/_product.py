@@ -12,12 +12,6 @@ from sklearn.utils.validation import check_is_fitted
 from ..accounting import BudgetAccountant
 from ..base import PrivateEstimatorMixin, warn_if_noise_dominated
 from ..mechanisms import _noise
-from ..mechanisms._product import (
-    naive_product_release,
-    ppde_min_samples,
-    ppde_release,
-    ppde_schedule,
-)
 from ..utils._docstrings import fill_doc
 from ..utils._input import validate_rows
 from ..utils._random import check_random_state
@@ -29,6 +23,12 @@ from ..utils._sklearn_compat import (
     check_params_always,
 )
 from ..utils.validation import check_n_draws
+from ._ppde import (
+    naive_product_release,
+    ppde_min_samples,
+    ppde_release,
+    ppde_schedule,
+)
 
 # Fitted attributes that only method="ppde" sets (removed by a later fit with
 # method="gaussian", so that no stale plan is left behind).
@@ -98,7 +98,7 @@ class ProductBernoulli(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         of standard deviation ``sqrt(d) / (n sqrt(2 rho))`` on every
         coordinate). "ppde": seed 004's Algorithm 7 (see Notes); it needs
         many rows (``fit`` refuses below the public requirement of
-        ``dpcov.mechanisms._product.ppde_min_samples``, 54,927 at
+        ``dpcov.distributions._ppde.ppde_min_samples``, 54,927 at
         ``d=1000, rho=0.5``) and, in dpcov's benchmark, it is more accurate
         than "gaussian" only from a few tens of thousands of features.
     orientation : {"private", "known"}, default="private"

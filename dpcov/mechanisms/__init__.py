@@ -3,7 +3,9 @@
 This layer knows nothing of scikit-learn. Each mechanism separates calibration
 (a noise scale from a sensitivity and a budget) from sampling (a draw from a
 ``numpy.random.Generator``), and every draw goes through one module
-(``dpcov.mechanisms._noise``) so that a hardened sampler can replace it.
+(``dpcov.mechanisms._noise``) so that a hardened sampler can replace it. The
+algorithms that compose these primitives sit beside their estimators, in
+:mod:`dpcov.covariance` and :mod:`dpcov.distributions`.
 """
 
 # Authors: The dpcov developers
@@ -18,19 +20,8 @@ from ._calibration import (
     laplace_scale,
     truncated_laplace_params,
 )
-from ._coinpress import (
-    best_covariance_plan,
-    best_mean_plan,
-    coinpress_covariance,
-    coinpress_mean,
-    covariance_plan,
-    mean_plan,
-    sampling_ridge,
-    simulate_covariance_error,
-)
 from ._eigen_sampling import sample_eigenvectors
 from ._histogram import stable_histogram, stable_histogram_threshold
-from ._klsu import kv_mean, naive_pce, naive_pme, ppc, ppc_schedule
 from ._nuclear import (
     haar_orthogonal,
     nuclear_profile_exact,
@@ -76,22 +67,9 @@ from ._tails import covariance_deviation, gaussian_norm_tail, wigner_norm_bound
 __all__ = [
     "AdditiveNoise",
     "calibrate_additive",
-    "best_covariance_plan",
-    "best_mean_plan",
     "bingham_envelope",
-    "coinpress_covariance",
-    "coinpress_mean",
     "covariance_deviation",
-    "covariance_plan",
-    "sampling_ridge",
-    "simulate_covariance_error",
     "gaussian_norm_tail",
-    "kv_mean",
-    "mean_plan",
-    "naive_pce",
-    "naive_pme",
-    "ppc",
-    "ppc_schedule",
     "wigner_norm_bound",
     "bounded_range_epsilon",
     "exponential_scale",

@@ -14,8 +14,8 @@ from sklearn.preprocessing import FunctionTransformer
 
 from dpcov.accounting import ZCDP, BudgetAccountant, compose, zcdp_rho
 from dpcov.distributions import MultivariateGaussian
+from dpcov.distributions._coinpress import inverse_sqrt
 from dpcov.distributions._gaussian import MEAN_SHARES
-from dpcov.mechanisms._coinpress import inverse_sqrt
 
 
 def _gaussian(d, condition, seed, mean_scale=5.0):

@@ -11,13 +11,13 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from dpcov.accounting import ZCDP, compose, zcdp_rho
-from dpcov.distributions._product import ProductBernoulli, default_min_probability
-from dpcov.mechanisms._product import (
+from dpcov.distributions._ppde import (
     bernoulli_tv_bounds,
     naive_product_release,
     ppde_min_samples,
     ppde_release,
 )
+from dpcov.distributions._product import ProductBernoulli, default_min_probability
 
 
 def _rows(p, n, seed):

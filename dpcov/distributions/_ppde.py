@@ -35,8 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import sparse
 
-from . import _noise
-from ._calibration import gaussian_scale
+from ..mechanisms import _noise, gaussian_scale
 
 #: Share of the rows spent on the orientation step when orientation is private.
 ORIENTATION_FRACTION = 0.1
@@ -238,7 +237,7 @@ def binary_row_distance(n_active, radius=math.inf):
 
     Examples
     --------
-    >>> from dpcov.mechanisms._product import binary_row_distance
+    >>> from dpcov.distributions._ppde import binary_row_distance
     >>> binary_row_distance(100)
     10.0
     >>> round(binary_row_distance(100, radius=2.0), 4)
@@ -265,7 +264,7 @@ def truncated_binary_mean(rows, radius):
     Examples
     --------
     >>> import numpy as np
-    >>> from dpcov.mechanisms._product import truncated_binary_mean
+    >>> from dpcov.distributions._ppde import truncated_binary_mean
     >>> rows = np.array([[1, 1, 1, 1], [1, 0, 0, 0]])
     >>> truncated_binary_mean(rows, 1.0)
     array([0.75, 0.25, 0.25, 0.25])
@@ -300,7 +299,7 @@ def naive_product_release(X, *, rho, rng):
     Examples
     --------
     >>> import numpy as np
-    >>> from dpcov.mechanisms._product import naive_product_release
+    >>> from dpcov.distributions._ppde import naive_product_release
     >>> X = np.random.default_rng(0).random((1000, 5)) < 0.3
     >>> release = naive_product_release(X, rho=np.inf, rng=np.random.default_rng(0))
     >>> bool(np.all(release.marginals == X.mean(axis=0)))
@@ -366,7 +365,7 @@ def ppde_schedule(n_samples, n_features, *, orientation="private"):
 
     Examples
     --------
-    >>> from dpcov.mechanisms._product import ppde_schedule
+    >>> from dpcov.distributions._ppde import ppde_schedule
     >>> plan = ppde_schedule(1000, 16, orientation="known")
     >>> plan.block_sizes, plan.upper_bounds
     ((250, 250, 250, 250), (0.5, 0.25, 0.125, 0.0625))
@@ -426,7 +425,7 @@ def ppde_truncation_radius(upper_bound, n_active, n_rows, n_rounds, beta):
 
     Examples
     --------
-    >>> from dpcov.mechanisms._product import ppde_truncation_radius
+    >>> from dpcov.distributions._ppde import ppde_truncation_radius
     >>> round(ppde_truncation_radius(0.01, 100, 1000, 5, 0.1), 3)
     3.671
     """
@@ -531,7 +530,7 @@ def ppde_release(X, *, rho, rng, orientation="private", beta=0.1):
     Examples
     --------
     >>> import numpy as np
-    >>> from dpcov.mechanisms._product import ppde_release
+    >>> from dpcov.distributions._ppde import ppde_release
     >>> p = [0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.9, 0.0]
     >>> X = np.random.default_rng(0).random((20000, 8)) < p
     >>> release = ppde_release(X, rho=1.0, rng=np.random.default_rng(0))
@@ -766,7 +765,7 @@ def ppde_min_samples(n_features, *, rho, orientation="private", beta=0.1):
 
     Examples
     --------
-    >>> from dpcov.mechanisms._product import ppde_min_samples
+    >>> from dpcov.distributions._ppde import ppde_min_samples
     >>> ppde_min_samples(1000, rho=0.5)
     54927
     """
@@ -816,7 +815,7 @@ def bernoulli_tv_bounds(p, q):
 
     Examples
     --------
-    >>> from dpcov.mechanisms._product import bernoulli_tv_bounds
+    >>> from dpcov.distributions._ppde import bernoulli_tv_bounds
     >>> bernoulli_tv_bounds([0.5], [0.5])
     (0.0, 0.0)
     >>> [round(b, 4) for b in bernoulli_tv_bounds([0.5], [0.6])]

@@ -1,4 +1,4 @@
-"""Tests for dpcov.mechanisms._product (seed 004, Section 5; spec section 7)."""
+"""Tests for dpcov.distributions._ppde: the marginals of product distributions."""
 
 import itertools
 import math
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import sparse, stats
 
-from dpcov.mechanisms._product import (
+from dpcov.distributions._ppde import (
     ORIENTED_BOUND,
     bernoulli_tv_bounds,
     binary_row_distance,

@@ -29,12 +29,15 @@ import numpy as np
 from scipy import linalg
 from scipy.special import ndtri
 
-from ..accounting import _even_share
-from . import _noise
-from ._calibration import gaussian_scale
+from ..accounting._composition import _even_share
+from ..mechanisms import (
+    _noise,
+    covariance_deviation,
+    gaussian_scale,
+    project_psd,
+    wigner_norm_bound,
+)
 from ._coinpress import clipped_second_moment
-from ._projection import project_psd
-from ._tails import covariance_deviation, wigner_norm_bound
 
 #: PPC stops once the public condition bound is at most this (spec §5.3).
 MIN_CONDITION = 16.0

@@ -9,23 +9,25 @@ import numpy as np
 import pytest
 from scipy import linalg, stats
 
-from dpcov.mechanisms import (
-    _noise,
+from dpcov.distributions import (
     best_covariance_plan,
     best_mean_plan,
     coinpress_covariance,
     coinpress_mean,
-    covariance_deviation,
     covariance_plan,
-    gaussian_norm_tail,
     mean_plan,
-    project_psd,
-    wigner_norm_bound,
 )
-from dpcov.mechanisms._coinpress import (
+from dpcov.distributions._coinpress import (
     inverse_sqrt,
     simulate_covariance_error,
     step_budgets,
+)
+from dpcov.mechanisms import (
+    _noise,
+    covariance_deviation,
+    gaussian_norm_tail,
+    project_psd,
+    wigner_norm_bound,
 )
 
 

@@ -42,12 +42,16 @@ import numpy as np
 from scipy import linalg
 from threadpoolctl import threadpool_limits
 
-from ..accounting import _left
+from ..accounting._composition import _left
+from ..mechanisms import (
+    _noise,
+    covariance_deviation,
+    gaussian_norm_tail,
+    gaussian_scale,
+    project_psd,
+    wigner_norm_bound,
+)
 from ..utils._gram import row_statistics
-from . import _noise
-from ._calibration import gaussian_scale
-from ._projection import project_psd
-from ._tails import covariance_deviation, gaussian_norm_tail, wigner_norm_bound
 
 #: Shares of the budget of the steps before the last (CoinPress's default:
 #: the last step gets 3/4, the others share 1/4); "auto" plans also try
@@ -157,7 +161,7 @@ def sampling_ridge(n_features, n_samples):
 
     Examples
     --------
-    >>> from dpcov.mechanisms import sampling_ridge
+    >>> from dpcov.distributions import sampling_ridge
     >>> round(sampling_ridge(10, 10_000), 4)
     0.0321
     """
@@ -345,7 +349,7 @@ def simulate_covariance_error(plans, n_samples, n_features, *, repeats=None):
 
     Examples
     --------
-    >>> from dpcov.mechanisms import covariance_plan, simulate_covariance_error
+    >>> from dpcov.distributions import covariance_plan, simulate_covariance_error
     >>> plans = [
     ...     covariance_plan(5000, 4, 0.1, 100.0, n_steps=t, early_share=0.25, beta=0.1)
     ...     for t in (1, 3)

@@ -1,30 +1,34 @@
-"""The demo job: private covariance of a bundled dataset at several budgets."""
+"""``dpcov demo``: private covariance of a bundled dataset at several budgets."""
 
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
 import os
+import sys
 import warnings
 
 import numpy as np
 from sklearn.covariance import EmpiricalCovariance
 from sklearn.datasets import load_digits
 
-from ._cli_fit import write_atomically
-from ._progress import Progress
-from .covariance import (
+from ..covariance import (
     AdaptiveCovariance,
     EigenSamplingCovariance,
     GaussianCovariance,
     NuclearLaplaceCovariance,
     SeparateCovariance,
 )
-from .decomposition import PCA
-from .exceptions import NoiseDominatedWarning
+from ..decomposition import PCA
+from ..exceptions import NoiseDominatedWarning
+from ._atomic import write_atomically
+from ._errors import CommandError
+from ._parser import _INSTALL_PLOT, DEFAULT_PLOT
+from ._progress import Progress
 
 #: Pixels of the digits images lie in [0, 16], so each 64-pixel row has norm
 #: at most 16 * 8 = 128: a bound known before seeing the data.
 DIGITS_PUBLIC_NORM = 128.0
+
 
 #: Number of principal components in the PCA part of the demo.
 DEMO_COMPONENTS = 10
@@ -130,7 +134,7 @@ def run_demo(
         private against whoever knows the seed; this is a demonstration).
     out : callable, default=print
         Where the lines of the table go.
-    progress : dpcov._progress.Progress, default=None
+    progress : dpcov.cli._progress.Progress, default=None
         Advanced once per (estimator, epsilon) cell, labelled with the cell
         being computed; its total should be :func:`n_demo_cells`.
 
@@ -326,3 +330,61 @@ def plot_demo(errors, epsilons, path, *, delta=1e-6, n_features=64):
         [(path, lambda handle: fig.savefig(handle, format="png", dpi=120))]
     )
     return os.fspath(path)
+
+
+def run_demo_command(args):
+    """Run ``dpcov demo``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed arguments of ``dpcov demo``, plus ``quiet`` and ``progress``.
+
+    Returns
+    -------
+    status : int
+        0 on success, 2 on a usage error; other errors raise
+        :class:`CommandError`.
+    """
+    if not 0 <= args.delta < 1:
+        print("dpcov: error: --delta must be in [0, 1)", file=sys.stderr)
+        return 2
+    if args.repeats < 1:
+        print("dpcov: error: --repeats must be at least 1", file=sys.stderr)
+        return 2
+    plot_path = None
+    if not args.no_plot:
+        explicit = args.plot is not None
+        plot_path = args.plot if explicit else DEFAULT_PLOT
+        if not plot_path.lower().endswith(".png"):
+            raise CommandError(f"{plot_path}: the plot must end in .png")
+        directory = os.path.dirname(os.path.abspath(plot_path))
+        if not os.path.isdir(directory):
+            raise CommandError(f"plot directory does not exist: {directory}")
+        try:
+            import_matplotlib()
+        except ImportError:
+            if explicit:
+                raise CommandError(
+                    f"--plot needs matplotlib: {_INSTALL_PLOT}"
+                ) from None
+            print(
+                f"dpcov: plot skipped: matplotlib is not installed; {_INSTALL_PLOT}",
+                file=sys.stderr,
+            )
+            plot_path = None
+    enabled = False if args.quiet else (True if args.progress else None)
+    with Progress(n_demo_cells(args.epsilons, args.delta), enabled=enabled) as bar:
+        errors = run_demo(
+            args.epsilons,
+            delta=args.delta,
+            repeats=args.repeats,
+            seed=args.seed,
+            out=bar.echo,
+            progress=bar,
+        )
+    if plot_path is not None:
+        plot_demo(errors, args.epsilons, plot_path, delta=args.delta)
+        if not args.quiet:
+            print(f"plot saved to {plot_path}")
+    return 0

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcov.mechanisms import kv_mean, naive_pce, ppc, ppc_schedule
-from dpcov.mechanisms._klsu import (
+from dpcov.distributions import kv_mean, naive_pce, ppc, ppc_schedule
+from dpcov.distributions._klsu import (
     MIN_CONDITION,
     kv_coarse_bin,
     kv_fine_width,

@@ -1,0 +1,53 @@
+"""Privacy guarantees, conversions between them, and composition.
+
+Three notions of privacy are used in dpcov, all with respect to a fixed
+neighbouring relation (each estimator states which one):
+
+* pure :math:`\\varepsilon`-DP (:class:`PureDP`),
+* :math:`\\rho`-zero-concentrated DP (:class:`ZCDP`), and
+* approximate :math:`(\\varepsilon, \\delta)`-DP (:class:`ApproxDP`).
+
+Pure :math:`\\varepsilon`-DP implies :math:`\\varepsilon^2/2`-zCDP [BS16]_, and
+:math:`\\rho`-zCDP implies :math:`(\\varepsilon, \\delta)`-DP for every
+:math:`\\delta > 0` with the :math:`\\varepsilon` of :func:`zcdp_epsilon` [CKS20]_.
+zCDP and pure DP compose by adding :math:`\\rho` (respectively
+:math:`\\varepsilon`); approximate DP composes (basically) by adding both
+parameters.
+
+Estimators use this module to turn their ``epsilon``/``delta``/``rho``
+parameters into a budget, split the budget between their steps, and report
+what they spent. Across fits, a :class:`BudgetAccountant` shared by several
+estimators (through their ``accountant`` parameter) records every fit's
+guarantee, composes them and refuses a fit that would exceed a total set by the
+user. What a pipeline's private steps or a hyperparameter search spend is
+computed in :mod:`dpcov.model_selection`, which walks scikit-learn objects;
+this module knows nothing of them.
+
+References
+----------
+.. [BS16] Bun, M. and Steinke, T. "Concentrated Differential Privacy:
+   Simplifications, Extensions, and Lower Bounds". TCC 2016.
+   https://arxiv.org/abs/1605.02065.
+.. [CKS20] Canonne, C., Kamath, G. and Steinke, T. "The Discrete Gaussian for
+   Differential Privacy". NeurIPS 2020, Proposition 12 and Corollary 13.
+   https://arxiv.org/abs/2004.00010.
+"""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from ._accountant import BudgetAccountant
+from ._composition import compose, split_budget
+from ._conversions import zcdp_epsilon, zcdp_rho
+from ._guarantees import ZCDP, ApproxDP, PureDP
+
+__all__ = [
+    "PureDP",
+    "ZCDP",
+    "ApproxDP",
+    "zcdp_epsilon",
+    "zcdp_rho",
+    "compose",
+    "split_budget",
+    "BudgetAccountant",
+]

@@ -1,0 +1,442 @@
+"""The budget accountant: a ledger of the fits on the same rows, with a cap."""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import math
+import threading
+
+from ..exceptions import BudgetExceeded
+from ._composition import _bits_float, _float_bits, _left, compose
+from ._conversions import _check_nonnegative, _pure_rho, zcdp_epsilon
+from ._guarantees import ZCDP, ApproxDP, PureDP
+
+
+class BudgetAccountant:
+    """A ledger of the privacy spent by fits on the same rows, with a cap.
+
+    Share one accountant across fits (pass it as the ``accountant`` parameter
+    of every dpcov estimator, or record guarantees with :meth:`spend`). Before
+    an estimator reads its data it asks the accountant whether its guarantee
+    fits in what is left, and a fit that would exceed the cap raises
+    :class:`~dpcov.exceptions.BudgetExceeded` without touching the data;
+    otherwise the fit's guarantee is recorded once the input is validated,
+    before any private step runs. A recorded fit stays recorded even if it
+    fails later (its private steps may have run); fits are never refunded.
+
+    The recorded guarantees compose as follows: pure-DP and zCDP fits add up
+    in zCDP (a pure ``epsilon``-DP fit counts ``epsilon**2 / 2``) and
+    (epsilon, delta)-only fits (the stability-based subspace learners) add
+    both parameters. The total (epsilon, delta) is reported with the tight
+    conversion from zCDP of Canonne, Kamath and Steinke (2020), see
+    :func:`zcdp_epsilon`, spending ``delta`` minus the (epsilon, delta) fits'
+    deltas on the conversion; pure fits are also counted by adding their
+    epsilons when that is smaller.
+
+    The accountant is shared, not copied: :func:`copy.copy`,
+    :func:`copy.deepcopy` and therefore :func:`sklearn.base.clone` of an
+    estimator return the same accountant, so every clone that
+    :class:`~sklearn.model_selection.GridSearchCV` fits (with ``n_jobs=1`` or a
+    threading backend) records into it. Fits in other processes
+    (``n_jobs > 1`` with the default process-based backend) would record into
+    pickled copies that the caller never sees, so an unpickled accountant
+    refuses every fit (``BudgetExceeded``): leave the accountant out of such a
+    search and account it with :func:`~dpcov.model_selection.search_cost`.
+    Save a ledger with :attr:`ledger`, not by pickling.
+
+    Totals are compared with the cap exactly, with no slack: a fit is
+    accepted when the total reported after it (:meth:`total`, :attr:`epsilon`
+    or :attr:`rho`) is at most the cap, so no reported total ever exceeds
+    the cap. Each total is a sum rounded once to the nearest float
+    (:func:`math.fsum`), with a pure fit counted ``epsilon**2 / 2`` rounded
+    up in zCDP: two fits at ``epsilon / 2``, or ten at 0.1 under a cap of
+    1.0, fill the cap exactly. To spend exactly what is left, ask
+    :meth:`remaining` for it.
+    The composition of pure/zCDP fits with (epsilon, delta)-only fits is the
+    approximate-zCDP composition of Bun and Steinke (2016, Section 8).
+
+    Parameters
+    ----------
+    epsilon : float, default=None
+        Cap on the total epsilon. With ``delta=0`` (the default) the cap is pure
+        ``epsilon``-DP and only pure-DP fits are accepted; with ``delta > 0``
+        it is (``epsilon``, ``delta``)-DP.
+    delta : float, default=0.0
+        Delta of the cap, in [0, 1); also the delta at which :attr:`epsilon`
+        reports the total when no cap is set.
+    rho : float, default=None
+        Cap on the total in zCDP (pure fits count ``epsilon**2 / 2``).
+        (epsilon, delta)-only fits have no zCDP guarantee and are refused.
+        Exclusive with ``epsilon``.
+
+    Attributes
+    ----------
+    ledger : list of tuple (str, PureDP or ZCDP or ApproxDP)
+        Copy of the recorded fits: a label and a guarantee each.
+
+    See Also
+    --------
+    dpcov.model_selection.search_cost : The cost of a hyperparameter search.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcov.accounting import BudgetAccountant
+    >>> from dpcov.covariance import SeparateCovariance
+    >>> X = np.random.default_rng(0).uniform(-0.5, 0.5, size=(1000, 3))
+    >>> accountant = BudgetAccountant(epsilon=1.0, delta=1e-6)
+    >>> est = SeparateCovariance(epsilon=0.5, data_norm=1.0, accountant=accountant)
+    >>> for _ in range(3):
+    ...     _ = est.fit(X)
+    >>> # three fits at (0.5, 1e-6) compose in zCDP to less than (1, 1e-6)
+    >>> len(accountant), round(accountant.epsilon, 3)
+    (3, 0.898)
+    >>> est.fit(X)  # a fourth would exceed the cap
+    Traceback (most recent call last):
+    ...
+    dpcov.exceptions.BudgetExceeded: SeparateCovariance: ZCDP(rho=...) would ...
+    """
+
+    def __init__(self, epsilon=None, delta=0.0, rho=None):
+        if epsilon is not None and rho is not None:
+            raise ValueError("set a cap in epsilon or in rho, not both.")
+        if epsilon is not None:
+            _check_nonnegative("epsilon", epsilon)
+        if rho is not None:
+            _check_nonnegative("rho", rho)
+        _check_nonnegative("delta", delta)
+        if delta >= 1:
+            raise ValueError(f"delta must be smaller than 1, got {delta!r}.")
+        self.epsilon_cap = None if epsilon is None else float(epsilon)
+        self.delta_cap = float(delta)
+        self.rho_cap = None if rho is None else float(rho)
+        self._ledger = []
+        self._lock = threading.Lock()
+
+    # The accountant is shared state: copies (clone, deepcopy) are the same
+    # object, so that every clone of an estimator records into it.
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+        # A copy made by pickling (joblib sends estimators to worker processes
+        # that way) would record fits the original never sees: it refuses.
+        self._detached = True
+
+    def __len__(self):
+        return len(self._ledger)
+
+    def __repr__(self):
+        if self.rho_cap is not None:
+            cap = f"rho={self.rho_cap!r}"
+        elif self.epsilon_cap is not None:
+            cap = f"epsilon={self.epsilon_cap!r}, delta={self.delta_cap!r}"
+        else:
+            cap = f"delta={self.delta_cap!r}"
+        return f"BudgetAccountant({cap}, n_fits={len(self)})"
+
+    @property
+    def ledger(self):
+        """Copy of the recorded fits, as (label, guarantee) pairs."""
+        return list(self._ledger)
+
+    @staticmethod
+    def _sums(entries):
+        # The parameters of the entries, by kind.
+        pure = [g.epsilon for _, g in entries if isinstance(g, PureDP)]
+        rhos = [g.rho for _, g in entries if isinstance(g, ZCDP)]
+        approx = [g for _, g in entries if isinstance(g, ApproxDP)]
+        return pure, rhos, [g.epsilon for g in approx], [g.delta for g in approx]
+
+    @staticmethod
+    def _rho_total(pure, rhos):
+        # Pure and zCDP fits in zCDP, summed with one rounding; a pure fit
+        # counts epsilon**2 / 2 rounded up (PureDP.to_zcdp).
+        return math.fsum([*rhos, *map(_pure_rho, pure)])
+
+    @classmethod
+    def _total_epsilon(cls, entries, delta):
+        # Smallest epsilon this accountant certifies at ``delta`` for the
+        # entries (see the class docstring). Each candidate total is a sum
+        # rounded once (math.fsum).
+        if not entries:
+            return 0.0
+        pure, rhos, approx_epsilons, approx_deltas = cls._sums(entries)
+        rho = math.fsum(rhos)
+        if rho == 0 and not any(approx_epsilons) and not any(approx_deltas):
+            # All pure: their sum needs no delta; with delta > 0, counting
+            # them in zCDP may be smaller (the same min as with zCDP fits, so
+            # the total never drops when a zCDP fit is added).
+            pure_sum = math.fsum(pure)
+            if delta > 0:
+                in_zcdp = zcdp_epsilon(cls._rho_total(pure, []), delta)
+                return min(pure_sum, in_zcdp)
+            return pure_sum
+        if math.fsum(approx_deltas) > delta:
+            return math.inf
+        # What is left of delta for the conversion, rounded down.
+        conversion_delta = _left(delta, approx_deltas)
+        if rho == 0 and not pure:
+            return math.fsum(approx_epsilons)
+        if conversion_delta <= 0:
+            # Nothing left for the zCDP conversion: only pure parts can count.
+            return math.fsum([*approx_epsilons, *pure]) if rho == 0 else math.inf
+        all_zcdp = zcdp_epsilon(cls._rho_total(pure, rhos), conversion_delta)
+        converted = zcdp_epsilon(rho, conversion_delta) if rho else 0.0
+        return min(
+            math.fsum([*approx_epsilons, all_zcdp]),
+            math.fsum([*approx_epsilons, *pure, converted]),
+        )
+
+    @property
+    def epsilon(self):
+        """Epsilon of the total (epsilon, delta)-DP guarantee, at the cap's delta.
+
+        Pure-only ledgers report their epsilon sum (delta is then 0).
+        """
+        with self._lock:
+            return self._total_epsilon(self._ledger, self.delta_cap)
+
+    def epsilon_at(self, delta):
+        """Epsilon of the total (epsilon, delta)-DP guarantee at ``delta``.
+
+        Parameters
+        ----------
+        delta : float
+            Target delta in [0, 1).
+
+        Returns
+        -------
+        epsilon : float
+            The smallest epsilon the accountant certifies (``inf`` when
+            ``delta`` is smaller than the (epsilon, delta) fits' deltas, or 0
+            with zCDP fits recorded).
+        """
+        _check_nonnegative("delta", delta)
+        with self._lock:
+            return self._total_epsilon(self._ledger, float(delta))
+
+    @property
+    def rho(self):
+        """The total in zCDP (``inf`` once an (epsilon, delta)-only fit is in)."""
+        with self._lock:
+            pure, rhos, _, _ = self._sums(self._ledger)
+            if any(isinstance(g, ApproxDP) for _, g in self._ledger):
+                return math.inf
+            return self._rho_total(pure, rhos)
+
+    def total(self):
+        """The composition of every recorded fit, as one guarantee.
+
+        Returns
+        -------
+        guarantee : PureDP, ZCDP or ApproxDP
+            ``PureDP`` when every fit is pure, ``ZCDP`` when none is an
+            (epsilon, delta)-only fit, else ``ApproxDP`` at the cap's delta
+            (:attr:`epsilon`), or, with no delta cap, at the sum of the
+            (epsilon, delta) fits' deltas. ``PureDP(0.0)`` for an empty
+            ledger.
+        """
+        with self._lock:
+            entries = list(self._ledger)
+        if not entries:
+            return PureDP(0.0)
+        kinds = {type(g) for _, g in entries}
+        if ApproxDP not in kinds:
+            return compose(g for _, g in entries)
+        # Without a delta cap, report at the (epsilon, delta) fits' own deltas.
+        delta = self.delta_cap or min(
+            1.0, math.fsum(g.delta for _, g in entries if isinstance(g, ApproxDP))
+        )
+        return ApproxDP(self._total_epsilon(entries, delta), delta)
+
+    def remaining(self):
+        """The largest guarantee that one more fit may spend under the cap.
+
+        Under a cap in epsilon with ``delta=0`` or in rho, this is the
+        largest float that keeps the exact sum of the recorded parameters
+        (pure fits counting ``epsilon**2 / 2`` rounded up under a rho cap)
+        within the cap; under a cap in (epsilon, delta) with ``delta > 0``,
+        the largest rho of one more zCDP fit that the cap accepts.
+        ``accountant.spend(accountant.remaining())`` is accepted (unless
+        another thread records a fit in between). Pass it on to the last fit,
+        e.g. ``SeparateCovariance(rho=left.rho, ...)`` or
+        ``SeparateCovariance(epsilon=left.epsilon, delta=0.0, ...)``.
+
+        Returns
+        -------
+        guarantee : PureDP, ZCDP or None
+            ``PureDP`` under a pure cap (``delta=0``); ``ZCDP`` under a cap in
+            rho or in (epsilon, delta) with ``delta > 0``; ``PureDP(0.0)`` or
+            ``ZCDP(0.0)`` when the cap is reached; None when there is no cap.
+
+        Examples
+        --------
+        >>> from dpcov.accounting import BudgetAccountant, PureDP
+        >>> accountant = BudgetAccountant(epsilon=1.0)
+        >>> _ = accountant.spend(PureDP(0.1)).spend(PureDP(0.2))
+        >>> left = accountant.remaining()
+        >>> left
+        PureDP(epsilon=0.7)
+        >>> accountant.spend(left).epsilon
+        1.0
+        """
+        with self._lock:
+            pure, rhos, _, _ = self._sums(self._ledger)
+            if self.rho_cap is not None:
+                return ZCDP(_left(self.rho_cap, [*rhos, *map(_pure_rho, pure)]))
+            if self.epsilon_cap is None:
+                return None
+            if self.delta_cap == 0:
+                # A pure cap holds pure fits only.
+                return PureDP(_left(self.epsilon_cap, pure))
+
+            def fits(value):
+                return self._refusal([("remaining", ZCDP(value))]) is None
+
+            if not fits(0.0):
+                return ZCDP(0.0)
+            high = 1.0
+            while fits(high):
+                if math.isinf(high):
+                    return ZCDP(high)
+                high *= 2.0
+            # Bisect on the ordered bit patterns of the non-negative floats,
+            # keeping fits(low) and not fits(high), down to adjacent floats.
+            low, high = 0, _float_bits(high)
+            while high - low > 1:
+                middle = (low + high) // 2
+                if fits(_bits_float(middle)):
+                    low = middle
+                else:
+                    high = middle
+            return ZCDP(_bits_float(low))
+
+    def _refusal(self, entries):
+        # Why adding ``entries`` would break the cap (None if it would not).
+        kinds = {type(g) for _, g in entries}
+        if self.rho_cap is not None:
+            if ApproxDP in kinds:
+                return "an (epsilon, delta)-only guarantee has no zCDP form"
+            pure, rhos, _, _ = self._sums(self._ledger + entries)
+            total = self._rho_total(pure, rhos)
+            if total > self.rho_cap:
+                total, cap = _apart(total, self.rho_cap)
+                return f"would bring the total to rho={total} > {cap}"
+            return None
+        if self.epsilon_cap is None:
+            return None
+        if self.delta_cap == 0 and kinds - {PureDP}:
+            return "the cap is pure epsilon-DP, which only pure-DP fits keep"
+        total = self._total_epsilon(self._ledger + entries, self.delta_cap)
+        if total > self.epsilon_cap:
+            total, cap = _apart(total, self.epsilon_cap)
+            return (
+                f"would bring the total to epsilon={total} > {cap} "
+                f"at delta={self.delta_cap:g}"
+            )
+        return None
+
+    def _entries(self, guarantee, label):
+        if getattr(self, "_detached", False):
+            raise BudgetExceeded(
+                f"{label}: this BudgetAccountant is an unpickled copy (joblib "
+                "sends estimators to worker processes by pickling, e.g. "
+                "GridSearchCV(n_jobs > 1)); what it recorded would never reach "
+                "the original ledger, so it refuses every fit. Use n_jobs=1 or "
+                "a threading backend, or leave the accountant out and account "
+                "the search with dpcov.model_selection.search_cost."
+            )
+        if guarantee is self:
+            raise ValueError("an accountant cannot spend its own ledger.")
+        if isinstance(guarantee, BudgetAccountant):
+            return guarantee.ledger
+        if not isinstance(guarantee, PureDP | ZCDP | ApproxDP):
+            raise TypeError(
+                "expected a PureDP, ZCDP or ApproxDP guarantee or a "
+                f"BudgetAccountant, got {type(guarantee).__name__}."
+            )
+        return [(str(label), guarantee)]
+
+    def check(self, guarantee, *, label="fit"):
+        """Raise if spending ``guarantee`` would exceed the cap; record nothing.
+
+        Parameters
+        ----------
+        guarantee : PureDP, ZCDP, ApproxDP or BudgetAccountant
+            What the next fit (or, for an accountant, every fit in its ledger)
+            would spend.
+        label : str, default="fit"
+            Name used in the error message.
+
+        Raises
+        ------
+        BudgetExceeded
+            If the total would exceed the cap.
+        """
+        entries = self._entries(guarantee, label)
+        with self._lock:
+            reason = self._refusal(entries)
+        if reason is not None:
+            raise BudgetExceeded(self._message(label, guarantee, reason))
+
+    def spend(self, guarantee, *, label="fit"):
+        """Record ``guarantee`` if it fits under the cap, atomically.
+
+        Parameters
+        ----------
+        guarantee : PureDP, ZCDP, ApproxDP or BudgetAccountant
+            What a fit spends; an accountant's whole ledger is recorded at once
+            (for example the result of
+            :func:`~dpcov.model_selection.search_cost`).
+        label : str, default="fit"
+            Label of the ledger entry (ignored for an accountant, whose labels
+            are kept).
+
+        Returns
+        -------
+        self : BudgetAccountant
+            The accountant.
+
+        Raises
+        ------
+        BudgetExceeded
+            If the total would exceed the cap; nothing is recorded.
+        """
+        entries = self._entries(guarantee, label)
+        with self._lock:
+            reason = self._refusal(entries)
+            if reason is None:
+                self._ledger.extend(entries)
+        if reason is not None:
+            raise BudgetExceeded(self._message(label, guarantee, reason))
+        return self
+
+    def _message(self, label, guarantee, reason):
+        # Public values only: the guarantees and the cap.
+        what = (
+            f"{len(guarantee)} recorded fits"
+            if isinstance(guarantee, BudgetAccountant)
+            else repr(guarantee)
+        )
+        return (
+            f"{label}: {what} {reason}; refused before reading the data "
+            f"({len(self)} fits already recorded by {self!r})."
+        )
+
+
+def _apart(total, cap):
+    # A total and a cap as text, with all digits when six would look equal.
+    if f"{total:.6g}" == f"{cap:.6g}":
+        return repr(total), repr(cap)
+    return f"{total:.6g}", f"{cap:g}"

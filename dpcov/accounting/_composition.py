@@ -1,0 +1,175 @@
+"""Composition of guarantees, budget splits, and the rounding that keeps them exact."""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import math
+import struct
+from fractions import Fraction
+
+from ._guarantees import ZCDP, ApproxDP, PureDP
+
+# Floating-point budgets. Every split, conversion and composition in this
+# package is rounded so that what a step runs at, and what is reported, never
+# exceeds the budget it came from, not even by one ulp: shares are rounded
+# down and costs up, and the checks are exact (math.fsum rounds the exact sum
+# of its arguments once, so the sign of ``fsum([*parts, -total])`` is the sign
+# of the exact ``sum(parts) - total``; a nonzero sum of doubles is at least
+# the smallest subnormal, so the rounding never makes it 0).
+
+
+def _excess(parts, total):
+    # sum(parts) - total, exactly rounded; > 0 iff the exact sum exceeds total.
+    return math.fsum([*parts, -total])
+
+
+def _fit_parts(parts, total):
+    """Round ``parts`` down until their exact sum is at most ``total``.
+
+    The largest part (the last of equal ones) gives up the excess, at least
+    one ulp at a time; parts stay non-negative, and nothing changes when the
+    sum already fits (the usual case) or ``total`` is infinite.
+    """
+    parts = [float(p) for p in parts]
+    if not math.isfinite(total):
+        return parts
+    while (excess := _excess(parts, total)) > 0:
+        i = max(range(len(parts)), key=lambda j: (parts[j], j))
+        parts[i] = max(0.0, min(parts[i] - excess, math.nextafter(parts[i], 0.0)))
+    return parts
+
+
+def _left(total, parts):
+    # Largest float r >= 0 with sum(parts) + r <= total exactly (0.0 if the
+    # parts already reach total): fsum rounds the exact remainder to nearest,
+    # and the float below a value rounded up lies below the exact value.
+    left = math.fsum([total, *(-p for p in parts)])
+    if left <= 0:
+        return 0.0
+    if _excess([*parts, left], total) > 0:
+        left = math.nextafter(left, 0.0)
+    return left
+
+
+def _float_bits(value):
+    # Non-negative floats are ordered as their IEEE 754 bit patterns.
+    return struct.unpack("<q", struct.pack("<d", value))[0]
+
+
+def _bits_float(bits):
+    return struct.unpack("<d", struct.pack("<q", bits))[0]
+
+
+def _even_share(total, n_parts):
+    """Largest float ``s`` with ``n_parts * s <= total`` exactly.
+
+    The budget of each of ``n_parts`` steps that share ``total`` equally
+    (``total / n_parts`` rounded to nearest can be half an ulp too large).
+
+    Parameters
+    ----------
+    total : float
+        The budget shared (non-negative, ``inf`` allowed).
+    n_parts : int
+        The number of steps, positive.
+
+    Returns
+    -------
+    share : float
+        The budget of each step.
+    """
+    share = total / n_parts
+    if math.isfinite(total):
+        while Fraction(share) * n_parts > Fraction(total):
+            share = math.nextafter(share, 0.0)
+    return share
+
+
+def compose(guarantees):
+    """Compose guarantees of mechanisms run one after another (adaptively).
+
+    Pure DP composes to pure DP (epsilons add). Any mix of pure DP and zCDP
+    composes to zCDP (each pure step counts ``epsilon**2/2``; rhos add).
+    Approximate DP composes by adding epsilons and deltas (pure steps count as
+    ``(epsilon, 0)``). Mixing zCDP with approximate DP is refused: convert the
+    zCDP part first with :meth:`ZCDP.to_approx_dp`.
+
+    Parameters
+    ----------
+    guarantees : iterable of PureDP, ZCDP or ApproxDP
+        The guarantees of the steps.
+
+    Returns
+    -------
+    guarantee : PureDP, ZCDP or ApproxDP
+        The guarantee of the composition.
+
+    Examples
+    --------
+    >>> from dpcov.accounting import PureDP, ZCDP, compose
+    >>> compose([PureDP(1.0), ZCDP(0.25)])
+    ZCDP(rho=0.75)
+    """
+    guarantees = list(guarantees)
+    if not guarantees:
+        raise ValueError("compose needs at least one guarantee.")
+    kinds = {type(g) for g in guarantees}
+    unknown = kinds - {PureDP, ZCDP, ApproxDP}
+    if unknown:
+        raise TypeError(f"cannot compose objects of type {sorted(map(str, unknown))}.")
+    if kinds == {PureDP}:
+        return PureDP(math.fsum(g.epsilon for g in guarantees))
+    if ApproxDP not in kinds:
+        return ZCDP(math.fsum(g.to_zcdp().rho for g in guarantees))
+    if ZCDP in kinds:
+        raise ValueError(
+            "cannot compose zCDP with approximate DP directly; convert the zCDP "
+            "guarantees with ZCDP.to_approx_dp(delta) first."
+        )
+    approx = [g.to_approx_dp(0.0) if isinstance(g, PureDP) else g for g in guarantees]
+    return ApproxDP(
+        math.fsum(g.epsilon for g in approx),
+        min(1.0, math.fsum(g.delta for g in approx)),
+    )
+
+
+def split_budget(budget, shares):
+    """Split a pure-DP or zCDP budget between named steps.
+
+    Both notions compose additively, so a step that gets fraction ``f`` of the
+    budget runs at ``f * epsilon`` (pure) or ``f * rho`` (zCDP), and the steps
+    compose back to ``budget``. The products are rounded to floats, which can
+    add up to an ulp or two more than ``budget``: the largest part is then
+    rounded down until the exact sum of the parts is at most ``budget``. So
+    ``compose(split_budget(budget, shares).values())`` never exceeds
+    ``budget``, and neither do the parts of splits of the parts.
+
+    Parameters
+    ----------
+    budget : PureDP or ZCDP
+        The total budget.
+    shares : dict of str to float
+        Non-negative fractions that sum to 1.
+
+    Returns
+    -------
+    split : dict of str to PureDP or ZCDP
+        The budget of each step, in the order of ``shares``.
+
+    Examples
+    --------
+    >>> from dpcov.accounting import ZCDP, split_budget
+    >>> split_budget(ZCDP(0.8), {"mean": 0.25, "covariance": 0.75})
+    {'mean': ZCDP(rho=0.2), 'covariance': ZCDP(rho=0.6)}
+    """
+    if not isinstance(budget, PureDP | ZCDP):
+        raise TypeError("split_budget needs a PureDP or ZCDP budget.")
+    values = [float(share) for share in shares.values()]
+    if any(not share >= 0 for share in values) or not math.isclose(
+        math.fsum(values), 1.0, rel_tol=1e-12
+    ):
+        raise ValueError(f"shares must be non-negative and sum to 1, got {shares}.")
+    total = budget.epsilon if isinstance(budget, PureDP) else budget.rho
+    # The same products as budget.fraction(share), then rounded to fit.
+    parts = _fit_parts([share * total for share in values], total)
+    return {name: type(budget)(part) for name, part in zip(shares, parts, strict=True)}

@@ -1,0 +1,175 @@
+"""Conversions between privacy guarantees.
+
+Pure epsilon-DP implies ``epsilon**2 / 2``-zCDP (Bun and Steinke, 2016,
+Proposition 1.4), and rho-zCDP implies (epsilon, delta)-DP for every
+``delta > 0`` with the epsilon of :func:`zcdp_epsilon` (Canonne, Kamath and
+Steinke, 2020, Corollary 13). The check of a privacy parameter, shared by the
+whole package, lives here too: this module imports no other of the package.
+"""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import math
+import sys
+from fractions import Fraction
+from numbers import Real
+
+import numpy as np
+from scipy.optimize import brentq, minimize_scalar
+
+
+def _check_nonnegative(name, value, *, allow_inf=True):
+    if not isinstance(value, Real) or isinstance(value, bool) or math.isnan(value):
+        raise ValueError(f"{name} must be a real number, got {value!r}.")
+    if value < 0 or (not allow_inf and math.isinf(value)):
+        raise ValueError(f"{name} must be non-negative and finite, got {value!r}.")
+
+
+def _pure_rho(epsilon):
+    # epsilon**2 / 2 rounded up: a pure epsilon-DP step is epsilon**2/2-zCDP
+    # (Bun and Steinke, 2016, Proposition 1.4) and is never counted for less.
+    rho = epsilon * epsilon / 2.0
+    if math.isfinite(rho) and Fraction(rho) < Fraction(epsilon) ** 2 / 2:
+        rho = math.nextafter(rho, math.inf)
+    return rho
+
+
+def _cks_epsilon_at(log_am1, rho, log_inv_delta):
+    # Corollary 13 of [CKS20] solved for epsilon at Renyi order alpha > 1:
+    # eps = alpha rho + (log(1/delta) + (alpha-1) log(1-1/alpha) - log alpha)
+    #       / (alpha-1),
+    # written in s = alpha - 1 = exp(log_am1), with log(1 - 1/alpha) =
+    # log(s) - log1p(s): alpha is never rounded to 1 (where the log would fail).
+    s = math.exp(log_am1)
+    log_alpha = math.log1p(s)
+    return (1.0 + s) * rho + (log_inv_delta + s * (log_am1 - log_alpha) - log_alpha) / s
+
+
+def zcdp_epsilon(rho, delta):
+    """Epsilon of the (epsilon, delta)-DP guarantee implied by rho-zCDP.
+
+    Uses the conversion of Canonne, Kamath and Steinke (2020, Corollary 13),
+
+    .. math::
+
+        \\varepsilon = \\inf_{\\alpha > 1} \\alpha\\rho + \\frac{\\log(1/\\delta)
+        + (\\alpha - 1)\\log(1 - 1/\\alpha) - \\log\\alpha}{\\alpha - 1},
+
+    minimised numerically over :math:`\\alpha`. It is never larger than the
+    classical :math:`\\rho + 2\\sqrt{\\rho\\log(1/\\delta)}` (Bun and Steinke, 2016),
+    which is
+    used as a safeguard. For large ``delta`` the infimum can be negative at
+    small ``rho``: the guarantee is then (0, delta)-DP and 0 is returned.
+
+    Parameters
+    ----------
+    rho : float
+        The zCDP parameter, non-negative (``inf`` allowed).
+    delta : float
+        Target delta in [0, 1).
+
+    Returns
+    -------
+    epsilon : float
+        The smallest epsilon this conversion certifies (``inf`` when
+        ``delta=0`` and ``rho>0``).
+
+    Examples
+    --------
+    >>> from dpcov.accounting import zcdp_epsilon
+    >>> round(zcdp_epsilon(0.1, 1e-6), 6)
+    2.141939
+    >>> zcdp_epsilon(1e-4, 0.3)  # (0, 0.3)-DP: the infimum is negative
+    0.0
+    """
+    _check_nonnegative("rho", rho)
+    _check_nonnegative("delta", delta)
+    if delta >= 1:
+        raise ValueError(f"delta must be smaller than 1, got {delta!r}.")
+    if rho == 0:
+        return 0.0
+    if delta == 0 or np.isinf(rho):
+        return math.inf
+    log_inv_delta = -math.log(delta)
+    classical = rho + 2.0 * math.sqrt(rho * log_inv_delta)
+    # The optimum is near alpha = 1 + sqrt(log(1/delta)/rho); search log(alpha-1)
+    # on a bracket that is wide around it (the objective is unimodal in alpha).
+    centre = 0.5 * (math.log(log_inv_delta) - math.log(rho))
+    result = minimize_scalar(
+        lambda t: _cks_epsilon_at(t, rho, log_inv_delta),
+        bounds=(centre - 12.0, centre + 12.0),
+        method="bounded",
+        options={"xatol": 1e-10},
+    )
+    # A value below 0 certifies (0, delta)-DP (the bound on delta decreases in
+    # epsilon, so it holds at epsilon = 0 too), hence (epsilon, delta) for all
+    # epsilon >= 0.
+    return float(max(min(result.fun, classical), 0.0))
+
+
+def zcdp_rho(epsilon, delta):
+    """Largest rho such that rho-zCDP implies (epsilon, delta)-DP.
+
+    Inverts :func:`zcdp_epsilon` (which is increasing in rho) numerically; the
+    returned rho satisfies ``zcdp_epsilon(rho, delta) <= epsilon``. Every
+    ``delta`` in (0, 1) is allowed: for large ``delta`` the conversion is
+    loose enough that rho may exceed ``epsilon`` (``zcdp_rho(0.1, 0.5)`` is
+    about 0.45).
+
+    Parameters
+    ----------
+    epsilon : float
+        Target epsilon, positive (``inf`` gives ``inf``).
+    delta : float
+        Target delta in (0, 1).
+
+    Returns
+    -------
+    rho : float
+        The zCDP budget to run a zCDP mechanism at.
+
+    Examples
+    --------
+    >>> from dpcov.accounting import zcdp_rho
+    >>> round(zcdp_rho(1.0, 1e-6), 6)
+    0.024356
+    """
+    _check_nonnegative("epsilon", epsilon)
+    _check_nonnegative("delta", delta)
+    if not 0 < delta < 1:
+        raise ValueError(
+            f"delta must be in (0, 1) to convert to zCDP, got {delta!r}; "
+            "with delta=0 use a pure-DP mechanism."
+        )
+    if epsilon == 0:
+        return 0.0
+    if np.isinf(epsilon):
+        return math.inf
+
+    def gap(r):
+        return zcdp_epsilon(r, delta) - epsilon
+
+    # The root is bracketed by [0, high] with gap(0) = -epsilon < 0 and
+    # gap(high) > 0. zcdp_epsilon(rho) >= rho holds for small delta only: for
+    # large delta, Corollary 13 of [CKS20] certifies epsilon < rho, and even
+    # (0, delta)-DP at small rho (zcdp_epsilon is 0 there), so the root can
+    # lie beyond epsilon. Double the bracket until it holds: zcdp_epsilon
+    # increases without bound in rho (alpha*rho >= rho, and log(1/delta)/(alpha
+    # - 1) keeps alpha away from 1). Where zcdp_epsilon > 0 it increases
+    # strictly in rho (an infimum of strictly increasing functions, attained),
+    # so the root is unique.
+    high = epsilon
+    while gap(high) <= 0:
+        if high == sys.float_info.max:
+            return high  # (only for epsilon near the largest float)
+        high = min(2.0 * high, sys.float_info.max)
+    rho = brentq(gap, 0.0, high, xtol=1e-15, rtol=4 * np.finfo(float).eps)
+    # Never overshoot the target: step down until the guarantee holds (the
+    # root can sit an ulp or two above it), one ulp first, then twice as far
+    # each time.
+    rho, step = float(rho), 0.0
+    while zcdp_epsilon(rho, delta) > epsilon:
+        step = max(2.0 * step, math.ulp(rho))
+        rho = max(rho - step, 0.0)
+    return rho

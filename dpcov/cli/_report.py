@@ -1,0 +1,148 @@
+"""The JSON report of ``dpcov fit``: parameters, guarantee, split, releases."""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import dataclasses
+import math
+
+import numpy as np
+
+from ._estimators import documented_attributes
+
+_NOTIONS = {"PureDP": "pure", "ZCDP": "zCDP", "ApproxDP": "approx"}
+
+
+#: Fitted attributes reported in their own fields, or duplicates of others.
+_REPORTED_APART = {
+    "guarantee_",
+    "budget_split_",
+    "epsilon_spent_",
+    "delta_spent_",
+    "rho_spent_",
+    "n_features_in_",
+    "feature_names_in_",
+}
+
+
+def to_json(value):
+    """Convert ``value`` to JSON-safe data.
+
+    Guarantees (:mod:`dpcov.accounting` dataclasses) become
+    ``{"notion": "pure" | "zCDP" | "approx", <fields>}``, arrays lists,
+    non-finite floats the strings "inf", "-inf" and "nan" (strict JSON has no
+    such numbers), and anything else without a JSON form its ``repr``.
+
+    Parameters
+    ----------
+    value : object
+        What to convert.
+
+    Returns
+    -------
+    data : object
+        ``None``, bool, int, float, str, list or dict.
+
+    Examples
+    --------
+    >>> from dpcov.accounting import ZCDP
+    >>> to_json({"step": ZCDP(0.5), "x": np.array([1.0, np.inf])})
+    {'step': {'notion': 'zCDP', 'rho': 0.5}, 'x': [1.0, 'inf']}
+    """
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, np.ndarray):
+        return to_json(value.tolist())
+    if isinstance(value, (list, tuple)):
+        return [to_json(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): to_json(v) for k, v in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        notion = _NOTIONS.get(type(value).__name__, type(value).__name__)
+        fields = dataclasses.fields(value)
+        return {
+            "notion": notion,
+            **{f.name: to_json(getattr(value, f.name)) for f in fields},
+        }
+    return repr(value)
+
+
+def _small(value):
+    # Scalars, 1-D numeric arrays and flat dicts of scalars go into the report.
+    if isinstance(value, (bool, int, float, str, np.generic)):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.ndim <= 1 and value.dtype.kind in "biuf"
+    if isinstance(value, dict):
+        return all(
+            isinstance(v, (bool, int, float, str, np.generic)) for v in value.values()
+        )
+    return False
+
+
+def build_report(estimator, *, X, input_path, output_path, attribute, feature_names):
+    """The JSON report of a fit: parameters, guarantee, split and releases.
+
+    Only documented fitted attributes are reported (dpcov's docstrings audit
+    each as a private release or a public quantity).
+
+    Parameters
+    ----------
+    estimator : estimator
+        The fitted estimator.
+    X : ndarray of shape (n_samples, n_features)
+        The data (only its shape is reported).
+    input_path, output_path : str
+        The files read and written.
+    attribute : str
+        The attribute saved to ``output_path``.
+    feature_names : list of str or None
+        The CSV header, if any.
+
+    Returns
+    -------
+    report : dict
+        JSON-safe data.
+    """
+    from .. import __version__
+
+    released = np.asarray(getattr(estimator, attribute))
+    report = {
+        "dpcov_version": __version__,
+        "estimator": type(estimator).__name__,
+        "params": to_json(estimator.get_params(deep=False)),
+        "input": str(input_path),
+        "n_samples": int(X.shape[0]),
+        "n_features": int(X.shape[1]),
+    }
+    if feature_names is not None:
+        report["feature_names"] = feature_names
+    report["output"] = {
+        "path": str(output_path),
+        "attribute": attribute,
+        "shape": list(released.shape),
+    }
+    for name in ("guarantee_", "epsilon_spent_", "delta_spent_", "rho_spent_"):
+        if hasattr(estimator, name):
+            report[name] = to_json(getattr(estimator, name))
+    if hasattr(estimator, "budget_split_"):
+        report["budget_split_"] = to_json(estimator.budget_split_)
+    inline, other = {}, []
+    for name in documented_attributes(type(estimator)):
+        if name in _REPORTED_APART or name == attribute or not hasattr(estimator, name):
+            continue
+        value = getattr(estimator, name)
+        if _small(value):
+            inline[name] = to_json(value)
+        else:
+            other.append(name)
+    report["attributes"] = inline
+    report["attributes_not_inlined"] = other
+    return report
