@@ -1,11 +1,11 @@
 """AdaptiveCov: a private clipping threshold and a private choice of mechanism.
 
-Seed 000, Algorithm 3 ("tail-sensitive"). Clipping the rows at a threshold
-``tau`` trades noise (decreasing in ``tau``) for bias (increasing as ``tau``
-shrinks). AdaptiveCov scans ``tau = R, R/2, R/4, ...`` with the sparse vector
-technique and stops when a private upper bound on the clipping bias first
-exceeds an upper bound on the noise; then it runs the better of GaussCov and
-SeparateCov on the rows clipped at the previous grid point.
+Dong, Liang and Yi (2022), Algorithm 3 ("tail-sensitive"). Clipping the rows at
+a threshold ``tau`` trades noise (decreasing in ``tau``) for bias (increasing
+as ``tau`` shrinks). AdaptiveCov scans ``tau = R, R/2, R/4, ...`` with the
+sparse vector technique and stops when a private upper bound on the clipping
+bias first exceeds an upper bound on the noise; then it runs the better of
+GaussCov and SeparateCov on the rows clipped at the previous grid point.
 """
 
 # Authors: The dpcov developers
@@ -72,8 +72,8 @@ def gaussian_tail_bounds(n_features, beta):
 def laplace_tail_bounds(n_features, beta):
     """Heuristic bounds on unit Laplace noise (utility only).
 
-    The constants instantiate the unspecified absolute constants of seed 000,
-    Lemmas 15-17, as the reference code does.
+    The constants instantiate the unspecified absolute constants of Dong,
+    Liang and Yi (2022), Lemmas 15-17, as the authors' reference code does.
 
     Parameters
     ----------
@@ -169,7 +169,7 @@ def clipping_bias_bounds(norms, radius, n_thresholds):
 
     A row of norm in ``(R 2**-j, R 2**-(j-1)]`` (bin ``j >= 1``) clipped at
     ``tau_k < R 2**-(j-1)`` is charged its bin's upper edge squared minus
-    ``tau_k**2`` (seed 000, eqs. (8)-(10)): an upper bound on
+    ``tau_k**2`` (Dong, Liang and Yi 2022, eqs. (8)-(10)): an upper bound on
     ``(||x||**2 - tau**2)_+``, hence on the bias (Lemma 9). Each row
     contributes a number in ``[0, 1)`` to every query, whatever its bin, so
     each query has sensitivity 1.

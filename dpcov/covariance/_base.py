@@ -122,15 +122,16 @@ def second_moment_sensitivities(radius, n_samples, n_features):
     # L2 (Frobenius = upper triangle's L2 up to the mirrored entries): replacing
     # y by y' changes the matrix by (yy^T - y'y'^T)/n, whose Frobenius norm is
     # sqrt(|y|^4 + |y'|^4 - 2 (y.y')^2)/n <= sqrt(2) R^2/n, tight for y orthogonal
-    # to y' (BDKU20, seed 000 Sec. 3.1). The upper triangle's L2 norm is at most
-    # that.
+    # to y' (BDKU20; Dong, Liang and Yi 2022, Sec. 3.1). The upper triangle's L2
+    # norm is at most that.
     l2 = np.sqrt(2.0) * scale
     # L1 of the upper triangle u of D = (yy^T - y'y'^T)/n: by Cauchy-Schwarz on
     # the d diagonal and the d(d-1)/2 off-diagonal entries separately,
     # |u|_1 <= sqrt(d a) + sqrt(d(d-1)/2 b) with a = sum D_ii^2, b = sum_{i<j} D_ij^2
     # and a + 2b = |D|_F^2 <= 2 R^4/n^2; the maximum over a is
-    # sqrt(d (d + 3) / 2) R^2 / n. It is below both seed 000 Lemma 11's
-    # sqrt(2) d R^2 / n and (d + 1) R^2 / n for every d, and tight at d = 2.
+    # sqrt(d (d + 3) / 2) R^2 / n. It is below both sqrt(2) d R^2 / n (Dong,
+    # Liang and Yi 2022, Lemma 11) and (d + 1) R^2 / n for every d, and tight at
+    # d = 2.
     l1 = np.sqrt(n_features * (n_features + 3) / 2.0) * scale
     return l2, l1
 
@@ -148,11 +149,12 @@ def eigenvalue_sensitivities(radius, n_samples):
     Returns
     -------
     l2 : float
-        ``sqrt(2) R**2 / n`` (seed 000, Lemma 8: Weyl interlacing).
+        ``sqrt(2) R**2 / n`` (Dong, Liang and Yi 2022, Lemma 8: Weyl
+        interlacing).
     l1 : float
-        ``2 R**2 / n`` (seed 000, Lemma 12, from [ADK19]): removing a row lowers
-        every eigenvalue, by ``|y|**2 / n`` in total; adding one raises them by
-        ``|y'|**2 / n`` in total.
+        ``2 R**2 / n`` (Dong, Liang and Yi 2022, Lemma 12, from [ADK19]):
+        removing a row lowers every eigenvalue, by ``|y|**2 / n`` in total;
+        adding one raises them by ``|y'|**2 / n`` in total.
     """
     scale = radius**2 / n_samples
     return np.sqrt(2.0) * scale, 2.0 * scale

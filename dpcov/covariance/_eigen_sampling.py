@@ -1,4 +1,4 @@
-"""Iterative eigenvector sampling (ADK19, "EMCov" in seed 000)."""
+"""Iterative eigenvector sampling (Amin et al. 2019; "EMCov" in Dong, Liang and Yi)."""
 
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
@@ -29,7 +29,7 @@ def direction_exponent(budget, *, radius, exponent="tight"):
 
     The score of a unit vector ``u`` is ``sum_i (u^T y_i)**2``; each term lies
     in ``[0, R**2]``, so replacing a row moves it by at most ``R**2`` (its
-    sensitivity; seed 003 states 2 for ``R = 1``, which is loose).
+    sensitivity; Amin et al. (2019) state 2 for ``R = 1``, which is loose).
 
     Parameters
     ----------
@@ -40,9 +40,10 @@ def direction_exponent(budget, *, radius, exponent="tight"):
     exponent : {"tight", "paper"}, default="tight"
         "tight": the exponential mechanism at its proved scale,
         ``epsilon / (2 R**2)``, with ``epsilon = sqrt(8 rho)`` under zCDP
-        (bounded range). "paper": seed 003's ``epsilon / (4 R**2)`` and, under
-        zCDP, seed 000 Appendix A's ``epsilon = sqrt(2 rho)``; a quarter of
-        the tight exponent under zCDP, half under pure DP.
+        (bounded range). "paper": the ``epsilon / (4 R**2)`` of Amin et al.
+        (2019), Algorithm 1, and, under zCDP, the ``epsilon = sqrt(2 rho)`` of
+        Dong, Liang and Yi (2022), Appendix A; a quarter of the tight
+        exponent under zCDP, half under pure DP.
 
     Returns
     -------
@@ -74,12 +75,12 @@ def direction_shares(eigenvalues, *, noise, n_features, allocation, beta, pure):
     n_features : int
         ``d``.
     allocation : {"uniform", "adaptive"}
-        "uniform": equal shares. "adaptive": seed 003's rule; step ``i``'s
-        error term is ``w_i / epsilon_i`` with ``w_i = lambda_i + tau`` (``tau``
-        a ``1 - beta`` bound on the eigenvalue noise), minimised under a fixed
-        total by ``epsilon_i`` proportional to ``sqrt(w_i)`` (pure DP) or
-        ``rho_i`` proportional to ``w_i**(2/3)`` (zCDP, where
-        ``epsilon_i ~ sqrt(rho_i)``).
+        "uniform": equal shares. "adaptive": the rule of Amin et al. (2019);
+        step ``i``'s error term is ``w_i / epsilon_i`` with
+        ``w_i = lambda_i + tau`` (``tau`` a ``1 - beta`` bound on the
+        eigenvalue noise), minimised under a fixed total by ``epsilon_i``
+        proportional to ``sqrt(w_i)`` (pure DP) or ``rho_i`` proportional to
+        ``w_i**(2/3)`` (zCDP, where ``epsilon_i ~ sqrt(rho_i)``).
     beta : float
         Failure probability of ``tau``.
     pure : bool
@@ -268,19 +269,20 @@ class EigenSamplingCovariance(BasePrivateCovariance):
         the projection onto the complement (the probabilistic-PCA form).
     allocation : {{"adaptive", "uniform"}}, default="adaptive"
         Split of the eigenvector budget between the sampled directions:
-        equal, or larger for larger released eigenvalues (seed 003's rule,
-        ``epsilon_i`` proportional to ``sqrt(lambda_i + tau)``; under zCDP the
-        same error bound is minimised by ``rho_i`` proportional to
+        equal, or larger for larger released eigenvalues (the rule of Amin et
+        al., ``epsilon_i`` proportional to ``sqrt(lambda_i + tau)``; under
+        zCDP the same error bound is minimised by ``rho_i`` proportional to
         ``(lambda_i + tau)**(2/3)``). The split is a function of the private
         eigenvalues, so it costs nothing.
     exponent : {{"tight", "paper"}}, default="tight"
         Scale of the exponential mechanism. "tight" uses the proved
         sensitivity ``R**2`` of the score (``exp(epsilon_i q / (2 R**2))``) and,
         under zCDP, the bounded-range conversion ``epsilon_i = sqrt(8 rho_i)``.
-        "paper" reproduces seed 003 (``exp(epsilon_i q / (4 R**2))``) and seed
-        000 Appendix A (``epsilon_i = sqrt(2 rho_i)``); it is private too, with
-        more noise than it needs. The spec suggested "paper" as the default to
-        reproduce the figures; dpcov defaults to the proved tight scale.
+        "paper" reproduces Amin et al. (2019), Algorithm 1
+        (``exp(epsilon_i q / (4 R**2))``), and Dong, Liang and Yi (2022),
+        Appendix A (``epsilon_i = sqrt(2 rho_i)``); it is private too, with
+        more noise than it needs. Use it to reproduce the papers' figures;
+        dpcov defaults to the proved tight scale.
     beta : float, default=0.1
         Failure probability of the eigenvalue-noise bound ``tau`` used by the
         adaptive allocation. Accuracy only.
@@ -317,17 +319,18 @@ class EigenSamplingCovariance(BasePrivateCovariance):
     Neighbouring datasets differ in one row (replace-one); ``n_samples`` is
     public. With rows of norm at most ``R`` and the mechanism's budget ``B``:
 
-    - eigenvalues, ``B/2``: L2 sensitivity ``sqrt(2) R**2 / n`` (seed 000,
-      Lemma 8), Gaussian standard deviation ``sqrt(2) R**2 / (n sqrt(rho))``;
-      under pure DP, L1 sensitivity ``2 R**2 / n`` (Lemma 12), Laplace scale
-      ``4 R**2 / (n epsilon)``;
+    - eigenvalues, ``B/2``: L2 sensitivity ``sqrt(2) R**2 / n`` (Dong, Liang
+      and Yi 2022, Lemma 8), Gaussian standard deviation
+      ``sqrt(2) R**2 / (n sqrt(rho))``; under pure DP, L1 sensitivity
+      ``2 R**2 / n`` (Lemma 12), Laplace scale ``4 R**2 / (n epsilon)``;
     - eigenvectors, ``B/2``, split between the sampled directions: the score
       ``u^T Y^T Y u`` has sensitivity ``R**2`` (each row adds
       ``(u^T y)**2 in [0, R**2]``), so sampling with density proportional to
       ``exp(epsilon_i u^T Y^T Y u / (2 R**2))`` is ``epsilon_i``-DP
       (McSherry-Talwar) and ``epsilon_i**2 / 8``-zCDP (bounded range, [4]_).
-      Seed 003 states sensitivity 2 and samples ``exp(epsilon_i q / 4)``: half
-      the exponent needed (``exponent="paper"``).
+      Amin et al. (2019), Algorithm 1, state sensitivity 2 and sample
+      ``exp(epsilon_i q / 4)``: half the exponent needed
+      (``exponent="paper"``).
 
     The steps compose adaptively (each step's complement depends only on
     earlier outputs). The private radius and mean, when requested, take

@@ -1,4 +1,4 @@
-"""GaussCov and LapCov: noise added to every entry of the covariance (seed 000)."""
+"""GaussCov and LapCov: noise on every covariance entry (Dong, Liang and Yi, 2022)."""
 
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
@@ -119,13 +119,14 @@ class GaussianCovariance(BasePrivateCovariance):
     ``sqrt(2) R**2 / n`` (tight for orthogonal rows); its L1 sensitivity is at
     most ``sqrt(d (d + 3) / 2) R**2 / n`` (Cauchy-Schwarz on the diagonal and
     off-diagonal entries separately, given the Frobenius bound), which is
-    smaller than seed 000's ``sqrt(2) d R**2 / n`` (Lemma 11) for every ``d``:
-    about half the Laplace noise of the paper's LapCov.
+    smaller than the ``sqrt(2) d R**2 / n`` of Dong, Liang and Yi (2022),
+    Lemma 11, for every ``d``: about half the Laplace noise of the paper's
+    LapCov.
 
     Budget split (whole budget B): private radius B/8 when ``data_norm`` is
     None; private mean B/8 when ``assume_centered`` is False; the noisy matrix
     gets the rest. ``projection="feasible"`` with ``assume_centered=True`` is
-    the projection mechanism of seed 000, Appendix C.
+    the projection mechanism of Dong, Liang and Yi (2022), Appendix C.
 
     References
     ----------

@@ -1,4 +1,4 @@
-"""Pure-DP covariance by the nuclear-norm K-norm mechanism (seed 002)."""
+"""Pure-DP covariance by nuclear-norm K-norm noise (d'Orsi and Novikov, 2025)."""
 
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
@@ -19,8 +19,9 @@ from ._base import BasePrivateCovariance, Release
 #: Share of the budget spent on the private trace when ``project=True``.
 TRACE_SHARE = 0.5
 
-# E||s||^2 is about 1.7 / d for the normalised singular-value profile (spec
-# sec. 7a: d E||s||^2 = 1.50 at d = 2, 1.63-1.69 beyond).
+# E||s||^2 is about 1.7 / d for the normalised singular-value profile
+# (d E||s||^2 = 3/2 at d = 2 in closed form; 1.63-1.69 for d = 3 to 100 in
+# dpcov's simulations of the exact and Gibbs samplers).
 _PROFILE_SQUARED_NORM = 1.7
 
 
@@ -214,9 +215,9 @@ class NuclearLaplaceCovariance(BasePrivateCovariance):
     Neighbouring datasets differ in one row (replace-one); ``n_samples`` is
     public. ``W`` factorises as ``R U diag(s) V^T`` with ``R = ||W||_*``
     Gamma(``d**2``, ``1/kappa``), ``U, V`` Haar and the profile ``s`` of
-    density ``prod_{{i<j}} |s_i**2 - s_j**2|`` on the simplex (seed 002, Lemma
-    4.3); see :func:`dpcov.mechanisms.sample_nuclear_laplace`. The density
-    ratio on neighbours is
+    density ``prod_{{i<j}} |s_i**2 - s_j**2|`` on the simplex (d'Orsi and
+    Novikov 2025, Lemma 4.3); see :func:`dpcov.mechanisms.sample_nuclear_laplace`.
+    The density ratio on neighbours is
     ``exp(kappa (||Y - S'||_* - ||Y - S||_*)) <= exp(kappa ||S - S'||_*)
     <= exp(epsilon)``.
 

@@ -1,4 +1,8 @@
-"""SeparateCov: eigenvectors and eigenvalues privatised separately (seed 000)."""
+"""SeparateCov: eigenvectors and eigenvalues privatised separately.
+
+Dong, Liang and Yi (2022), "Differentially private covariance revisited",
+Algorithm 2 ("trace-sensitive") and its pure-DP version (Section 6).
+"""
 
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
@@ -153,10 +157,10 @@ class SeparateCovariance(BasePrivateCovariance):
 
     - eigenvectors: the noisy matrix of :class:`GaussianCovariance` at half the
       budget (Gaussian standard deviation ``sqrt(2) R**2 / (n sqrt(rho))``);
-    - eigenvalues: L2 sensitivity ``sqrt(2) R**2 / n`` (seed 000, Lemma 8),
-      Gaussian standard deviation ``sqrt(2) R**2 / (n sqrt(rho))``; under pure
-      DP, L1 sensitivity ``2 R**2 / n`` (Lemma 12), Laplace scale
-      ``4 R**2 / (n epsilon)``.
+    - eigenvalues: L2 sensitivity ``sqrt(2) R**2 / n`` (Dong, Liang and Yi
+      2022, Lemma 8), Gaussian standard deviation
+      ``sqrt(2) R**2 / (n sqrt(rho))``; under pure DP, L1 sensitivity
+      ``2 R**2 / n`` (Lemma 12), Laplace scale ``4 R**2 / (n epsilon)``.
 
     Budget split (whole budget B): private radius B/8 when ``data_norm`` is
     None; private mean B/8 when ``assume_centered`` is False; the remainder is

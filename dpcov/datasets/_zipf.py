@@ -1,4 +1,4 @@
-"""Gaussian rows with Zipf-distributed norms (seed 000, Section 7.1)."""
+"""Gaussian rows with Zipf-distributed norms (Dong, Liang and Yi, 2022, Sec. 7.1)."""
 
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause

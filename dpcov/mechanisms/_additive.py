@@ -1,8 +1,8 @@
 """Additive noise calibrated to a budget: Gaussian under zCDP, Laplace under pure DP.
 
-Estimators that have a zCDP form and a pure-DP form (seed 000's GaussCov and
-LapCov, SeparateCov and SeparateLapCov, ...) state both sensitivities of each
-statistic and let the budget's type pick the mechanism.
+Estimators that have a zCDP form and a pure-DP form (GaussCov and LapCov,
+SeparateCov and SeparateLapCov of Dong, Liang and Yi, 2022, ...) state both
+sensitivities of each statistic and let the budget's type pick the mechanism.
 """
 
 # Authors: The dpcov developers

@@ -2,7 +2,7 @@
 
 A d x d real matrix ``W`` with density proportional to ``exp(-kappa ||W||_*)``
 factorises through its singular value decomposition ``W = R U diag(s) V^T``
-(seed 002, Lemma 4.3; spec sec. 7) into independent parts:
+(d'Orsi and Novikov 2025, Lemma 4.3) into independent parts:
 
 * the radius ``R = ||W||_*`` is Gamma(``d**2``, ``1 / kappa``);
 * ``U`` and ``V`` are Haar on the orthogonal group;
@@ -233,7 +233,7 @@ def nuclear_profile_gibbs(rng, n_features, n_sweeps, *, start=None):
 
 
 def default_sweeps(n_features):
-    """Gibbs sweeps per draw: ``max(200, 20 d)`` (spec sec. 7).
+    """Gibbs sweeps per draw: ``max(200, 20 d)``.
 
     The measured integrated autocorrelation times are at most 14 sweeps up to
     d = 100 (for ``||s||**2``), so this is at least 14 times each.

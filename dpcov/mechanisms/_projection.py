@@ -7,10 +7,10 @@ projections can only help:
 
 * :func:`project_psd`: the PSD cone;
 * :func:`project_psd_bounded`: ``{0 <= S <= upper I}`` (eigenvalues clamped,
-  what every experiment of seed 000 does);
+  what every experiment of Dong, Liang and Yi, 2022, does);
 * :func:`project_feasible`: ``{S >= 0, tr S <= t}``, the set of covariances of
-  rows of norm at most ``sqrt(t)``: the projection mechanism of seed 000,
-  Appendix C;
+  rows of norm at most ``sqrt(t)``: the projection mechanism of Dong, Liang
+  and Yi (2022), Appendix C;
 * :func:`project_l2_ball` for vectors.
 
 The matrix projections take an optional eigenvalue ``floor`` (the set's lower
@@ -18,7 +18,7 @@ bound becomes ``floor I``): it makes the result invertible, at the price that
 the set may no longer contain the exact statistic.
 
 All matrix projections act on the eigenvalues only (von Neumann's trace
-inequality, Lemma 19 of seed 000), through :func:`spectral_map`.
+inequality; Dong, Liang and Yi 2022, Lemma 19), through :func:`spectral_map`.
 """
 
 # Authors: The dpcov developers
@@ -131,8 +131,9 @@ def project_feasible(matrix, max_trace, *, floor=0.0):
     For rows of norm at most ``r``, the second-moment matrices are exactly the
     PSD matrices of trace at most ``r**2`` (when ``n >= d``; a subset
     otherwise), so with ``floor=0`` and ``max_trace = r**2`` this is the
-    projection mechanism of seed 000, Appendix C: eigendecompose, project the
-    eigenvalues onto the capped simplex, reassemble (Lemma 19 of seed 000).
+    projection mechanism of Dong, Liang and Yi (2022), Appendix C:
+    eigendecompose, project the eigenvalues onto the capped simplex,
+    reassemble (their Lemma 19).
     A positive floor shifts the set: ``S = floor I + T`` with ``T`` PSD of
     trace at most ``max_trace - d floor`` (empty when that is negative, in
     which case ``floor I`` is returned).

@@ -10,14 +10,15 @@ cheap pass over the data):
 * :func:`private_radius` / :func:`private_radius_from_counts`: AboveThreshold
   (sparse vector), described below; it needs thousands of rows.
 
-Seed 000 (Algorithm 3) clips the data to a private radius found by the
-procedure of Dong and Yi (2021) with the guarantee of its Lemma 10: the radius
-is at most twice the largest norm and only ``O(log(k / beta) / epsilon)`` rows
-lie outside it. This module implements a procedure with that interface (the
-spec reconstructs it; the seed's own procedure was lost in extraction):
-AboveThreshold scans a public dyadic grid of radii from the largest down and
-stops at the first radius that more than ``2 alpha`` rows exceed; the released
-radius is the grid point above it.
+AdaptiveCov (Dong, Liang and Yi 2022, Algorithm 3) clips the data to a private
+radius found by the procedure of Dong and Yi (2021), with the guarantee of
+Dong, Liang and Yi's Lemma 10: the radius is at most twice the largest norm
+and only ``O(log(k / beta) / epsilon)`` rows lie outside it. The paper takes
+that procedure from Dong and Yi without restating it; this module implements
+a procedure with the same guarantee, built from the statement of Lemma 10
+(it may differ from Dong and Yi's): AboveThreshold scans a public dyadic grid
+of radii from the largest down and stops at the first radius that more than
+``2 alpha`` rows exceed; the released radius is the grid point above it.
 """
 
 # Authors: The dpcov developers

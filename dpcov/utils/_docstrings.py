@@ -92,12 +92,13 @@ assume_centered : bool, default=False
 projection : {"clamp", "feasible", "psd"}, default="clamp"
     Post-processing of the noisy symmetric matrix (free of privacy cost),
     applied to its eigenvalues: "clamp" clips them to ``[0, data_norm_**2]``
-    (the eigenvalue clamp of every experiment in seed 000); "feasible" projects
-    onto the PSD matrices of trace at most ``data_norm_**2`` (the projection
-    mechanism of seed 000, Appendix C); "psd" only sets negative eigenvalues to
-    zero. The first two are Frobenius projections onto convex sets that
-    contain the true covariance, so (with ``eigenvalue_floor=0``) they never
-    increase the Frobenius error.""",
+    (the eigenvalue clamp of every experiment of Dong, Liang and Yi, 2022);
+    "feasible" projects onto the PSD matrices of trace at most
+    ``data_norm_**2`` (the projection mechanism of Dong, Liang and Yi, 2022,
+    Appendix C); "psd" only sets negative eigenvalues to zero. The first two
+    are Frobenius projections onto convex sets that contain the true
+    covariance, so (with ``eigenvalue_floor=0``) they never increase the
+    Frobenius error.""",
     "eigenvalue_floor": """
 eigenvalue_floor : "auto" or float, default=0.0
     Lower bound on the eigenvalues, part of the set the projection maps onto
