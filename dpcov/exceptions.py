@@ -1,10 +1,10 @@
 """Exceptions raised by dpcov estimators.
 
 A stability-based private algorithm may legitimately answer "no result"
-(the bottom outcome of seed 001): that answer is itself a private release,
-and the estimators raise one of the exceptions below for it. Their messages
-state only public quantities (the parameters, the sample size, the
-requirement the data must meet); they never report a count, a score or a
+(the bottom outcome of Singhal and Steinke, 2021): that answer is itself a
+private release, and the estimators raise one of the exceptions below for it.
+Their messages state only public quantities (the parameters, the sample size,
+the requirement the data must meet); they never report a count, a score or a
 norm computed from the data.
 """
 

@@ -55,8 +55,8 @@ def block_error(eigengap, n_features, block_size, n_components):
     """Typical distance of a block's top-k subspace to the true one.
 
     ``s = gamma (sqrt(d) + sqrt(m)) / (sqrt(m) - sqrt(k))`` (Gordon's bounds
-    on the singular values of a Gaussian block and Wedin's theorem); the
-    spec's median-level form, about twice the observed median.
+    on the singular values of a Gaussian block and Wedin's theorem); a
+    median-level form derived for dpcov, about twice the observed median.
 
     Parameters
     ----------
@@ -364,7 +364,7 @@ class ApproximateSubspace(BaseSubspace):
     n_reference : int or None, default=None
         Number of reference points ``q``, above ``k``; None uses ``4 k``.
     cell_scale : float, default=20.0
-        ``c_l`` in the cell width (the spec's calibrated default).
+        ``c_l`` in the cell width (a default calibrated by simulation).
     bad_fraction : float, default=0.1
         Fraction of blocks allowed outside the heavy cell, used by the
         default ``n_blocks``.
@@ -396,7 +396,7 @@ class ApproximateSubspace(BaseSubspace):
         Blocks per run, ``t``.
     block_size_ : int
         Rows per block, ``m`` (public: from ``n_samples``). Must exceed
-        ``k``; the spec recommends at least ``4 k``, and the implied
+        ``k``; at least ``4 k`` is recommended, and the implied
         ``eigengap_`` shrinks as ``m`` does.
     n_reference_ : int
         Reference points, ``q``.
@@ -453,10 +453,10 @@ class ApproximateSubspace(BaseSubspace):
 
     **Accuracy** assumes Gaussian rows with the eigen-gap ``eigengap``; the
     constants (``q = 4 k``, ``cell_scale = 20``, the typical-value block
-    error) are the spec's, calibrated by simulation, not the paper's
-    unrecoverable ones. Nothing checks the assumption on the data (that
-    would cost privacy): a wrong ``eigengap`` gives
-    :class:`~dpcov.exceptions.NoHeavyCell` or a poor subspace.
+    error) are dpcov's, calibrated by simulation, not the paper's. Nothing
+    checks the assumption on the data (that would cost privacy): a wrong
+    ``eigengap`` gives :class:`~dpcov.exceptions.NoHeavyCell` or a poor
+    subspace.
 
     **No signal-to-noise figure.** Unlike the noise-addition estimators,
     this class has no ``signal_to_noise_`` and never warns with

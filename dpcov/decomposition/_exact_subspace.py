@@ -40,7 +40,7 @@ def subspace_score(X, span):
 
     ``c`` is the number of rows in the subspace, ``m`` the largest number in
     one of its proper subspaces (a hyperplane of it). The score has
-    sensitivity 1 under replacing a row (seed 001, Section 3).
+    sensitivity 1 under replacing a row (Singhal and Steinke 2021, Section 3).
 
     Parameters
     ----------
@@ -65,7 +65,7 @@ def enumerate_scores(X, k):
     """Scores of every k-dimensional span of rows (exact enumeration).
 
     Every k-dimensional subspace with a positive score is spanned by rows, so
-    this covers all candidates of Mechanism A. Cost: ``C(n, k)`` spans.
+    this covers all candidates of ``selection="gap"``. Cost: ``C(n, k)`` spans.
 
     Parameters
     ----------
@@ -237,12 +237,12 @@ class ExactSubspace(BaseSubspace):
     delta : float, default=1e-6
         In (0, 1); choose it well below ``1 / n_samples``. Must be positive.
     selection : {"majority", "gap"}, default="majority"
-        "majority" (the spec's Mechanism B): a random search over spans of
+        "majority" (a majority-margin test): a random search over spans of
         k sampled rows finds the unique subspace with score above ``n / 2``,
         if there is one, and the margin by which it clears ``n / 2`` passes
         a noisy stability test; tolerates fewer than ``n / 4`` outliers.
         The search misses with probability at most ``delta_search``
-        (a tenth of ``delta``, see Notes). "gap" (Mechanism A): exact
+        (a tenth of ``delta``, see Notes). "gap" (a noisy-gap test): exact
         enumeration of all ``C(n, k)`` spans and a noisy test on the gap
         between the two best scores; tolerates fewer than ``n / 3``
         outliers, but costs ``C(n, k)`` span scores (refused above
@@ -328,10 +328,10 @@ class ExactSubspace(BaseSubspace):
     A release needs ``g > 2``, and then ``S1`` is the unique maximiser on
     every neighbour; the rest is as above.
 
-    The seed's own rule (a noisy argmax with a bottom candidate scored
-    relative to the runner-up) is not private in the worst case when the
-    candidates are data-dependent; these are the provable replacements of
-    the spec (its Mechanisms B and A).
+    The selection rule of the paper ([1]_, Algorithm 1), read as a noisy
+    argmax with a bottom candidate scored relative to the runner-up, is not
+    private in the worst case when the candidates are data-dependent;
+    "majority" and "gap" are provable replacements, with the proofs above.
 
     **No signal-to-noise figure.** Unlike the noise-addition estimators,
     this class has no ``signal_to_noise_`` and never warns with

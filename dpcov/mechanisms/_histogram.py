@@ -4,8 +4,8 @@ Only the non-empty cells are counted and noised, and only the cells whose
 noisy count clears a threshold are released: a cell that exists on one
 dataset and not on its neighbour (count 1 against 0) is released with
 probability at most delta, so the empty cells of an unbounded domain (e.g.
-grid cells in R^{qd}) never need noise. Used by the subspace learners of seed
-001 (Singhal and Steinke, 2021), with replace-one neighbours: one item moves
+grid cells in R^{qd}) never need noise. Used by the subspace learners of
+Singhal and Steinke (2021), with replace-one neighbours: one item moves
 from one cell to another.
 """
 

@@ -13,9 +13,11 @@ the bottom outcome otherwise, is (epsilon, delta)-DP:
   mechanism (Geng, Ding, Guo and Kumar, 2020);
 * when neither can release, both output the bottom outcome surely.
 
-This is the selection step of the exact-case subspace estimator of seed 001
-(Singhal and Steinke, 2021) in the provable forms of the spec (Mechanisms A
-and B), where ``g`` is a score gap or a majority margin.
+This is the selection step of the exact-case subspace estimator of Singhal
+and Steinke (2021, Section 3), in two provable forms that replace the paper's
+noisy argmax (Algorithm 1): ``g`` is the gap between the two best scores or
+the margin of a majority subspace (see
+:class:`dpcov.decomposition.ExactSubspace`).
 """
 
 # Authors: The dpcov developers
