@@ -9,9 +9,10 @@ The mean learner (PME) whitens fresh rows the same way and runs KVMean, a
 zCDP Karwa-Vadhan estimator (a noisy histogram for a coarse location, then a
 noisy clipped mean), on every coordinate (NaivePME).
 
-The paper's constants did not survive extraction; the ones here are derived
-in the spec (``subspace_gaussian.md`` §5-§6) and stated in each docstring.
-Privacy never depends on them: every release clips to a public radius first.
+The constants here (clipping thresholds, WeakPPC's cut-off, the number of
+rounds) are derived for dpcov and stated in each docstring; they need not be
+the paper's. Privacy never depends on them: every release clips to a public
+radius first.
 
 References
 ----------
@@ -39,7 +40,8 @@ from ..mechanisms import (
 )
 from ._coinpress import clipped_second_moment
 
-#: PPC stops once the public condition bound is at most this (spec §5.3).
+#: PPC stops once the public condition bound is at most this (dpcov's choice;
+#: the paper's PPC brings the condition number down to a constant, Theorem 3.11).
 MIN_CONDITION = 16.0
 #: Largest number of PPC rounds tried.
 MAX_ROUNDS = 200
@@ -146,7 +148,8 @@ def weak_ppc_condition(n_samples, n_features, condition, rho, beta):
 
     With ``V`` the span of the noisy eigenvectors of eigenvalue at least
     ``K / 2`` and ``A = I - P_V / 2``, the new upper bound is ``K' = ((1 +
-    xi) K / 4 + K / 2 + N) / (1 - xi)`` (spec §5.2, derived), ``N`` the noise's
+    xi) K / 4 + K / 2 + N) / (1 - xi)`` (derived for dpcov; it takes the place
+    of the upper bound of Kamath et al. 2019, Theorem 3.8), ``N`` the noise's
     operator-norm bound and ``xi`` the sample covariance's relative deviation.
     The lower bound 1 is kept when ``K >= 8 (1 + xi) + 2 N``.
 
@@ -301,7 +304,8 @@ def kv_coarse_bin(values, *, rho, width, radius, rng):
     two bins: L2 sensitivity ``sqrt(2)``, so ``sigma**2 = 2 / (2 rho)``). The
     empty bins are handled together: the largest of their noises is drawn in
     one step and placed at a uniformly random empty bin, which has the same
-    law as noising each (spec §1.5).
+    law as noising each (the largest of ``r`` independent ``N(0, 1 / rho)``
+    draws has distribution function ``Phi(x sqrt(rho))**r``).
 
     Parameters
     ----------
@@ -348,7 +352,7 @@ def kv_fine_width(n_samples, width, beta):
 
     ``w = sigma (1.5 + sqrt(2 ln(4 n / beta)))``: the heaviest bin is the
     mean's or a neighbour (``|mu - mu_0| <= 1.5 sigma``), and all rows are
-    within ``sigma sqrt(2 ln(4 n / beta))`` of the mean (spec §6.1, derived).
+    within ``sigma sqrt(2 ln(4 n / beta))`` of the mean.
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Private marginals of product distributions over {0, 1}^d (seed 004, Section 5).
+"""Private marginals of product distributions on {0, 1}^d (Kamath et al. 2019, Sec. 5).
 
 Two mechanisms release the vector of marginals ``p`` of a product of
 Bernoulli distributions, both rho-zCDP with respect to replacing one row
@@ -218,7 +218,7 @@ def binary_row_distance(n_active, radius=math.inf):
       nonnegative orthant and have norm at most ``B``; their inner product is
       nonnegative, hence ``||a - b||**2 = ||a||**2 + ||b||**2 - 2 a.b <=
       2 B**2``. This is ``sqrt(2)`` below the generic ``2 B`` of two points
-      of a ball (used in seed 004 and the spec).
+      of a ball (used by Kamath, Li, Singhal and Ullman, 2019, Section 5.1).
 
     Two rows with disjoint supports of ``min(B**2, k / 2)`` ones each attain
     the bound.
@@ -313,7 +313,8 @@ def naive_product_release(X, *, rho, rng):
     # sqrt(d) / n in L2 (attained by x = 1, x' = 0); see binary_row_distance.
     sensitivity = binary_row_distance(d) / n
     # Gaussian mechanism: sigma = Delta_2 / sqrt(2 rho) is rho-zCDP
-    # (Bun-Steinke 2016, Prop. 1.6; seed 004, Lemma 2.7).
+    # (Bun-Steinke 2016, Prop. 1.6; Kamath, Li, Singhal and Ullman 2019,
+    # Lemma 2.7).
     sigma = gaussian_scale(sensitivity, rho)
     noisy = mean + _noise.gaussian(rng, sigma, d)
     everything = np.arange(d)
@@ -475,7 +476,8 @@ def ppde_round(rows, *, upper_bound, n_rounds, beta, rho, rng):
     # 1-Lipschitz, and truncated binary rows lie in the nonnegative orthant).
     sensitivity = binary_row_distance(n_active, radius) / n_rows
     # Gaussian mechanism at the full budget: the rounds read disjoint blocks
-    # (parallel composition, seed 004 Thm 5.1; spec section 1.1).
+    # (parallel composition, as in the proof of Kamath, Li, Singhal and Ullman
+    # 2019, Theorem 5.1; see ppde_release for the adaptive version).
     sigma = gaussian_scale(sensitivity, rho)
     return mean + _noise.gaussian(rng, sigma, n_active), radius, sensitivity, sigma
 
@@ -483,7 +485,8 @@ def ppde_round(rows, *, upper_bound, n_rounds, beta, rho, rng):
 def ppde_release(X, *, rho, rng, orientation="private", beta=0.1):
     """PPDE: private marginals of a product distribution, less noise on small ones.
 
-    Seed 004, Algorithm 7, with the spec's thresholds (section 7.1):
+    Kamath, Li, Singhal and Ullman (2019), Algorithm 7, with truncation radii
+    and lock-in thresholds derived for dpcov:
 
     0. (``orientation="private"``) on the first ``n_0`` rows of a public
        shuffle, the Gaussian mechanism on the mean (sensitivity ``sqrt(d) /
@@ -502,8 +505,10 @@ def ppde_release(X, *, rho, rng, orientation="private", beta=0.1):
     and the plan are data-independent, each row is read by exactly one step,
     each step is a rho-zCDP Gaussian mechanism given the earlier outputs,
     and what a step does (its coordinates ``S_r``, radius, flips) depends
-    only on earlier private outputs. By adaptive parallel composition (spec
-    section 1.1) the whole release is rho-zCDP.
+    only on earlier private outputs. By adaptive parallel composition (a
+    changed row lies in one block: the steps before it do not read it, the
+    steps after it read identical blocks given the earlier outputs) the whole
+    release is rho-zCDP.
 
     Parameters
     ----------
@@ -687,15 +692,16 @@ def ppde_public_requirements(
 ):
     """Error bound against margin for the PPDE steps whose inputs are public.
 
-    The orientation step must err by at most 1/8 (so every oriented marginal
-    is at most 5/8) and round ``r`` by at most ``u_r / 8`` (the invariant of
-    seed 004, Claims 5.13-5.14: coordinates that move on satisfy ``p_j <=
-    u_{r+1}``, locked ones ``p_j >= u_r / 8``). Only the orientation step
-    and round 1 (``S_1`` is every coordinate) have a public active set; later
-    rounds' ``|S_r|`` is a private output, so their requirement cannot be
-    checked before the fit without leaking (:func:`ppde_step_error` with
-    ``k = d`` gives a worst case). The failure probability ``beta / 2`` left
-    after truncation is split equally over the steps.
+    The orientation step must err by at most 1/8 (so every oriented marginal is
+    at most 5/8) and round ``r`` by at most ``u_r / 8`` (the invariant of
+    Kamath, Li, Singhal and Ullman 2019, Claims 5.13-5.14: coordinates that
+    move on satisfy ``p_j <= u_{r+1}``, locked ones ``p_j >= u_r / 8``). Only
+    the orientation step and round 1 (``S_1`` is every coordinate) have a
+    public active set; later rounds' ``|S_r|`` is a private output, so their
+    requirement cannot be checked before the fit without leaking
+    (:func:`ppde_step_error` with ``k = d`` gives a worst case). The failure
+    probability ``beta / 2`` left after truncation is split equally over the
+    steps.
 
     Parameters
     ----------

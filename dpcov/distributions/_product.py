@@ -1,4 +1,4 @@
-"""Private learning of product distributions over {0, 1}^d (seed 004, Section 5)."""
+"""Private product distributions over {0, 1}^d (Kamath, Li, Singhal and Ullman 2019)."""
 
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
@@ -96,7 +96,7 @@ class ProductBernoulli(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
     method : {"gaussian", "ppde"}, default="gaussian"
         "gaussian": one Gaussian mechanism on the empirical marginals (noise
         of standard deviation ``sqrt(d) / (n sqrt(2 rho))`` on every
-        coordinate). "ppde": seed 004's Algorithm 7 (see Notes); it needs
+        coordinate). "ppde": Algorithm 7 of [1]_ (see Notes); it needs
         many rows (``fit`` refuses below the public requirement of
         ``dpcov.distributions._ppde.ppde_min_samples``, 54,927 at
         ``d=1000, rho=0.5``) and, in dpcov's benchmark, it is more accurate
@@ -196,7 +196,7 @@ class ProductBernoulli(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
     the release rho-zCDP; clipping is post-processing. ``budget_split_`` is
     ``{"marginals": ZCDP(rho)}``.
 
-    **"ppde"** ([1]_, Algorithm 7, with the thresholds of dpcov's spec). A
+    **"ppde"** ([1]_, Algorithm 7, with thresholds derived for dpcov). A
     public shuffle assigns the rows to disjoint blocks. Step 0 (private
     orientation, a tenth of the rows) releases the noisy mean (sensitivity
     ``sqrt(d) / n_0``) and flips the coordinates above 1/2. Then
@@ -232,8 +232,7 @@ class ProductBernoulli(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
     ``n=2e6``: 0.067 against 0.12), the two are about even at ``d=20000``
     (``n=1e7``: 0.10 against 0.12), and PPDE wins at ``d=50000`` (``n=1e7``:
     0.26 against 0.44; ``n=3e7``: 0.11 against 0.14), sizes that only fit
-    in memory as sparse matrices. Hence "gaussian" is the default, as the
-    spec's simulations suggested (PPDE loses below ``d`` of about 10,000).
+    in memory as sparse matrices. Hence "gaussian" is the default.
 
     **Signal to noise.** A marginal's information is in its rarer outcome:
     ``p_j = 0.02`` released with noise of standard deviation 0.05 cannot be
