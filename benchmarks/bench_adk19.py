@@ -25,7 +25,7 @@ reproduction only. No further centring: the target is the second moment
 Estimators, all at the same budget: EigenSampling with ``allocation`` x
 ``exponent`` in {adaptive x tight (the default), adaptive x paper (the paper's
 Algorithm 1 as written), uniform x tight}, GaussianCovariance (``delta=0``:
-LapCov) and SeparateCovariance; and the seed's own baselines as its text
+LapCov) and SeparateCovariance; and the paper's own baselines as its text
 states them ("ADK19-baseline": Laplace noise of scale ``2 d / epsilon`` on
 ``X^T X`` under pure DP, the classical Gaussian mechanism as printed in the
 zCDP panel; see :func:`adk19_baseline`). Two panels: pure DP (``delta=0``) and zCDP
@@ -75,10 +75,10 @@ METHODS = [name for name, _, _ in ESTIMATORS] + ["ADK19-baseline", "Zero"]
 
 
 def adk19_baseline(X, epsilon, delta, rng):
-    """The seed's own baselines, as its text states them (not dpcov's).
+    """The baselines of Amin et al. (2019), as their text states them (not dpcov's).
 
     Pure DP: symmetric Laplace noise of scale ``2 d / epsilon`` on ``X^T X``
-    (the seed's L1 sensitivity, looser than dpcov's LapCov). zCDP panel: the
+    (the paper's L1 sensitivity, looser than dpcov's LapCov). zCDP panel: the
     classical Gaussian mechanism with s.d. ``sqrt(2 ln(1.25/delta)) / epsilon``
     per entry as printed, which omits the ``sqrt(2)`` L2 sensitivity (so it is
     not (epsilon, delta)-DP as stated; shown for reproduction only). Both are
@@ -277,7 +277,7 @@ def _plot(results, path):
             ax.set_title(f"{dataset} (n={entry['n']}, d={entry['d']})")
     handles, labels = axes[0, 1].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8)
-    fig.suptitle("Seed 003 (ADK19) reproduction, pure DP")
+    fig.suptitle("Amin et al. (2019) reproduction, pure DP")
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     fig.savefig(path, dpi=110)
 

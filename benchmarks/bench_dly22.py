@@ -163,7 +163,7 @@ def _plot(results, path):
     for ax in np.ravel(axes)[len(panels) :]:
         ax.axis("off")
     np.ravel(axes)[0].legend(fontsize=8)
-    fig.suptitle("Seed 000 Sec. 7.1 reproduction (zCDP, Zipf norms)")
+    fig.suptitle("Dong, Liang and Yi (2022) Sec. 7.1 reproduction (zCDP, Zipf norms)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 

@@ -2,9 +2,9 @@
 
 Mean error ``||C - X^T X / n||`` in the spectral (``ord=2``), Frobenius and
 nuclear (``"nuc"``) norms, the three Schatten norms of d'Orsi and Novikov
-(seed 002), of pure-DP estimators at the same ``epsilon`` (all ``delta=0``,
-``data_norm=1``, ``assume_centered=True``, default ``projection="clamp"``,
-i.e. eigenvalues clipped to ``[0, 1]``):
+(2025, Theorem 1.1), of pure-DP estimators at the same ``epsilon`` (all
+``delta=0``, ``data_norm=1``, ``assume_centered=True``, default
+``projection="clamp"``, i.e. eigenvalues clipped to ``[0, 1]``):
 
 - NL: ``NuclearLaplaceCovariance()`` (Algorithm 1);
 - NL-proj: ``NuclearLaplaceCovariance(project=True)`` (Algorithm 2: half of
@@ -80,7 +80,7 @@ DIMS = [4, 8, 16, 32]
 NS = [100, 1_000, 10_000]
 EPSILONS = [0.1, 1.0]
 NORMS = {"spectral": 2, "frobenius": "fro", "nuclear": "nuc"}
-# Theory for Algorithm 1 (seed 002, Thm 1.1): d**(1 + 1/p) / (epsilon n).
+# Theory for Algorithm 1 (d'Orsi and Novikov 2025, Thm 1.1): d**(1 + 1/p) / (eps n).
 THEORY_EXPONENT = {"spectral": 1.0, "frobenius": 1.5, "nuclear": 2.0}
 METHODS = ["NL", "NL-proj", "NL-psd", "LapCov", "SepLapCov", "Zero"]
 ALL_METHODS = METHODS + ["NL-raw"]

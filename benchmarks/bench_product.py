@@ -14,7 +14,7 @@ Methods, all at ``rho = 0.5`` (``ProductBernoulli(rho=0.5, ...)``, default
 - gaussian: ``method="gaussian"`` (the default), the Gaussian mechanism on
   the empirical marginals;
 - ppde: ``method="ppde"`` with the private orientation step (a tenth of the
-  rows), seed 004's Algorithm 7;
+  rows), Algorithm 7 of Kamath, Li, Singhal and Ullman (2019);
 - gaussian (known), ppde (known): ``orientation="known"``, only on the
   sparse instances, where every marginal is indeed at most 1/2 (the
   estimates are then clipped to 1/2, and PPDE skips its orientation step);
@@ -26,8 +26,7 @@ Methods, all at ``rho = 0.5`` (``ProductBernoulli(rho=0.5, ...)``, default
 benchmark runs the mechanism itself (:func:`ppde_release`, with the
 estimator's post-processing) and marks the row "below pre-check".
 
-Instances (spec section 7.2), the marginals drawn once per instance from a
-fixed seed:
+Instances, the marginals drawn once per instance from a fixed seed:
 
 - log-uniform: ``d = 1000``, ``p_j`` log-uniform in ``[d**-1.5, 1/2]``, 30%
   of the coordinates (chosen at random) flipped to ``1 - p_j``;

@@ -38,8 +38,8 @@ covariance has ``lambda_1 = ... = lambda_k = 1 + gamma**2`` and
 1000, 10000}. ApproximateSubspace needs ``eigengap_ >= gamma`` for its
 accuracy guarantee; its ``eigengap_`` (public, from ``n``, ``d`` and the
 defaults) is reported for every ``d``. With ``n = 4000`` the blocks hold
-``m = (n // 2) // 36 = 55`` differenced rows (above the ``4 k = 12``
-the spec recommends).
+``m = (n // 2) // 36 = 55`` differenced rows (above the recommended
+``4 k = 12``).
 
 Row-norm bound for PCA, public and chosen without looking at the data:
 ``R = sqrt(k + 2 sqrt(k L) + 2 L) + gamma sqrt(d + 2 sqrt(d L) + 2 L)`` with
