@@ -178,9 +178,10 @@ def test_budget_split(params, budget):
 
 
 def test_unit_norms_no_clipping_and_gauss(global_random_seed):
-    # Seed 000 Sec. 7.1 setting with Zipf N = 1 (all norms 1, trace 1) at
-    # d = 200, n = 5e4, rho = 0.1: noise dominates at every threshold below 1,
-    # so it must not clip, and GaussCov beats SeparateCov at trace 1.
+    # Dong, Liang and Yi (2022), Sec. 7.1 setting with Zipf N = 1 (all norms 1,
+    # trace 1) at d = 200, n = 5e4, rho = 0.1: noise dominates at every
+    # threshold below 1, so it must not clip, and GaussCov beats SeparateCov at
+    # trace 1.
     X = make_zipf_norms(50_000, 200, n_buckets=1, random_state=global_random_seed)
     est = AdaptiveCovariance(
         rho=0.1, data_norm=1.0, assume_centered=True, random_state=global_random_seed
@@ -221,9 +222,9 @@ def test_skewed_norms_clip_and_beat_separate(global_random_seed):
     # 5.2e-4; ratio 0.48). With 20 fits, P(clip rate < 0.55) < 1e-3 under
     # Binomial(20, 0.85); a 20-fit mean of the ratio has s.e. about 0.05
     # (unclipped fits have SeparateCov-like errors), so 0.75 is 5 s.e. away.
-    # (The Zipf settings of seed 000 at rho = 0.1 are noise-driven: the
-    # sparse-vector noise, scale 25 rows, swamps bias counts of a few rows, so
-    # the picked threshold is close to random there.)
+    # (The Zipf settings of Dong, Liang and Yi at rho = 0.1 are noise-driven:
+    # the sparse-vector noise, scale 25 rows, swamps bias counts of a few rows,
+    # so the picked threshold is close to random there.)
     rng = np.random.default_rng(global_random_seed)
     X = rng.normal(size=(20_000, 100))
     X /= 32 * np.linalg.norm(X, axis=1, keepdims=True)

@@ -35,8 +35,8 @@ def _upper_residuals(est, target):
 
 
 def test_gaussian_noise_scale_closed_form(global_random_seed):
-    # GaussCov: per-entry s.d. R^2 / (n sqrt(rho)) (seed 000 Sec. 3.1: L2
-    # sensitivity sqrt(2) R^2/n, sigma = Delta / sqrt(2 rho)).
+    # GaussCov: per-entry s.d. R^2 / (n sqrt(rho)) (Dong, Liang and Yi 2022,
+    # Sec. 3.1: L2 sensitivity sqrt(2) R^2/n, sigma = Delta / sqrt(2 rho)).
     n, d, R, rho = 400, 30, 2.0, 0.3
     X = _unit_rows(n, d, global_random_seed, radius=R)
     target = X.T @ X / n

@@ -1,4 +1,4 @@
-"""Tests of the zipf module (seed 000 synthetic data)."""
+"""Tests of the zipf module (synthetic data of Dong, Liang and Yi, 2022)."""
 
 import numpy as np
 import pytest
@@ -9,8 +9,8 @@ from dpcov.datasets import make_zipf_norms
 @pytest.mark.parametrize(
     "n_buckets, trace", [(1, 1.0), (2, 0.33334), (4, 0.0410415625), (8, 0.0027550769)]
 )
-def test_traces_match_seed_000(n_buckets, trace):
-    # Traces from the spec's table (n = 5e4, s = 3), computed from the generator.
+def test_traces_match_reference(n_buckets, trace):
+    # Reference traces (n = 5e4, s = 3), computed from the generator.
     X = make_zipf_norms(50_000, 10, n_buckets=n_buckets, random_state=0)
     assert (X**2).sum() / X.shape[0] == pytest.approx(trace, rel=1e-8)
 

@@ -1,4 +1,4 @@
-"""Tests for dpcov.decomposition.ApproximateSubspace (seed 001, Algorithms 2-3)."""
+"""Tests for dpcov.decomposition.ApproximateSubspace (Singhal and Steinke, Alg. 2-3)."""
 
 import math
 
@@ -24,7 +24,7 @@ from dpcov.utils._pairs import pair_differences
 
 
 def _gaussian(n, d, k, gamma, seed):
-    # Spec 3.6.1: random rotation, top-k eigenvalues 1, the rest gamma**2.
+    # Planted subspace: random rotation, top-k eigenvalues 1, the rest gamma**2.
     rng = np.random.default_rng(seed)
     Q = np.linalg.qr(rng.normal(size=(d, d)))[0]
     scales = np.r_[np.ones(k), np.full(d - k, gamma)]
@@ -33,7 +33,7 @@ def _gaussian(n, d, k, gamma, seed):
 
 
 def test_default_blocks_and_prediction():
-    # Spec 3.3: eps=1, delta=1e-6 gives tau = 27.2 and t = 36.
+    # eps=1, delta=1e-6 gives tau = 27.2 and t = 36.
     assert stable_histogram_threshold(1.0, 1e-6) == pytest.approx(27.24, abs=0.01)
     assert default_n_blocks(1.0, 1e-6) == 36
     # alpha_hat = l (sqrt(d) + sqrt(q)) / (sqrt(12) (sqrt(q) - sqrt(k))).
@@ -44,9 +44,9 @@ def test_default_blocks_and_prediction():
 
 @pytest.mark.parametrize(
     "gamma, cell_scale, successes, median",
-    # Spec 3.6.1 table (30 trials; d=100, k=3, m=20, t=40, q=12, eps=1,
-    # delta=1e-6): success 29/30, 20/30, 27/30 and median errors 0.027,
-    # 0.0068, 0.066, to be reproduced within +-30%.
+    # Calibration runs of the defaults (30 trials; d=100, k=3, m=20, t=40,
+    # q=12, eps=1, delta=1e-6): success 29/30, 20/30, 27/30 and median errors
+    # 0.027, 0.0068, 0.066, to be reproduced within +-30%.
     [(1e-6, 20.0, 29, 0.027), (1e-6, 5.0, 20, 0.0068), (1e-5, 5.0, 27, 0.066)],
 )
 def test_planted_subspace_table(gamma, cell_scale, successes, median):
@@ -76,7 +76,7 @@ def test_planted_subspace_table(gamma, cell_scale, successes, median):
 
 
 def test_uninformative_width_is_refused_before_reading_data():
-    # Spec 3.6.1's fourth row (gamma=1e-5, c_l=50: median error 0.67) has a
+    # The calibration setting gamma=1e-5, c_l=50 (median error 0.67) has a
     # predicted error above 1: fit refuses publicly, even on garbage data.
     est = ApproximateSubspace(
         3,
@@ -92,7 +92,7 @@ def test_uninformative_width_is_refused_before_reading_data():
 
 
 def test_locality_of_blocks():
-    # Spec 3.6.3: changing one row changes exactly one concatenated vector.
+    # Changing one row changes exactly one concatenated vector.
     rng = np.random.default_rng(0)
     X, _ = _gaussian(400, 20, 2, 1e-3, 0)
     order = rng.permutation(400)
@@ -112,7 +112,7 @@ def test_locality_of_blocks():
 
 
 def test_public_randomness_is_data_independent():
-    # Spec 3.6.4: the reference points and offsets depend on the seed only.
+    # The reference points and offsets depend on the random_state only.
     X1, _ = _gaussian(2000, 30, 2, 1e-9, 0)
     X2, _ = _gaussian(2000, 30, 2, 1e-9, 1)
     a = ApproximateSubspace(2, random_state=5).fit(X1)
@@ -154,7 +154,7 @@ def test_histogram_noise_scale_through_the_estimator():
 
 
 def test_boost_selects_a_run_close_to_the_majority():
-    # Spec 4: with 40% of the runs replaced by random projectors the selected
+    # Boosting: with 40% of the runs replaced by random projectors the selected
     # run is within 3 alpha of the truth; with most runs bad, none is chosen.
     rng = np.random.default_rng(0)
     d, k, alpha = 30, 2, 0.05

@@ -1,4 +1,4 @@
-"""Tests for dpcov.decomposition.ExactSubspace (seed 001, exact case)."""
+"""Tests for dpcov.decomposition.ExactSubspace (Singhal and Steinke, exact case)."""
 
 import math
 
@@ -44,7 +44,7 @@ def _same_span(est, basis):
 
 
 def test_score_sanity():
-    # Spec 2.8.1: d=8, k=2, n=30 with 3 outliers; score(S*) = n - l - (k - 1)
+    # d=8, k=2, n=30 with 3 outliers; score(S*) = n - l - (k - 1)
     # = 26 and every other span scores at most 1.
     X, basis = _planted(27, 3)
     scores = enumerate_scores(_objects(X), 2)
@@ -55,7 +55,7 @@ def test_score_sanity():
 
 @pytest.mark.parametrize("seed", range(10))
 def test_success_threshold(seed):
-    # Spec 2.8.2 at eps=1, delta=1e-6 (B_2 = 27.33): n=70 gives gap 65 above
+    # At eps=1, delta=1e-6 (B_2 = 27.33): n=70 gives gap 65 above
     # 2 B_2 + 2 = 56.7, so the answer is always S*. Majority at n=70:
     # v = 66 - 35 = 31 above 1 + 2 B_1 (B_1 = 14.2 at the test's 0.9 delta),
     # so always S*.
@@ -68,8 +68,8 @@ def test_success_threshold(seed):
 
 
 def test_below_threshold_release_rate():
-    # Spec 2.8.2 says n=30 (gap 25 < tau_A = 29.33) is "always bottom"; that
-    # is wrong: the release needs Z > 4.33, of probability
+    # n=30 (gap 25 < tau_A = 29.33) is not "always bottom": the release
+    # needs Z > 4.33, of probability
     # (e^{-4.33/2} - e^{-A/2}) / (2 (1 - e^{-A/2})) = 5.7% under TLap(2, 1,
     # 1e-6). Only gaps <= 2 are always bottom (next test). Check the rate.
     X30, _ = _planted(27, 3)
@@ -100,7 +100,7 @@ def _two_lines(a, b):
 @pytest.mark.slow
 @pytest.mark.parametrize("selection", ["gap", "majority"])
 def test_neighbour_release_probabilities(selection):
-    # Spec 2.8.3 through the estimator's selection step: a dataset at the edge
+    # Through the estimator's selection step: a dataset at the edge
     # and its neighbour (one row moved between the two lines).
     # gap (Delta = 2): scores are the line counts, gap 3 = 5 - 2 releases with
     # probability delta / (1 + e^{eps/2}); the neighbour (4, 3) has gap 1 and
@@ -138,7 +138,7 @@ def test_neighbour_release_probabilities(selection):
 
 
 def test_score_sensitivity_on_neighbours():
-    # Spec 2.8.4: replacing a row moves every score by at most 1 and the gap
+    # Replacing a row moves every score by at most 1 and the gap
     # g = q1 - max(q2, 0) by at most 2, including rows moved into or out of
     # a heavy hyperplane (small coordinates make many coincidences).
     rng = np.random.default_rng(0)
@@ -165,7 +165,7 @@ def test_score_sensitivity_on_neighbours():
 
 @pytest.mark.slow
 def test_search_failure_rate():
-    # Spec 2.8.5: k=3, a bit over half the rows in S*; R trials all miss with
+    # k=3, a bit over half the rows in S*; R trials all miss with
     # probability at most (1 - 2^-k)^R. Take R with bound 0.2 and count misses.
     X, basis = _planted(56, 44, d=6, k=3, seed=1)
     integers = _objects(X)

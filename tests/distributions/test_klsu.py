@@ -30,7 +30,7 @@ def test_naive_pce_noise_closed_form():
 
 
 def test_naive_pce_sensitivity_is_tight_and_rows_are_clipped():
-    # Spec §5.5.2: neighbours sqrt(T) e1 and sqrt(T) e2 move the clipped second
+    # Neighbours sqrt(T) e1 and sqrt(T) e2 move the clipped second
     # moment by exactly sqrt(2) T / n in Frobenius norm; a longer row counts as
     # one of norm sqrt(T). Checked at epsilon = inf (no noise).
     n, d, K, beta = 100, 3, 4.0, 0.1
@@ -122,7 +122,7 @@ def test_ppc_schedule_refuses_publicly():
 
 
 def test_ppc_invariant():
-    # Spec §5.5.4: I <= A S A.T <= K_r I, checked as lambda_min >= 0.9 and
+    # PPC's guarantee: I <= A S A.T <= K_r I, checked as lambda_min >= 0.9 and
     # lambda_max <= K_r, on a rotated S with condition number 1e3, in all but
     # a beta fraction of 8 trials (plus 4 binomial standard errors).
     d, m, K, rho, beta = 10, 100_000, 1e3, 0.5, 0.1
@@ -150,7 +150,7 @@ def _brute_force_bin(values, rho, width, radius, rng):
 
 
 def test_coarse_bin_noises_empty_bins():
-    # Spec §6.4.2: the one-draw maximum over empty bins has the law of noising
+    # The one-draw maximum over empty bins has the law of noising
     # each bin. With one row and a small budget, empty bins often win; the
     # distribution of the chosen bin over 9 bins must match the brute-force
     # reference (chi-square two-sample test at level 1e-3), and the empty bins
@@ -187,7 +187,7 @@ def test_coarse_bin_huge_range_is_cheap_and_correct():
 
 
 def test_kv_mean_noise_variance():
-    # Spec §6.4.1: data far from bin edges, so the coarse step is
+    # Data far from bin edges, so the coarse step is
     # deterministic in practice; the fine step's output variance over 3000
     # runs must be (2 w / n)**2 / (2 rho / 2) within 5 standard errors of a
     # sample variance (sqrt(2 / 3000) relative).

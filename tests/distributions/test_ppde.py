@@ -37,7 +37,7 @@ def _reference_truncated_mean(rows, radius):
 
 
 def _bernstein_radius(u, k, n_r, n_rounds, beta):
-    # Spec 7.1: B = sqrt(mu + sqrt(2 mu L) + 2 L / 3), mu = u k,
+    # Truncation radius (Bernstein): B = sqrt(mu + sqrt(2 mu L) + 2 L / 3), mu = u k,
     # L = log(2 n_r (R_p + 1) / beta).
     L = math.log(2 * n_r * n_rounds / beta)
     mu = u * k
@@ -126,7 +126,7 @@ def test_truncation_radius_is_bernstein():
 
 
 def test_truncation_rate_is_zero_in_model():
-    # Spec 7.3.5: on in-model data no row is truncated (the radius fails with
+    # On in-model data no row is truncated (the radius fails with
     # probability at most beta / 2 = 0.05 over all rows and rounds).
     rng = np.random.default_rng(0)
     p = np.r_[np.full(200, 0.002), 0.3, 0.1, 0.05, 0.02, 0.01, 0.9]
@@ -195,7 +195,7 @@ def test_naive_noise_scale(global_random_seed):
 
 
 def test_ppde_noise_scale_per_round(global_random_seed):
-    # Spec 7.3.2, per step: the release minus the truncated mean of the rows
+    # Per step: the release minus the truncated mean of the rows
     # the step read (recomputed here) is N(0, sigma_r^2), with sigma_r =
     # min(sqrt(2) B_r, sqrt(|S_r|)) / (n_r sqrt(2 rho)) (orientation step:
     # sqrt(d) / (n_0 sqrt(2 rho))). Variance ratios per round within 5
@@ -258,7 +258,7 @@ class _Recorder:
 
 @pytest.mark.parametrize("orientation", ["private", "known"])
 def test_each_row_is_read_exactly_once(orientation, global_random_seed):
-    # Spec 7.3.3: every row index is read by exactly one step (parallel
+    # Every row index is read by exactly one step (parallel
     # composition); the tiny marginals keep coordinates active until the final
     # round, so no block is skipped.
     rng = np.random.default_rng(global_random_seed)
@@ -376,16 +376,17 @@ def _worst_case_error(plan, step, d, rho, beta):
 
 
 def test_invariant_and_tv_once_n_meets_every_round(global_random_seed):
-    # Spec 7.3.4. At n = 40000, d = 8, rho = 50 every step's error bound E_r
-    # (Bernstein + Gaussian tails, union bounds; with |S_r| = d) is within its
-    # margin (1/8 for the orientation, u_r / 8 for round r), so with
-    # probability >= 1 - beta = 0.99 a trial satisfies: every oriented marginal
-    # <= 5/8; coordinates moving on from round r have p <= u_{r+1}; those
-    # locked in round r have p >= u_r / 8. Then every estimate is within E_r
-    # of p_j (clipping to an interval that contains p_j only helps), so
-    # TV <= sqrt(sum_j E_r(j)**2 / (p_j (1 - p_j))) (TV <= sqrt(1 - BC**2),
-    # -2 log BC <= KL <= chi-square). Spec: >= 95% of trials; with failure
-    # probability <= 0.01 each, 6+ failures in 100 has probability < 6e-4.
+    # The invariant of Kamath et al. (2019), Claims 5.13-5.14. At n = 40000,
+    # d = 8, rho = 50 every step's error bound E_r (Bernstein + Gaussian tails,
+    # union bounds; with |S_r| = d) is within its margin (1/8 for the
+    # orientation, u_r / 8 for round r), so with probability >= 1 - beta = 0.99
+    # a trial satisfies: every oriented marginal <= 5/8; coordinates moving on
+    # from round r have p <= u_{r+1}; those locked in round r have p >= u_r / 8.
+    # Then every estimate is within E_r of p_j (clipping to an interval that
+    # contains p_j only helps), so TV <= sqrt(sum_j E_r(j)**2 / (p_j (1 - p_j)))
+    # (TV <= sqrt(1 - BC**2), -2 log BC <= KL <= chi-square). Required: >= 95%
+    # of trials; with failure probability <= 0.01 each, 6+ failures in 100 has
+    # probability < 6e-4.
     n, d, rho, beta = 40_000, 8, 50.0, 0.01
     # Marginals at the lock-in thresholds u_r / 4 (5/32, 5/64, 5/128) and
     # near 1/2 (either orientation is then correct), plus tiny and flipped.

@@ -1,4 +1,4 @@
-"""Tests for dpcov.distributions.ProductBernoulli (seed 004, Section 5)."""
+"""Tests for dpcov.distributions.ProductBernoulli (Kamath et al. 2019, Section 5)."""
 
 import math
 

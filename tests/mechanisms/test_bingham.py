@@ -46,8 +46,8 @@ def test_circle_bessel_moment(a, global_random_seed):
     assert_mean_close(u[:, 0] ** 2, bessel_second_moment(a))
 
 
-def test_spec_reference_values():
-    # Spec sec. 6: c = (3, 1), eps = 2, exponent eps/4 -> 0.62125; one spike
+def test_reference_values():
+    # c = (3, 1), eps = 2, exponent eps/4 -> 0.62125; one spike
     # q = 5, kappa = 7 -> 0.67348.
     assert bessel_second_moment(0.5 * 2.0) == pytest.approx(0.62125, abs=1e-5)
     assert kummer_second_moment(7.0, 5) == pytest.approx(0.67348, abs=1e-5)
@@ -144,7 +144,7 @@ def test_envelope_root_and_bound():
 @pytest.mark.parametrize("q", [2, 20, 100])
 def test_acceptance_rate_concentrated_limit(q, global_random_seed):
     # In the concentrated limit the acceptance probability tends to
-    # sqrt(2 / (e q)) (spec sec. 6): the mean number of proposals is about
+    # sqrt(2 / (e q)): the mean number of proposals is about
     # sqrt(e q / 2). The geometric count has s.d. below its mean m, so over
     # 2000 draws the standard error is < m / 44; the 10% band also covers the
     # finite-q gap of the limit (measured 3.5% at q = 200).
@@ -153,5 +153,5 @@ def test_acceptance_rate_concentrated_limit(q, global_random_seed):
     counts = [_acg_rejection(rng, a)[1] for _ in range(2000)]
     expected = math.sqrt(math.e * q / 2)
     if q == 2:
-        expected = 1.5  # spec: 1.5 proposals at q = 2
+        expected = 1.5  # 1.5 proposals at q = 2
     assert np.mean(counts) == pytest.approx(expected, rel=0.1)

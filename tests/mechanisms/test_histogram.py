@@ -38,8 +38,9 @@ def _truncated_laplace_cdf(scale, bound):
 
 
 def test_truncated_laplace_params_closed_form():
-    # Spec sec. 1.3: A = (Delta/eps) log(1 + (e^eps - 1)/(2 delta)); eps = 2,
-    # delta = 1e-6, Delta = 2 gives 14.98.
+    # Truncated Laplace (Geng, Ding, Guo and Kumar 2020):
+    # A = (Delta/eps) log(1 + (e^eps - 1)/(2 delta)); eps = 2, delta = 1e-6,
+    # Delta = 2 gives 14.98.
     scale, bound = truncated_laplace_params(2.0, 2.0, 1e-6)
     assert scale == 1.0
     assert bound == pytest.approx(14.977, abs=1e-3)

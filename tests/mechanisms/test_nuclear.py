@@ -1,9 +1,9 @@
 """Tests of the nuclear-Laplace noise: radius, Haar factors, profile samplers.
 
 The profile tests use closed forms (d = 2), the Stein identity (S2) of the
-unordered law prod |s_i^2 - s_j^2| (spec sec. 7: ``(d^2 + 2) E[sum s^3] =
-(2d + 1) E[sum s^2]``, which a wrong Vandermonde power violates), the
-reference table of spec sec. 7a, and agreement of the exact and Gibbs
+unordered law prod |s_i^2 - s_j^2| (``(d^2 + 2) E[sum s^3] =
+(2d + 1) E[sum s^2]``, which a wrong Vandermonde power violates), reference
+values from an independent simulation, and agreement of the exact and Gibbs
 samplers. Tolerances are Z = 5 standard errors (paired-difference standard
 errors for identities).
 """
@@ -98,7 +98,7 @@ def test_exact_profile_matches_reference_and_stein(d, global_random_seed):
         5: (0.4675, 0.3372),
         6: (0.4054, 0.2816),
     }[d]
-    # Table sec. 7a (itself +- 0.0005): E[s_max] and E||s||^2.
+    # Reference values (themselves +- 0.0005): E[s_max] and E||s||^2.
     assert abs(s[:, 0].mean() - reference[0]) < Z * _se(s[:, 0]) + 0.0015
     norm2 = np.sum(s**2, axis=1)
     assert abs(norm2.mean() - reference[1]) < Z * _se(norm2) + 0.0015

@@ -22,8 +22,8 @@ def _release_rate(score, sensitivity, epsilon, delta, n_runs, seed):
 
 
 def test_threshold_closed_form():
-    # Delta + A with A = (Delta / eps) log(1 + (e^eps - 1) / (2 delta)); the
-    # spec's B_1 = 13.66 and B_2 = 27.33 at eps=1, delta=1e-6.
+    # Delta + A with A = (Delta / eps) log(1 + (e^eps - 1) / (2 delta)), so
+    # B_1 = 13.66 and B_2 = 27.33 at eps=1, delta=1e-6.
     assert stability_threshold(1.0, 1.0, 1e-6) == pytest.approx(1 + 13.664, abs=1e-3)
     assert stability_threshold(2.0, 1.0, 1e-6) == pytest.approx(2 + 27.327, abs=1e-3)
     assert stability_threshold(2.0, math.inf, 1e-6) == 2.0
@@ -34,11 +34,11 @@ def test_threshold_closed_form():
 @pytest.mark.parametrize(
     "sensitivity, margin, expected",
     [
-        # Mechanism B edge (spec 2.8.3): score 2 = Delta + 1 needs Z > A - 1,
+        # Majority-margin edge: score 2 = Delta + 1 needs Z > A - 1,
         # exactly delta by the tail P[Z > A - c] = delta (e^{c eps/Delta} - 1)
         # / (e^eps - 1) at c = Delta = 1.
         (1.0, 1.0, lambda eps, d: d),
-        # Mechanism A edge: gap 3 = Delta + 1 with Delta = 2 needs Z > A - 1,
+        # Noisy-gap edge: gap 3 = Delta + 1 with Delta = 2 needs Z > A - 1,
         # delta / (1 + e^{eps/2}).
         (2.0, 1.0, lambda eps, d: d / (1 + math.exp(eps / 2))),
     ],
