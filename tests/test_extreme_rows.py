@@ -12,8 +12,9 @@ with no warning.
 The fast tests check that directly and deterministically: with the same
 ``random_state``, the fit on the extreme neighbour equals the fit on the
 "merely large" one (same outcome, same released values up to rounding), and
-neither warns. The slow tests are statistical neighbour audits (NOTES.md's
-recipe) of the extreme row against an ordinary one.
+neither warns. The slow tests are statistical neighbour audits (events
+counted over seeded fits, bounded with Clopper-Pearson intervals) of the
+extreme row against an ordinary one.
 """
 
 # Authors: The dpcov developers
@@ -253,7 +254,7 @@ def test_extreme_row_is_a_merely_large_row(name):
                 )
 
 
-# Statistical neighbour audits (NOTES.md). One neighbour holds an extreme
+# Statistical neighbour audits. One neighbour holds an extreme
 # row, the other an ordinary row in its place. Over `runs` seeded fits per
 # side, count events an adversary can test: "a warning or an exception was
 # seen, or a released value is not finite" and "a projection of the release

@@ -223,7 +223,7 @@ class NuclearLaplaceCovariance(BasePrivateCovariance):
 
     References
     ----------
-    .. [1] d'Orsi, J. and Novikov, G. "On Purely Private Covariance
+    .. [1] d'Orsi, T. and Novikov, G. "On Purely Private Covariance
        Estimation". arXiv:2510.26717, Algorithms 1 and 2.
 
     Examples

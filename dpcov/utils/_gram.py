@@ -762,9 +762,9 @@ def _dask_sums(X, spec):
     # Each block (whole rows) runs the in-memory pass; Dask sums the packed
     # vectors. On Dask's threaded scheduler, the blocks' BLAS calls run
     # single-threaded: the scheduler's threads supply the parallelism, and
-    # OpenBLAS threads on top of them oversubscribe the cores (10x slower in
-    # NOTES.md's measurement). Workers of dask.distributed start with one BLAS
-    # thread; the synchronous scheduler keeps BLAS's threads.
+    # OpenBLAS threads on top of them oversubscribe the cores (10x slower when
+    # measured on 2 cores, n = 2e6, d = 100). Workers of dask.distributed start
+    # with one BLAS thread; the synchronous scheduler keeps BLAS's threads.
     import dask
     import dask.threaded
 

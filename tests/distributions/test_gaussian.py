@@ -229,8 +229,8 @@ def test_neighbour_audit_with_adversarial_rows():
     # difference is in the mean. A rho-zCDP release is mu-GDP-bounded with
     # mu = sqrt(2 rho) for any threshold test on a post-processing; the event
     # "first coordinate of mean_ > 0" over 2000 fits each gives a Clopper-
-    # Pearson 99.9% lower bound on mu that must not exceed sqrt(2 rho)
-    # (NOTES.md, privacy-audit recipe).
+    # Pearson 99.9% lower bound on mu that must not exceed sqrt(2 rho) (a
+    # threshold audit with Clopper-Pearson intervals).
     rho, n, fits = 0.5, 200, 2000
     X = np.zeros((n, 2))
     X_prime = X.copy()

@@ -45,7 +45,8 @@ def _bernstein_radius(u, k, n_r, n_rounds, beta):
 
 
 def _mu_interval(above_x, above_x_prime, alpha=1e-3):
-    # Gaussian-DP audit (shared/NOTES.md): with TPR = P(T > t | X) and FPR =
+    # Gaussian-DP audit (Dong, Roth and Su, 2022, Gaussian differential
+    # privacy): with TPR = P(T > t | X) and FPR =
     # P(T > t | X'), mu = Phi^-1(TPR) - Phi^-1(FPR) for a Gaussian mechanism
     # whose projection is N(m, s^2) vs N(m', s^2), at every threshold t.
     # Clopper-Pearson intervals at 1 - alpha / 2 each give a 1 - alpha

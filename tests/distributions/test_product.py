@@ -26,7 +26,7 @@ def _rows(p, n, seed):
 
 
 def _mu_interval(above_x, above_x_prime, alpha=1e-3):
-    # Gaussian-DP audit (shared/NOTES.md): mu = Phi^-1(TPR) - Phi^-1(FPR) at
+    # Gaussian-DP audit (Dong, Roth and Su, 2022): mu = Phi^-1(TPR) - Phi^-1(FPR) at
     # any threshold for N(m, s^2) vs N(m', s^2); Clopper-Pearson intervals at
     # 1 - alpha / 2 each give a 1 - alpha interval for mu.
     tpr = stats.binomtest(int(above_x.sum()), above_x.size)
