@@ -1,4 +1,4 @@
-"""Fit time of iterative eigenvector sampling (ADK19): dpcov vs IBM diffprivlib.
+"""Fit time of eigenvector sampling (Amin et al., 2019): dpcov vs IBM diffprivlib.
 
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \\
         python benchmarks/bench_eigen_sampling_speed.py --rounds 5
@@ -389,9 +389,10 @@ def summary(rows, timeout):
 
 
 def write_rst(path, rows, meta, command, timeout):
+    title = "Benchmark: speed of iterative eigenvector sampling (Amin et al., 2019)"
     lines = [
-        "Benchmark: speed of iterative eigenvector sampling (ADK19)",
-        "~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~",
+        title,
+        "~" * len(title),
         "",
         f"``OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 {command}``",
         "",

@@ -122,8 +122,8 @@ def second_moment_sensitivities(radius, n_samples, n_features):
     # L2 (Frobenius = upper triangle's L2 up to the mirrored entries): replacing
     # y by y' changes the matrix by (yy^T - y'y'^T)/n, whose Frobenius norm is
     # sqrt(|y|^4 + |y'|^4 - 2 (y.y')^2)/n <= sqrt(2) R^2/n, tight for y orthogonal
-    # to y' (BDKU20; Dong, Liang and Yi 2022, Sec. 3.1). The upper triangle's L2
-    # norm is at most that.
+    # to y' (Biswas et al. 2020; Dong, Liang and Yi 2022, Sec. 3.1). The upper
+    # triangle's L2 norm is at most that.
     l2 = np.sqrt(2.0) * scale
     # L1 of the upper triangle u of D = (yy^T - y'y'^T)/n: by Cauchy-Schwarz on
     # the d diagonal and the d(d-1)/2 off-diagonal entries separately,
@@ -152,7 +152,7 @@ def eigenvalue_sensitivities(radius, n_samples):
         ``sqrt(2) R**2 / n`` (Dong, Liang and Yi 2022, Lemma 8: Weyl
         interlacing).
     l1 : float
-        ``2 R**2 / n`` (Dong, Liang and Yi 2022, Lemma 12, from [ADK19]):
+        ``2 R**2 / n`` (Dong, Liang and Yi 2022, Lemma 12, from Amin et al. 2019):
         removing a row lowers every eigenvalue, by ``|y|**2 / n`` in total;
         adding one raises them by ``|y'|**2 / n`` in total.
     """

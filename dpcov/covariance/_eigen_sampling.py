@@ -20,7 +20,8 @@ from ..utils._docstrings import fill_doc
 from ..utils._sklearn_compat import Interval, StrOptions
 from ._base import BasePrivateCovariance, Release, eigenvalue_sensitivities
 
-#: Share of the mechanism's budget spent on the eigenvalues (ADK19: eps0 = eps/2).
+#: Share of the mechanism's budget spent on the eigenvalues (Amin et al. 2019:
+#: eps0 = eps/2).
 EIGENVALUE_SHARE = 0.5
 
 
@@ -227,7 +228,7 @@ def eigen_sampling_release(
 
 @fill_doc
 class EigenSamplingCovariance(BasePrivateCovariance):
-    """Private covariance by iterative eigenvector sampling (ADK19).
+    """Private covariance by iterative eigenvector sampling (Amin et al., 2019).
 
     Releases the eigenvalues of the (clipped) empirical second moment with
     additive noise, then samples its eigenvectors one at a time by the

@@ -1,4 +1,4 @@
-"""CoinPress: iterative private covariance and mean of Gaussian rows (BDKU20).
+"""CoinPress (Biswas et al., 2020): iterative private covariance and mean.
 
 Both estimators shrink a public confidence region step by step: each step
 clips the rows to a radius the current region implies, releases a noisy

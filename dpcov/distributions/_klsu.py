@@ -1,4 +1,4 @@
-"""Recursive private preconditioning and coordinate-wise private means (KLSU19).
+"""Recursive private preconditioning and private means (Kamath et al., 2019).
 
 The covariance learner of [1]_ preconditions recursively: NaivePCE releases
 the clipped second moment with the Gaussian mechanism; WeakPPC halves the

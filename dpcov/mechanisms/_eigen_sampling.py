@@ -1,4 +1,4 @@
-"""Iterative eigenvector sampling by the exponential mechanism (ADK19).
+"""Iterative eigenvector sampling by the exponential mechanism (Amin et al., 2019).
 
 Eigenvectors are drawn one at a time: the i-th is the exponential mechanism
 with score ``u^T C u`` over the unit sphere of the orthogonal complement of
