@@ -128,7 +128,7 @@ def nuclear_release(
 
 @fill_doc
 class NuclearLaplaceCovariance(BasePrivateCovariance):
-    """Pure-DP covariance by the nuclear-norm K-norm mechanism (dON25).
+    """Pure-DP covariance by the nuclear-norm mechanism (d'Orsi and Novikov, 2025).
 
     Releases the (clipped) empirical second moment plus a noise matrix ``W``
     with density proportional to ``exp(-kappa ||W||_*)`` on real ``d x d``
