@@ -129,13 +129,18 @@ def test_accountant_records_the_search_once():
 # --- the score's noise -------------------------------------------------------
 
 
-def test_score_noise_matches_the_closed_form():
-    search = PrivateSearchCV(
+def _one_candidate_search():
+    # One candidate: the selected model is the only run's, fitted seeded.
+    return PrivateSearchCV(
         SeparateCovariance(data_norm=1.0),
         {"data_norm": [1.0]},
         score_norm=1.0,
         random_state=0,
     ).fit(_rows())
+
+
+def test_score_noise_matches_the_closed_form():
+    search = _one_candidate_search()
     model = search.best_estimator_
     values = np.linalg.eigvalsh((model.covariance_ + model.covariance_.T) / 2)
     n_valid = math.ceil(0.2 * 5000)
@@ -155,12 +160,7 @@ def test_score_noise_on_worst_case_neighbours():
     # sensitivity exactly, so the standardised shift is sqrt(2 rho) (a
     # rho-zCDP Gaussian mechanism on a worst-case pair); noise at half or
     # twice the scale would give twice or half the shift.
-    search = PrivateSearchCV(
-        SeparateCovariance(data_norm=1.0),
-        {"data_norm": [1.0]},
-        score_norm=1.0,
-        random_state=0,
-    ).fit(_rows())
+    search = _one_candidate_search()
     model = search.best_estimator_
     values, vectors = np.linalg.eigh((model.covariance_ + model.covariance_.T) / 2)
     assert values[0] >= 0  # SeparateCovariance's default release is PSD
