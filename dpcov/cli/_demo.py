@@ -209,7 +209,11 @@ def file_table(path, data_norm):
         X=X,
         geometry={"data_norm": float(data_norm)},
         reference=EmpiricalCovariance().fit(X).covariance_,
-        reference_name="scikit-learn's EmpiricalCovariance on the same rows",
+        # The errors compare with the non-private estimate: they read the
+        # rows without privacy, so the printout is not a private release.
+        reference_name="scikit-learn's EmpiricalCovariance on the same rows "
+        "(not private: these figures are a comparison, not a release; use "
+        "dpcov fit to release)",
         units=np.ones(X.shape[1]),
     )
 

@@ -43,7 +43,7 @@ import numpy as np
 from scipy import stats
 from scipy.optimize import brentq, minimize_scalar
 
-from ..accounting import ZCDP, ApproxDP, PureDP, zcdp_rho
+from ..accounting import ZCDP, ApproxDP, PureDP, zcdp_epsilon, zcdp_rho
 from . import _noise
 
 __all__ = [
@@ -206,12 +206,23 @@ def _log_order_terms(s):
     return s * (math.log(s) - log_lambda) - log_lambda
 
 
+def _minimum_over_orders(objective):
+    # The smallest value of objective(t) over Renyi orders lambda = 1 + e^t:
+    # a grid in t, then a bounded search around the grid's best, and the
+    # smaller of the two. Any order gives a valid bound, so the minimisation
+    # only chooses a good one.
+    grid = np.linspace(-9.0, 14.0, 231)
+    values = [objective(t) for t in grid]
+    best = int(np.argmin(values))
+    low, high = grid[max(best - 1, 0)], grid[min(best + 1, grid.size - 1)]
+    refined = minimize_scalar(objective, bounds=(low, high), method="bounded")
+    return min(values[best], float(refined.fun))
+
+
 def _rdp_epsilon(rdp, delta):
     # The smallest epsilon certified by an RDP curve ``rdp(lambda)`` at
     # ``delta`` through eps = rdp(lambda) + (log(1/delta) + (lambda-1)
     # log(1 - 1/lambda) - log(lambda)) / (lambda - 1), over lambda = 1 + s.
-    # Any order gives a valid bound: a grid in log(s), then a bounded search
-    # around the grid's best, and the smaller of the two.
     log_inv_delta = -math.log(delta)
 
     def at(t):
@@ -219,12 +230,7 @@ def _rdp_epsilon(rdp, delta):
         value = rdp(1.0 + s) + (log_inv_delta + _log_order_terms(s)) / s
         return value if math.isfinite(value) else math.inf
 
-    grid = np.linspace(-9.0, 14.0, 231)
-    values = [at(t) for t in grid]
-    best = int(np.argmin(values))
-    low, high = grid[max(best - 1, 0)], grid[min(best + 1, grid.size - 1)]
-    refined = minimize_scalar(at, bounds=(low, high), method="bounded")
-    return max(min(values[best], float(refined.fun)), 0.0)
+    return max(_minimum_over_orders(at), 0.0)
 
 
 def _zcdp_delta(rho, epsilon):
@@ -235,12 +241,7 @@ def _zcdp_delta(rho, epsilon):
         s = math.exp(t)
         return s * ((1.0 + s) * rho - epsilon) + _log_order_terms(s)
 
-    grid = np.linspace(-9.0, 14.0, 231)
-    values = [log_delta(t) for t in grid]
-    best = int(np.argmin(values))
-    low, high = grid[max(best - 1, 0)], grid[min(best + 1, grid.size - 1)]
-    refined = minimize_scalar(log_delta, bounds=(low, high), method="bounded")
-    return min(math.exp(min(values[best], float(refined.fun))), 1.0)
+    return min(math.exp(_minimum_over_orders(log_delta)), 1.0)
 
 
 def _selection_rdp(rho, shape, gamma, mean):
@@ -328,9 +329,7 @@ def selection_guarantee(run_budget, *, mean, law="logarithmic", delta=0.0):
         pure = math.inf
     rho = run_budget.to_zcdp().rho
     if certain:
-        epsilon = (
-            math.inf if math.isinf(rho) else _rdp_epsilon(lambda o: rho * o, delta)
-        )
+        epsilon = zcdp_epsilon(rho, delta)  # one run: its own conversion
     elif math.isinf(rho):
         epsilon = math.inf
     else:

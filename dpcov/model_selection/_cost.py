@@ -25,57 +25,103 @@ def _is_estimator(value):
     return hasattr(value, "get_params") and not isinstance(value, type)
 
 
-def _walk_costs(estimator, *, fitted=False, caller="search_cost"):
-    # Guarantees of the private estimators inside ``estimator``: itself, or
-    # the steps of the composites that fit each step once on the same rows
-    # (Pipeline, FeatureUnion, ColumnTransformer). Any other meta-estimator
-    # may fit its inner estimator several times (bagging, one-vs-rest, ...):
-    # if it holds a private estimator, its cost is not known here. With
-    # ``fitted``, a fitted private estimator counts its ``guarantee_`` (what
-    # its fit spent, at most its ``privacy_cost()``), and a fitted
-    # ColumnTransformer its fitted clones (``transformers_``).
+_COMPOSITES = (
+    (Pipeline, "steps"),
+    (FeatureUnion, "transformer_list"),
+    (ColumnTransformer, "transformers"),
+)
+
+
+def private_steps(estimator, *, fitted=False, caller="search_cost", prefix=""):
+    """The private estimators that ``estimator`` fits once, with their paths.
+
+    Itself, or the steps of the composites that fit each step once on the
+    same rows (Pipeline, FeatureUnion, ColumnTransformer, its remainder
+    included), nested to any depth. Any other meta-estimator may fit its
+    inner estimator several times (bagging, one-vs-rest, ...): if it holds a
+    private estimator, its cost is not known here and this raises.
+
+    Parameters
+    ----------
+    estimator : object
+        What to walk.
+    fitted : bool, default=False
+        Walk a fitted ColumnTransformer's fitted clones (``transformers_``)
+        instead of the unfitted originals.
+    caller : str, default="search_cost"
+        Named in the error.
+    prefix : str, default=""
+        The parameter path of ``estimator`` (``"step__"``), for recursion.
+
+    Returns
+    -------
+    steps : list of (str, estimator)
+        Each private estimator with its parameter prefix (``"pca__"``, or
+        ``""`` for ``estimator`` itself): ``set_params(**{prefix + "rho":
+        ...})`` on the walked estimator reaches it.
+    """
     if hasattr(estimator, "privacy_cost"):
-        name = type(estimator).__name__
-        if fitted and hasattr(estimator, "guarantee_"):
-            return [(name, estimator.guarantee_)]
-        return [(name, estimator.privacy_cost())]
+        return [(prefix, estimator)]
     if not _is_estimator(estimator):
         return []
-    composites = (
-        (Pipeline, "steps"),
-        (FeatureUnion, "transformer_list"),
-        (ColumnTransformer, "transformers"),
-    )
-    steps = next((a for cls, a in composites if isinstance(estimator, cls)), None)
-    if steps is not None:
-        if fitted and isinstance(estimator, ColumnTransformer):
-            # The fitted clones, when there are any (``transformers`` keeps
-            # the unfitted originals).
-            steps = "transformers_" if hasattr(estimator, "transformers_") else steps
-        items = list(getattr(estimator, steps))
-        if steps == "transformers":
-            # An unfitted ColumnTransformer's remainder is fitted too (the
-            # fitted transformers_ list it already).
-            items.append(("remainder", estimator.remainder))
-        costs = []
-        # (name, estimator[, columns]) tuples: walk every element.
-        for step in items:
-            for item in step:
-                costs.extend(_walk_costs(item, fitted=fitted, caller=caller))
-        return costs
-    inner = [
-        value
-        for value in estimator.get_params(deep=True).values()
-        if hasattr(value, "privacy_cost")
-    ]
-    if inner:
-        raise ValueError(
-            f"{type(estimator).__name__} holds a private estimator "
-            f"({type(inner[0]).__name__}) and may fit it several times; "
-            f"{caller} counts Pipeline, FeatureUnion and ColumnTransformer "
-            "steps only."
+    attribute = next((a for cls, a in _COMPOSITES if isinstance(estimator, cls)), None)
+    if attribute is None:
+        inner = [
+            value
+            for value in estimator.get_params(deep=True).values()
+            if hasattr(value, "privacy_cost")
+        ]
+        if inner:
+            raise ValueError(
+                f"{type(estimator).__name__} holds a private estimator "
+                f"({type(inner[0]).__name__}) and may fit it several times; "
+                f"{caller} counts Pipeline, FeatureUnion and ColumnTransformer "
+                "steps only."
+            )
+        return []
+    if fitted and hasattr(estimator, "transformers_"):
+        # A fitted ColumnTransformer's fitted clones (``transformers`` keeps
+        # the unfitted originals; ``transformers_`` lists the remainder).
+        steps = [(step[0], step[1]) for step in estimator.transformers_]
+    else:
+        steps = [(step[0], step[1]) for step in getattr(estimator, attribute)]
+        if attribute == "transformers":
+            steps.append(("remainder", estimator.remainder))  # fitted too
+    leaves = []
+    for name, inner in steps:
+        leaves.extend(
+            private_steps(
+                inner, fitted=fitted, caller=caller, prefix=f"{prefix}{name}__"
+            )
         )
-    return []
+    # Every private estimator the composite holds must be one of the leaves
+    # (or inside one): anything else would be fitted without being counted.
+    found = [path for path, _ in leaves]
+    for key, value in estimator.get_params(deep=True).items():
+        if hasattr(value, "privacy_cost") and not any(
+            f"{prefix}{key}__".startswith(path) for path in found
+        ):
+            raise ValueError(
+                f"{type(estimator).__name__} holds a private estimator "
+                f"({type(value).__name__}, parameter {key!r}) outside its "
+                f"steps; {caller} cannot count it."
+            )
+    return leaves
+
+
+def _walk_costs(estimator, *, fitted=False, caller="search_cost"):
+    # (name, guarantee) of the private steps: with ``fitted``, a fitted
+    # estimator counts its ``guarantee_`` (what its fit spent, at most its
+    # ``privacy_cost()``).
+    return [
+        (
+            type(step).__name__,
+            step.guarantee_
+            if fitted and hasattr(step, "guarantee_")
+            else step.privacy_cost(),
+        )
+        for _, step in private_steps(estimator, fitted=fitted, caller=caller)
+    ]
 
 
 def pipeline_cost(estimator):

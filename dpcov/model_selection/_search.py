@@ -9,17 +9,14 @@ from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
-from sklearn.compose import ColumnTransformer
 from sklearn.model_selection import ParameterGrid, ParameterSampler
-from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.utils import _safe_indexing
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..accounting import ZCDP, ApproxDP, BudgetAccountant, PureDP, compose
 from ..exceptions import NoPrivateResult
-from ..mechanisms import _noise
-from ..mechanisms._calibration import gaussian_scale, laplace_scale
+from ..mechanisms import _noise, calibrate_additive
 from ..mechanisms._selection import (
     RUN_LAWS,
     draw_run_count,
@@ -35,6 +32,7 @@ from ..utils._sklearn_compat import (
     _fit_context,
     check_params_always,
 )
+from ._cost import _dominating, private_steps
 from ._scoring import bounded_scores, score_kind
 
 __all__ = ["PrivateSearchCV"]
@@ -42,53 +40,9 @@ __all__ = ["PrivateSearchCV"]
 _PRIVACY_PARAMS = ("epsilon", "delta", "rho")
 
 
-def _private_leaves(estimator, prefix=""):
-    # (parameter prefix, estimator) of every private estimator that
-    # ``estimator`` fits once: itself, or the steps of a Pipeline,
-    # FeatureUnion or ColumnTransformer, nested to any depth (as
-    # pipeline_cost walks them).
-    if hasattr(estimator, "privacy_cost"):
-        return [(prefix, estimator)]
-    composites = (
-        (Pipeline, "steps"),
-        (FeatureUnion, "transformer_list"),
-        (ColumnTransformer, "transformers"),
-    )
-    attribute = next((a for cls, a in composites if isinstance(estimator, cls)), None)
-    if attribute is None:
-        inner = [
-            v
-            for v in getattr(estimator, "get_params", dict)(deep=True).values()
-            if hasattr(v, "privacy_cost")
-        ]
-        if inner:
-            raise ValueError(
-                f"{type(estimator).__name__} holds a private estimator and may "
-                "fit it several times; PrivateSearchCV searches over Pipeline, "
-                "FeatureUnion and ColumnTransformer steps only."
-            )
-        return []
-    steps = [(step[0], step[1]) for step in getattr(estimator, attribute)]
-    if attribute == "transformers":
-        steps.append(("remainder", estimator.remainder))  # fitted too
-    leaves = []
-    for name, inner in steps:
-        if hasattr(inner, "get_params"):
-            leaves.extend(_private_leaves(inner, f"{prefix}{name}__"))
-    # Every private estimator the composite holds must be one of the leaves
-    # (or inside one): anything else would be fitted without being counted.
-    found = [p for p, _ in leaves]
-    for key, value in estimator.get_params(deep=True).items():
-        path = f"{prefix}{key}__"
-        if hasattr(value, "privacy_cost") and not any(
-            path.startswith(f) for f in found
-        ):
-            raise ValueError(
-                f"{type(estimator).__name__} holds a private estimator "
-                f"({type(value).__name__}, parameter {key!r}) outside its "
-                "steps; PrivateSearchCV cannot count it."
-            )
-    return leaves
+def _private_leaves(estimator):
+    # (parameter prefix, estimator) of every private step (see private_steps).
+    return private_steps(estimator, caller="PrivateSearchCV")
 
 
 def _is_privacy_key(key):
@@ -169,18 +123,20 @@ def _within(guarantee, budget):
     return guarantee.to_zcdp().rho <= budget.rho
 
 
-def _dominating(guarantees, pure):
-    # One per-run budget at least each candidate's.
+def _run_dominating(guarantees, pure):
+    # One per-run budget at least each candidate's: pure DP for a pure
+    # search, zCDP otherwise.
     if any(isinstance(g, ApproxDP) for g in guarantees):
         raise ValueError(
             "a candidate is (epsilon, delta)-DP only; the selection theorems "
             "need pure-DP or zCDP runs."
         )
-    if pure:
-        if not all(isinstance(g, PureDP) for g in guarantees):
-            raise ValueError("a candidate is not pure DP: give the search a delta > 0.")
-        return PureDP(max(g.epsilon for g in guarantees))
-    return ZCDP(max(g.to_zcdp().rho for g in guarantees))
+    dominating = _dominating(guarantees)
+    if not pure:
+        return ZCDP(dominating.to_zcdp().rho)
+    if not isinstance(dominating, PureDP):
+        raise ValueError("a candidate is not pure DP: give the search a delta > 0.")
+    return dominating
 
 
 class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
@@ -473,7 +429,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             return selection_run_budget(
                 self.epsilon, self.delta, mean=self.n_iter, law=self.law
             )
-        run_budget = _dominating([_guarantee_of(c) for c in grid], self.delta == 0)
+        run_budget = _run_dominating([_guarantee_of(c) for c in grid], self.delta == 0)
         spent = selection_guarantee(
             run_budget, mean=self.n_iter, law=self.law, delta=self.delta
         )
@@ -522,7 +478,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             seed = int(_noise.indices(rng, 2**31 - 1))
             params = next(iter(ParameterSampler(spaces, 1, random_state=seed)))
             candidate = clone(self.estimator).set_params(**clone(params, safe=False))
-            for _, leaf in _private_leaves(candidate):
+            leaves = _private_leaves(candidate)
+            for _, leaf in leaves:
                 if getattr(leaf, "accountant", None) is not None:
                     raise ValueError(
                         f"{type(leaf).__name__} has an accountant: pass it to "
@@ -535,7 +492,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 raise ValueError("a candidate exceeds the run budget.")  # defensive
             # Fresh, independent noise in every run (the selection theorems
             # assume independent runs).
-            for prefix, leaf in _private_leaves(candidate):
+            for prefix, leaf in leaves:  # set_params changed them in place
                 if "random_state" in leaf.get_params(deep=False):
                     candidate.set_params(
                         **{f"{prefix}random_state": int(_noise.indices(rng, 2**31 - 1))}
@@ -671,13 +628,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             )
         if not math.isfinite(low):
             return -math.inf, 0.0
+        # A scalar: its L1 and L2 sensitivities are both (high - low) / n.
         sensitivity = (high - low) / n_valid
-        mean = float(np.mean(values))
-        if isinstance(run_budget, PureDP):
-            scale = laplace_scale(sensitivity, run_budget.epsilon)
-            return mean + float(_noise.laplace(rng, scale)), scale
-        scale = gaussian_scale(sensitivity, run_budget.rho)
-        return mean + float(_noise.gaussian(rng, scale)), scale
+        noise = calibrate_additive(
+            run_budget, l2_sensitivity=sensitivity, l1_sensitivity=sensitivity
+        )
+        return float(noise.add(float(np.mean(values)), rng)), noise.scale
 
     # --- the selected model's methods ----------------------------------------
 
