@@ -381,8 +381,8 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         wanted = self._clipped_sums()
         if find_radius:
             counts = row_statistics(
-                X, norm_counts=radius_counts, check_finite=lazy
-            ).norm_counts
+                X, norm_sums=radius_counts, check_finite=lazy
+            ).norm_sums
             sums = None
         else:
             data_norm = (

@@ -31,7 +31,7 @@ A row ``x`` is processed as ``clip(clip(box(x), clip_norm) @ transform.T -
 center, final_clip)`` where ``clip(v, r) = v * min(1, r / ||v||)`` and
 ``box`` clips each feature to a public range and maps the range onto
 ``[-1, 1]``; each step is optional. Norm statistics (``square_norm``,
-``norm_counts``) are of the rows as they enter the final clip.
+``norm_sums``) are of the rows as they enter the final clip.
 
 Any finite row is processed without a floating-point warning, and its
 processed row is finite whenever a clip bounds it. The rule for values beyond
@@ -294,7 +294,7 @@ class _Pass:
     total: bool = False
     square_total: bool = False
     square_norm: bool = False
-    norm_counts: object = None
+    norm_sums: object = None
     check_finite: bool = False
     chunk_rows: int = None
     # Exponents of the public magnitudes that bound the transform's and the
@@ -348,10 +348,17 @@ class _Pass:
             shapes["square_total"] = (out_features,)
         if self.square_norm:
             shapes["square_norm"] = ()
-        if self.norm_counts is not None:
-            empty = np.asarray(self.norm_counts(np.empty(0)))
-            shapes["norm_counts"] = empty.shape
+        if self.norm_sums is not None:
+            shapes["norm_sums"] = self.norm_sums_empty().shape
         return shapes
+
+    def norm_sums_empty(self):
+        # The norm_sums callable on no rows: its shape and dtype (integer
+        # counts are summed exactly in int64, anything else in float64).
+        empty = np.asarray(self.norm_sums(np.empty(0)))
+        if np.issubdtype(empty.dtype, np.integer):
+            return empty.astype(np.int64)
+        return empty.astype(np.float64)
 
     def process(self, chunk):
         """The chunk's processed rows and their norms before the final clip."""
@@ -384,7 +391,7 @@ class _Pass:
                 rows = rows - self.center
                 owned = True
         norms = None
-        needs_norms = self.square_norm or self.norm_counts is not None
+        needs_norms = self.square_norm or self.norm_sums is not None
         if needs_norms or self.final_clip is not None:
             norms = _row_norms(rows)
         if source is not None and rows is not source:
@@ -467,7 +474,9 @@ class _Pass:
 
     def _zeros(self, n_features):
         return {
-            name: np.zeros(shape, dtype=np.int64 if name == "norm_counts" else None)
+            name: np.zeros_like(self.norm_sums_empty(), shape=shape)
+            if name == "norm_sums"
+            else np.zeros(shape)
             for name, shape in self.shapes(n_features).items()
         }
 
@@ -504,8 +513,8 @@ class _Pass:
                 # inf if the rows are not clipped and the sum is beyond float64.
                 with np.errstate(over="ignore"):
                     sums["square_norm"] += np.dot(norms, norms)
-            if self.norm_counts is not None:
-                sums["norm_counts"] += self.norm_counts(norms)
+            if self.norm_sums is not None:
+                sums["norm_sums"] += self.norm_sums(norms)
         return sums
 
     def run_sparse(self, X, pairs):
@@ -540,7 +549,7 @@ class _Pass:
                 data = _sparse_clip(data, row, n_rows, self.clip_norm, norms)
             needs_norms = (
                 self.square_norm
-                or self.norm_counts is not None
+                or self.norm_sums is not None
                 or self.final_clip is not None
             )
             norms = None
@@ -588,8 +597,8 @@ class _Pass:
             if self.square_norm:
                 with np.errstate(over="ignore"):
                     sums["square_norm"] += np.dot(norms, norms)
-            if self.norm_counts is not None:
-                sums["norm_counts"] += self.norm_counts(norms)
+            if self.norm_sums is not None:
+                sums["norm_sums"] += self.norm_sums(norms)
         if self.gram and center is not None:
             # - s m^T - m s^T + (sum f^2) m m^T, once for all the chunks.
             cross = np.outer(weighted, center)
@@ -623,8 +632,9 @@ class RowStatistics:
         ``sum_i y_i * y_i`` (per-feature sums of squares), float64.
     square_norm : float or None
         ``sum_i ||z_i||**2`` over the rows ``z_i`` entering the final clip.
-    norm_counts : ndarray of int or None
-        ``sum_i norm_counts(||z_i||)``.
+    norm_sums : ndarray or None
+        ``sum_i norm_sums(||z_i||)``: int64 for integer values (counts),
+        float64 otherwise.
     """
 
     n_rows: int
@@ -632,7 +642,7 @@ class RowStatistics:
     total: np.ndarray = None
     square_total: np.ndarray = None
     square_norm: float = None
-    norm_counts: np.ndarray = None
+    norm_sums: np.ndarray = None
 
 
 def row_statistics(
@@ -647,7 +657,7 @@ def row_statistics(
     total=False,
     square_total=False,
     square_norm=False,
-    norm_counts=None,
+    norm_sums=None,
     check_finite=False,
     chunk_rows=None,
 ):
@@ -675,9 +685,10 @@ def row_statistics(
         Then rows are scaled down to this L2 norm if longer.
     gram, total, square_total, square_norm : bool, default=False
         Which sums to compute (see :class:`RowStatistics`).
-    norm_counts : callable, default=None
+    norm_sums : callable, default=None
         Maps an array of norms (of the rows entering the final clip) to an
-        integer array of a fixed shape, e.g. counts in public bins; summed
+        array of a fixed shape, e.g. counts in public bins (integers, summed
+        exactly in int64) or per-bin sums of squared norms (float64); summed
         over the chunks. Must be picklable for Dask (a module-level function
         or a :func:`functools.partial` of one).
     check_finite : bool, default=False
@@ -705,7 +716,7 @@ def row_statistics(
         total=total,
         square_total=square_total,
         square_norm=square_norm,
-        norm_counts=norm_counts,
+        norm_sums=norm_sums,
         check_finite=check_finite,
         chunk_rows=chunk_rows,
     )
@@ -715,7 +726,7 @@ def row_statistics(
         # A bare finiteness check still visits every row: sum something.
         spec = replace(spec, total=True)
     sums = _dask_sums(X, spec) if is_dask_array(X) else spec.run(X)
-    if not (gram or total or square_total or square_norm or norm_counts is not None):
+    if not (gram or total or square_total or square_norm or norm_sums is not None):
         sums = {}
     if "square_norm" in sums:
         sums["square_norm"] = float(sums["square_norm"])
@@ -787,7 +798,7 @@ def _dask_sums(X, spec):
     offset = 0
     for (name, shape), size in zip(shapes.items(), sizes, strict=True):
         value = packed[offset : offset + size].reshape(shape)
-        if name == "norm_counts":
+        if name == "norm_sums" and spec.norm_sums_empty().dtype == np.int64:
             value = np.rint(value).astype(np.int64)
         sums[name] = value
         offset += size

@@ -9,9 +9,9 @@ from scipy import stats
 from dpcov.accounting import ZCDP, PureDP
 from dpcov.covariance import AdaptiveCovariance, SeparateCovariance
 from dpcov.covariance._adaptive import (
-    bias_bin_counts,
-    bias_bounds_from_counts,
-    clipping_bias_bounds,
+    bias_bin_sums,
+    clipping_bias,
+    clipping_bias_from_sums,
     gaussian_tail_bounds,
     laplace_tail_bounds,
 )
@@ -20,41 +20,72 @@ from dpcov.datasets import make_zipf_norms
 from ._privacy_checks import gaussian_shift
 
 
-def test_clipping_bias_bounds_by_hand():
-    # Bins (R = 1): 1.0 and 0.9 -> bin 1, 0.5 and 0.3 -> bin 2, 0.05 -> bin 5
-    # (beyond K = 4), 0 -> no bin. n B(tau_k) = sum_{j<=k} c_j (4^{1-j} - 4^{-k}).
+def test_clipping_bias_by_hand():
+    # R = 1, thresholds 1, 1/2, 1/4, 1/8: n B(tau_k) = sum_i (|x_i|^2 - 4^-k)_+
+    # (Lemma 9's bound itself). 0.05 is below every threshold, 0 has no bin.
     norms = np.array([1.0, 0.9, 0.5, 0.3, 0.05, 0.0])
-    got = clipping_bias_bounds(norms, 1.0, 4)
-    np.testing.assert_allclose(got, [0.0, 1.5, 2.25, 2.4375])
-    # Upper bound on the exact n * bias bound sum (|x|^2 - tau^2)_+ (Lemma 9).
-    taus = 2.0 ** -np.arange(4)
-    exact = [np.sum(np.maximum(norms**2 - t**2, 0)) for t in taus]
-    assert np.all(got >= np.array(exact) - 1e-12)
+    got = clipping_bias(norms, 1.0, 4)
+    expected = [
+        0.0,
+        (1 - 0.25) + (0.81 - 0.25),
+        (1 - 1 / 16) + (0.81 - 1 / 16) + (0.25 - 1 / 16) + (0.09 - 1 / 16),
+        (1 - 1 / 64) + (0.81 - 1 / 64) + (0.25 - 1 / 64) + (0.09 - 1 / 64),
+    ]
+    np.testing.assert_allclose(got, expected, rtol=1e-14)
     # Relative to R: scaling the norms and R together changes nothing.
-    np.testing.assert_allclose(clipping_bias_bounds(3 * norms, 3.0, 4), got)
+    np.testing.assert_allclose(clipping_bias(3 * norms, 3.0, 4), got, rtol=1e-14)
+    # A norm exactly on a threshold is not clipped there (its term is 0) and
+    # lands in the bin below: 0.5 = tau_1 is in bin 2.
+    np.testing.assert_array_equal(
+        bias_bin_sums(np.array([0.5]), 1.0, 4)[0], [0, 0, 1, 0]
+    )
 
 
-def test_bias_bin_counts_add_over_chunks():
-    # The queries from summed chunk counts equal those from all norms at once.
+def test_clipping_bias_equals_the_direct_sum(global_random_seed):
+    # From the per-bin sums, for norms spread over many bins, including exact
+    # powers of two (bin edges) and norms past R from rounding (count as R).
+    rng = np.random.default_rng(global_random_seed)
+    norms = rng.uniform(0, 1, 2000) ** 6
+    norms[:40] = 2.0 ** -rng.integers(0, 12, 40)
+    norms[40:45] = 1.0 + 1e-16
+    taus = 2.0 ** -np.arange(12)
+    unit = np.minimum(norms, 1.0)
+    direct = [np.sum(np.maximum(unit**2 - t**2, 0.0)) for t in taus]
+    np.testing.assert_allclose(clipping_bias(norms, 1.0, 12), direct, atol=1e-12)
+
+
+def test_bias_bin_sums_add_over_chunks():
+    # The queries from summed chunk sums equal those from all norms at once
+    # (counts exactly; sums of squares up to the order of additions).
     norms = np.random.default_rng(5).uniform(0, 2, 1000) ** 4
     norms[::50] = 0.0
-    whole = clipping_bias_bounds(norms, 2.0, 12)
-    counts = sum(bias_bin_counts(part, 2.0, 12) for part in np.array_split(norms, 9))
-    np.testing.assert_array_equal(bias_bounds_from_counts(counts), whole)
+    whole = bias_bin_sums(norms, 2.0, 12)
+    parts = sum(bias_bin_sums(part, 2.0, 12) for part in np.array_split(norms, 9))
+    np.testing.assert_array_equal(parts[0], whole[0])
+    np.testing.assert_allclose(parts[1], whole[1], rtol=1e-13)
+    np.testing.assert_allclose(
+        clipping_bias_from_sums(parts), clipping_bias(norms, 2.0, 12), atol=1e-12
+    )
 
 
 def test_clipping_bias_queries_have_sensitivity_one(global_random_seed):
-    # Replacing one row (any norm in [0, R]) moves every query by at most 1
-    # (a contribution 1 - 4^-k rounds to 1.0 for large k).
+    # Replacing one row (any norm in [0, R]) moves every query by at most 1:
+    # each row adds (u^2 - 4^-k)_+ in [0, 1] to query k.
     rng = np.random.default_rng(global_random_seed)
     norms = rng.uniform(0, 1, 200) ** 3
-    base = clipping_bias_bounds(norms, 1.0, 30)
+    base = clipping_bias(norms, 1.0, 30)
+    worst = 0.0
     for _ in range(500):
         other = norms.copy()
         other[rng.integers(200)] = rng.choice([0.0, 1.0, rng.uniform() ** 5])
-        assert (
-            np.max(np.abs(clipping_bias_bounds(other, 1.0, 30) - base)) <= 1.0 + 1e-12
-        )
+        worst = max(worst, np.max(np.abs(clipping_bias(other, 1.0, 30) - base)))
+    # (1e-12: the rounding of sums of 200 squares.)
+    assert worst <= 1.0 + 1e-12
+    # A row of norm R replacing a zero row reaches 1 - 4^-29 on the last query.
+    other = np.append(norms[:-1], 1.0)
+    zero = np.append(norms[:-1], 0.0)
+    gap = clipping_bias(other, 1.0, 30) - clipping_bias(zero, 1.0, 30)
+    assert gap[-1] == pytest.approx(1.0, abs=1e-12)
 
 
 def test_gaussian_tail_bounds_hold(global_random_seed):

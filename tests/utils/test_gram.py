@@ -65,7 +65,7 @@ def test_statistics_match_naive(dtype, chunk_rows, params):
         total=True,
         square_total=True,
         square_norm=True,
-        norm_counts=partial(radius_counts, grid=GRID),
+        norm_sums=partial(radius_counts, grid=GRID),
         **params,
     )
     # float32 rows are upcast per chunk, so both dtypes are summed in float64.
@@ -75,8 +75,8 @@ def test_statistics_match_naive(dtype, chunk_rows, params):
         stats.square_total, (Y * Y).sum(0), rtol=1e-12, atol=1e-12
     )
     np.testing.assert_allclose(stats.square_norm, np.dot(norms, norms), rtol=1e-12)
-    np.testing.assert_array_equal(stats.norm_counts, radius_counts(norms, GRID))
-    assert stats.norm_counts.dtype == np.int64
+    np.testing.assert_array_equal(stats.norm_sums, radius_counts(norms, GRID))
+    assert stats.norm_sums.dtype == np.int64
     assert stats.n_rows == 103
     np.testing.assert_array_equal(X, before)  # the input is never modified
 
@@ -86,7 +86,7 @@ def test_only_requested_statistics():
     stats = row_statistics(X, total=True)
     assert stats.gram is None and stats.square_norm is None
     assert stats.square_total is None
-    assert stats.norm_counts is None
+    assert stats.norm_sums is None
     np.testing.assert_allclose(stats.total, X.sum(0))
     assert row_statistics(X).total is None  # nothing asked: no pass
 
@@ -112,8 +112,8 @@ def test_huge_finite_rows_are_clipped_not_zeroed():
     X = np.array([[3e200, 4e200], [0.3, 0.4]])
     stats = row_statistics(X, clip_norm=1.0, total=True, check_finite=True)
     np.testing.assert_allclose(stats.total, [0.9, 1.2])
-    counts = row_statistics(X, norm_counts=partial(radius_counts, grid=[1e300, 1.0]))
-    np.testing.assert_array_equal(counts.norm_counts, [0, 1])
+    counts = row_statistics(X, norm_sums=partial(radius_counts, grid=[1e300, 1.0]))
+    np.testing.assert_array_equal(counts.norm_sums, [0, 1])
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
@@ -201,14 +201,14 @@ def test_huge_rows_are_clipped_in_their_direction(row, params, chunk_rows):
         gram=True,
         total=True,
         square_norm=True,
-        norm_counts=partial(radius_counts, grid=GRID),
+        norm_sums=partial(radius_counts, grid=GRID),
         **params,
     )
     assert np.all(np.isfinite(stats.gram)) and np.all(np.isfinite(stats.total))
     if "clip_norm" not in params:
         # Each huge row counts above every grid radius (its norm before the
         # final clip is beyond them all, inf or not).
-        assert stats.norm_counts[0] == 2
+        assert stats.norm_sums[0] == 2
     for huge in (row, row[::-1]):
         one = row_statistics(np.array([huge]), total=True, **params).total
         if "center" in params and "transform" not in params:
@@ -233,24 +233,24 @@ def test_tiny_rows(chunk_rows):
         chunk_rows=chunk_rows,
         clip_norm=1e-150,
         total=True,
-        norm_counts=partial(radius_counts, grid=[5e-160 * (1 + 1e-14), 5e-160]),
+        norm_sums=partial(radius_counts, grid=[5e-160 * (1 + 1e-14), 5e-160]),
     )
     np.testing.assert_array_equal(stats.total, X.sum(axis=0))
-    np.testing.assert_array_equal(stats.norm_counts, [0, 0])
+    np.testing.assert_array_equal(stats.norm_sums, [0, 0])
     stats = row_statistics(
         X,
-        norm_counts=partial(radius_counts, grid=[5e-160, 5e-160 * (1 - 1e-14)]),
+        norm_sums=partial(radius_counts, grid=[5e-160, 5e-160 * (1 - 1e-14)]),
     )
-    np.testing.assert_array_equal(stats.norm_counts, [0, 1])
+    np.testing.assert_array_equal(stats.norm_sums, [0, 1])
 
 
 def test_norms_beyond_float64_are_inf_without_warning():
     X = np.array([[1e308] * 4, [1.0, 0.0, 0.0, 0.0]])
     stats = row_statistics(
-        X, square_norm=True, norm_counts=partial(radius_counts, grid=[1e308, 1.0])
+        X, square_norm=True, norm_sums=partial(radius_counts, grid=[1e308, 1.0])
     )
     assert stats.square_norm == np.inf
-    np.testing.assert_array_equal(stats.norm_counts, [1, 1])
+    np.testing.assert_array_equal(stats.norm_sums, [1, 1])
 
 
 @pytest.mark.parametrize("params", PROCESSING[1:])
@@ -364,7 +364,7 @@ def test_sparse_statistics_match_dense(route, container, dtype, chunk_rows, para
         gram=True,
         total=True,
         square_norm=True,
-        norm_counts=partial(radius_counts, grid=GRID),
+        norm_sums=partial(radius_counts, grid=GRID),
         chunk_rows=chunk_rows,
         **params,
     )
@@ -373,7 +373,7 @@ def test_sparse_statistics_match_dense(route, container, dtype, chunk_rows, para
     np.testing.assert_allclose(got.gram, dense.gram, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(got.total, dense.total, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(got.square_norm, dense.square_norm, rtol=1e-12)
-    np.testing.assert_array_equal(got.norm_counts, dense.norm_counts)
+    np.testing.assert_array_equal(got.norm_sums, dense.norm_sums)
     assert got.n_rows == 103
     np.testing.assert_array_equal(S.data, data)  # the input is never modified
 
@@ -425,7 +425,7 @@ def test_sparse_extreme_rows_match_dense(route, row, params):
         gram=True,
         total=True,
         square_norm=True,
-        norm_counts=partial(radius_counts, grid=GRID),
+        norm_sums=partial(radius_counts, grid=GRID),
         **params,
     )
     dense = row_statistics(X, **requested)
@@ -433,7 +433,7 @@ def test_sparse_extreme_rows_match_dense(route, row, params):
     np.testing.assert_allclose(got.gram, dense.gram, rtol=1e-12, atol=1e-300)
     np.testing.assert_allclose(got.total, dense.total, rtol=1e-12, atol=1e-300)
     np.testing.assert_allclose(got.square_norm, dense.square_norm, rtol=1e-12)
-    np.testing.assert_array_equal(got.norm_counts, dense.norm_counts)
+    np.testing.assert_array_equal(got.norm_sums, dense.norm_sums)
 
 
 def test_sparse_check_finite(route):
