@@ -47,18 +47,24 @@ formulas (the same bits).
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import queue
 import sys
 import threading
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy import sparse
-from threadpoolctl import threadpool_limits
+from threadpoolctl import threadpool_info, threadpool_limits
 
-#: Bytes of float64 rows per chunk (a chunk of 8 MiB keeps BLAS efficient and
-#: the temporaries small).
-CHUNK_BYTES = 8 * 2**20
+#: Bytes of float64 rows per chunk. Measured at n = 1e6, d = 100 on 2 cores
+#: (two threads, single-threaded OpenBLAS, benchmarks/bench_fit_time.py
+#: --passes): 4 MiB chunks made the Gram pass as fast as 1 MiB ones and the
+#: passes without a Gram update 1.6x to 2.2x faster (fewer per-chunk calls);
+#: 16 MiB ones (beyond the cache) were 1.5x slower on the Gram pass.
+CHUNK_BYTES = 4 * 2**20
 
 
 def is_dask_array(X):
@@ -67,13 +73,14 @@ def is_dask_array(X):
     return da is not None and isinstance(X, da.Array)
 
 
-#: Sparse chunks: at most this many products of nonzeros in a row
-#: (``sum nnz_i**2``, the entries of ``S.T @ S`` before they are merged), ...
-SPARSE_CHUNK_PAIRS = CHUNK_BYTES // 8
+#: Sparse chunks (of 8 MiB: a sparse product's overheads need larger
+#: chunks): at most this many products of nonzeros in a row (``sum
+#: nnz_i**2``, the entries of ``S.T @ S`` before they are merged), ...
+SPARSE_CHUNK_PAIRS = 2**20
 #: ... this many stored values ...
-SPARSE_CHUNK_NONZEROS = CHUNK_BYTES // 32
+SPARSE_CHUNK_NONZEROS = 2**18
 #: ... and this many rows.
-SPARSE_CHUNK_ROWS = CHUNK_BYTES // 64
+SPARSE_CHUNK_ROWS = 2**17
 #: The sparse product is used when ``sum nnz_i**2`` is below ``n d**2`` over
 #: this. Measured on 2 cores (scipy 1.17, OpenBLAS; clip, Gram and sum of
 #: 20000 x 500 and 5000 x 2000 uniform random matrices): the sparse pass was
@@ -87,6 +94,55 @@ def _chunk_rows(n_features, chunk_rows):
     if chunk_rows is not None:
         return max(1, int(chunk_rows))
     return max(1, CHUNK_BYTES // (8 * max(1, n_features)))
+
+
+#: Chunks per block: the unit of work of a thread, summed on its own.
+BLOCK_CHUNKS = 16
+#: At most this many bytes of per-thread sums and buffers (d x d matrices and
+#: a chunk each): more threads are not worth their memory.
+THREAD_BYTES = 64 * 2**20
+
+
+def _blas_threads():
+    # The number of threads the BLAS behind NumPy would use now (1 when
+    # threadpoolctl finds none).
+    info = threadpool_info()
+    return max([1] + [lib["num_threads"] for lib in info if lib["user_api"] == "blas"])
+
+
+def _pass_threads(n_features, step, n_blocks):
+    """How many threads sum the blocks of a pass over dense rows.
+
+    As many as the BLAS would use (so ``OPENBLAS_NUM_THREADS``,
+    ``threadpoolctl`` and joblib's limits in its workers apply), each calling
+    a single-threaded BLAS on its own chunks: a chunk's Gram update is too
+    small for BLAS threads to pay (measured on 2 cores: one thread per chunk
+    was 1.7x faster than two threads sharing each chunk). At most one thread
+    per block, and within ``THREAD_BYTES`` of sums and buffers.
+    """
+    if n_blocks < 2:
+        return 1
+    per_thread = 8 * (2 * n_features**2 + step * n_features)
+    cap = max(1, THREAD_BYTES // per_thread)
+    return int(max(1, min(_blas_threads(), n_blocks, cap)))
+
+
+def _ordered_map(executor, function, items, window):
+    # executor.map with at most window items in flight and results yielded in
+    # the items' order: memory for window results, whatever the number of
+    # items.
+    pending = deque()
+    for item in items:
+        pending.append(executor.submit(function, item))
+        if len(pending) >= window:
+            yield pending.popleft().result()
+    while pending:
+        yield pending.popleft().result()
+
+
+def _add_sums(sums, more):
+    for name, value in more.items():
+        sums[name] += value
 
 
 def _cumulative_pairs(indptr):
@@ -178,40 +234,37 @@ def _row_norms(rows):
     return norms
 
 
-def _clip(rows, radius, owned, norms=None):
-    # Rows of norm above radius scaled to it, in their own direction. The
-    # factor radius / ||x|| is used as is when it is a normal float (the
-    # result is the same as before this rule existed); for a row whose norm
-    # is beyond float64 (inf) or makes that factor subnormal, the row is
-    # first scaled by a power of two, u = x 2**-k, and becomes
+def _scale_rows(rows, radius, out, norms=None):
+    # Rows of norm above radius scaled to it, in their own direction, written
+    # to out (which may be rows itself): every row is multiplied by
+    # min(1, radius / ||x||), so the work does not depend on how many rows
+    # are clipped, and a row within the radius is multiplied by 1 (exact).
+    # The factor radius / ||x|| is used as is when it is a normal float; for
+    # a row whose norm is beyond float64 (inf) or makes that factor subnormal,
+    # the row is first scaled by a power of two, u = x 2**-k, and becomes
     # u (radius / ||u||): the same direction, norm radius up to rounding.
     if norms is None:
         norms = _row_norms(rows)
-    over = norms > radius
-    if not over.any():
-        return rows, owned
-    if not owned:
-        rows = rows.copy()
-        owned = True
-    with np.errstate(under="ignore"):
-        factor = radius / norms[over]
-    far = factor < _TINY
+    with np.errstate(divide="ignore", under="ignore"):
+        scale = radius / norms  # inf for a zero row: its factor is 1
+    np.minimum(scale, 1.0, out=scale)
+    far = scale < _TINY
     if far.any():
-        index = np.flatnonzero(over)[far]
+        index = np.flatnonzero(far)
         unit, _ = _power_scaled(rows[index])
         lengths = np.sqrt(np.einsum("ij,ij->i", unit, unit))
         far_rows = unit * (radius / lengths)[:, np.newaxis]
-    if 4 * factor.shape[0] > rows.shape[0]:
-        # Many rows to scale: one dense product (by 1 elsewhere, exact) is
-        # cheaper than gathering and scattering them.
-        scale = np.ones(rows.shape[0])
-        scale[over] = factor
-        rows *= scale[:, np.newaxis]
-    else:
-        rows[over] *= factor[:, np.newaxis]
+    np.multiply(rows, scale[:, np.newaxis], out=out)
     if far.any():
-        rows[index] = far_rows
-    return rows, owned
+        out[index] = far_rows
+    return out
+
+
+def _clip(rows, radius, owned, norms=None):
+    # _scale_rows in place when the rows are ours to change, else into a new
+    # array; returns the rows and that they are now owned.
+    out = rows if owned else np.empty_like(rows)
+    return _scale_rows(rows, radius, out, norms), True
 
 
 def _sums_by(index, values, length):
@@ -360,8 +413,13 @@ class _Pass:
             return empty.astype(np.int64)
         return empty.astype(np.float64)
 
-    def process(self, chunk):
-        """The chunk's processed rows and their norms before the final clip."""
+    def process(self, chunk, buffer=None):
+        """The chunk's processed rows and their norms before the final clip.
+
+        ``buffer`` (float64, at least the chunk's shape) receives the rows
+        when the steps can run in place: no array of the chunk's size is
+        allocated. The rows are the same bits either way.
+        """
         if self.check_finite:
             # A finite sum proves every entry finite; otherwise look closer (a
             # sum can overflow on finite entries).
@@ -369,6 +427,37 @@ class _Pass:
                 suspect = not np.isfinite(chunk.sum(dtype=np.float64))
             if suspect and not np.isfinite(chunk).all():
                 raise ValueError("Input X contains NaN or infinity.")
+        if buffer is None or self.may_overflow or self.transform is not None:
+            return self._process_new(chunk)
+        # The steps of _process_new, each written to the buffer: the same
+        # operations on the same values, so the same bits.
+        out = buffer[: chunk.shape[0], : chunk.shape[1]]
+        rows = chunk
+        if chunk.dtype != np.float64:
+            np.copyto(out, chunk)  # float32 to float64: exact
+            rows = out
+        if self.box is not None:
+            lower, upper, center, half = self.box
+            np.clip(rows, lower, upper, out=out)
+            np.subtract(out, center, out=out)
+            np.divide(out, half, out=out)
+            rows = out
+        if self.clip_norm is not None:
+            rows = _scale_rows(rows, self.clip_norm, out)
+        if self.center is not None:
+            # (No overflow: may_overflow is False.)
+            rows = np.subtract(rows, self.center, out=out)
+        norms = None
+        needs_norms = self.square_norm or self.norm_sums is not None
+        if needs_norms or self.final_clip is not None:
+            norms = _row_norms(rows)
+        if self.final_clip is not None:
+            rows = _scale_rows(rows, self.final_clip, out, norms)
+        return rows, norms
+
+    def _process_new(self, chunk):
+        # process() with new arrays: the rows of norm beyond float64 and
+        # the transform need them.
         rows = chunk if chunk.dtype == np.float64 else chunk.astype(np.float64)
         owned = rows is not chunk
         if self.box is not None:
@@ -489,20 +578,56 @@ class _Pass:
                 if _prefer_sparse(X.shape, pairs):
                     return self.run_sparse(X, pairs)
                 del pairs
+        # Fixed blocks of chunks, each summed on its own, the blocks' sums
+        # added in order: the result does not depend on how many threads
+        # run the blocks.
+        n_rows, n_features = X.shape
+        step = _chunk_rows(n_features, self.chunk_rows)
+        starts = range(0, n_rows, step)
+        blocks = [
+            starts[i : i + BLOCK_CHUNKS] for i in range(0, len(starts), BLOCK_CHUNKS)
+        ]
+        sums = self._zeros(n_features)
+        workers = _pass_threads(n_features, step, len(blocks))
+        if workers == 1:
+            buffer = np.empty((step, n_features))
+            for block in blocks:
+                _add_sums(sums, self._run_block(X, block, step, buffer))
+            return sums
+        buffers = queue.SimpleQueue()
+        for _ in range(workers):
+            buffers.put(np.empty((step, n_features)))
+
+        def run_block(block):
+            buffer = buffers.get()
+            try:
+                return self._run_block(X, block, step, buffer)
+            finally:
+                buffers.put(buffer)
+
+        with _single_threaded_blas(), ThreadPoolExecutor(workers) as executor:
+            for block_sums in _ordered_map(executor, run_block, blocks, 2 * workers):
+                _add_sums(sums, block_sums)
+        return sums
+
+    def _run_block(self, X, starts, step, buffer):
+        # The sums over the chunks of rows that start at starts.
         n_features = X.shape[1]
         sums = self._zeros(n_features)
-        step = _chunk_rows(n_features, self.chunk_rows)
-        for start in range(0, X.shape[0], step):
+        ones = np.ones(step)
+        for start in starts:
             chunk = X[start : start + step]
             if sparse.issparse(chunk):
                 # A chunk at a time: memory O(chunk_rows * d), never all of X.
                 chunk = chunk.toarray()
-            rows, norms = self.process(chunk)
+            rows, norms = self.process(chunk, buffer)
             if self.gram:
+                # A contiguous array times its own transpose: NumPy calls
+                # BLAS syrk (half the flops of a general product).
                 sums["gram"] += rows.T @ rows
             if self.total:
                 # A BLAS matrix-vector product: about 3x np.sum(axis=0).
-                sums["total"] += np.ones(rows.shape[0]) @ rows
+                sums["total"] += ones[: rows.shape[0]] @ rows
             if self.square_total:
                 # Per-feature sums of squares (the Gram matrix's diagonal, in
                 # O(n d) rather than O(n d^2)); inf if the rows are not

@@ -490,3 +490,121 @@ def test_sparse_chunks_respect_their_budgets(monkeypatch, chunk_rows):
             chunk = counts[start:stop]
             assert (chunk**2).sum() <= 40 and chunk.sum() <= 12
             assert chunk_rows is None or stop - start <= chunk_rows
+
+
+def _per_chunk_reference(X, chunk_rows, clip_norm=None, center=None, final_clip=None):
+    # The pass written out the plain way (each step a new array, a row scaled
+    # by radius / ||x|| only when its norm exceeds the radius), summed with
+    # the pass's fixed structure: chunk sums added within blocks of
+    # BLOCK_CHUNKS chunks, the block sums in order.
+    def clip(rows, radius):
+        norms = _gram._row_norms(rows)
+        factor = np.where(norms > radius, radius / np.maximum(norms, 1e-300), 1.0)
+        return rows * factor[:, np.newaxis]
+
+    d = X.shape[1]
+    gram, total, square_norm = np.zeros((d, d)), np.zeros(d), 0.0
+    starts = list(range(0, X.shape[0], chunk_rows))
+    for b in range(0, len(starts), _gram.BLOCK_CHUNKS):
+        block = [np.zeros((d, d)), np.zeros(d), 0.0]
+        for start in starts[b : b + _gram.BLOCK_CHUNKS]:
+            rows = X[start : start + chunk_rows].astype(np.float64)
+            if clip_norm is not None:
+                rows = clip(rows, clip_norm)
+            if center is not None:
+                rows = rows - center
+            norms = _gram._row_norms(rows)
+            if final_clip is not None:
+                rows = clip(rows, final_clip)
+            block[0] += rows.T @ rows
+            block[1] += np.ones(rows.shape[0]) @ rows
+            block[2] += np.dot(norms, norms)
+        gram += block[0]
+        total += block[1]
+        square_norm += block[2]
+    return gram, total, square_norm
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("threads", [1, 3])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"clip_norm": 1.5},
+        {"clip_norm": 1.5, "center": np.linspace(-0.3, 0.3, 6), "final_clip": 0.9},
+        {"clip_norm": 2.0, "center": np.linspace(-0.3, 0.3, 6)},
+    ],
+)
+def test_pass_is_bit_for_bit_the_plain_formulas(monkeypatch, dtype, threads, params):
+    # The pass writes every step into one buffer per thread and multiplies
+    # every row by min(1, r / ||x||) (1 for the rows within the radius, an
+    # exact product): the same operations on the same values as the plain
+    # formulas, so the same bits, with one thread or several (the blocks'
+    # sums are added in a fixed order whatever thread ran them).
+    monkeypatch.setattr(_gram, "_blas_threads", lambda: threads)
+    rng = np.random.default_rng(3)
+    X = (rng.normal(size=(2000, 6)) * rng.uniform(0.1, 1.5, (2000, 1))).astype(dtype)
+    X[7] = 0.0
+    before = X.copy()
+    stats = row_statistics(
+        X, gram=True, total=True, square_norm=True, chunk_rows=23, **params
+    )
+    gram, total, square_norm = _per_chunk_reference(X, 23, **params)
+    np.testing.assert_array_equal(stats.gram, gram)
+    np.testing.assert_array_equal(stats.total, total)
+    assert stats.square_norm == square_norm
+    np.testing.assert_array_equal(X, before)
+
+
+def test_threads_follow_the_blas_and_memory_caps(monkeypatch):
+    monkeypatch.setattr(_gram, "_blas_threads", lambda: 8)
+    assert _gram._pass_threads(100, 5000, n_blocks=1) == 1
+    assert _gram._pass_threads(100, 5000, n_blocks=3) == 3
+    assert _gram._pass_threads(100, 5000, n_blocks=50) == 8
+    # Sums and buffers of 8 (2 d^2 + chunk d) bytes per thread, at most
+    # THREAD_BYTES in all: d = 2000 leaves room for one thread.
+    assert _gram._pass_threads(2000, 500, n_blocks=50) == 1
+    monkeypatch.setattr(_gram, "_blas_threads", lambda: 1)
+    assert _gram._pass_threads(100, 5000, n_blocks=50) == 1
+
+
+def test_ordered_map_keeps_order_and_window():
+    from concurrent.futures import ThreadPoolExecutor
+
+    in_flight, peak = [0], [0]
+
+    def work(i):
+        in_flight[0] += 1
+        peak[0] = max(peak[0], in_flight[0])
+        in_flight[0] -= 1
+        return i * i
+
+    with ThreadPoolExecutor(2) as executor:
+        out = list(_gram._ordered_map(executor, work, range(50), window=4))
+    assert out == [i * i for i in range(50)]
+    assert peak[0] <= 4
+
+
+def test_buffered_and_allocating_processing_agree():
+    # process(chunk, buffer) and process(chunk): the same rows and norms,
+    # bit for bit, for every combination of steps that runs in place.
+    rng = np.random.default_rng(4)
+    chunk = rng.normal(size=(50, 5)) * 2
+    box = (np.full(5, -3.0), np.full(5, 2.0))
+    for params in [
+        dict(clip_norm=1.0),
+        dict(clip_norm=1.0, center=np.full(5, 0.2), final_clip=0.5),
+        dict(box=box, clip_norm=1.5, center=np.full(5, 0.1), final_clip=0.8),
+        dict(box=box),
+    ]:
+        spec = _gram._Pass(
+            **{
+                key: (tuple(value) if key == "box" else value)
+                for key, value in params.items()
+            },
+            square_norm=True,
+        )
+        rows, norms = spec.process(chunk, np.empty((64, 5)))
+        plain_rows, plain_norms = spec._process_new(chunk)
+        np.testing.assert_array_equal(rows, plain_rows)
+        np.testing.assert_array_equal(norms, plain_norms)
