@@ -297,8 +297,8 @@ class AdaptiveCovariance(BasePrivateCovariance):
     GaussCov where SeparateCov is 2-3 times more accurate); the GaussCov term
     inside the threshold queries scales with ``tau**2``; the bias bound is the
     exact sum of Lemma 9 rather than the paper's charge of each row's dyadic
-    bin edge (up to 4 times larger; same sensitivity); the trace bound is clipped at ``R**2``; pure DP divides LapCov's
-    error term by ``epsilon``.
+    bin edge (up to 4 times larger; same sensitivity); the trace bound is
+    clipped at ``R**2``; pure DP divides LapCov's error term by ``epsilon``.
 
     References
     ----------
