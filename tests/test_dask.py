@@ -222,13 +222,13 @@ def test_blas_limit_of_overlapping_fits_is_restored():
     # set once and the original restored only when both have left.
     from threadpoolctl import threadpool_info
 
-    from dpcov.utils._gram import _single_threaded_blas
+    from dpcov.utils._threads import single_threaded_blas
 
     def blas_threads():
         return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
 
     before = blas_threads()
-    first, second = _single_threaded_blas(), _single_threaded_blas()
+    first, second = single_threaded_blas(), single_threaded_blas()
     first.__enter__()
     second.__enter__()
     assert all(t == 1 for t in blas_threads())

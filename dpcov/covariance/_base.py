@@ -52,6 +52,7 @@ from ..utils._sklearn_compat import (
     _fit_context,
     check_params_always,
 )
+from ..utils._threads import small_matrix_blas
 from ..utils.validation import check_bounds, unit_box
 
 #: Share of the whole budget spent on the private radius when data_norm and
@@ -312,6 +313,15 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         # A Dask array's entries are checked in the first pass, which comes
         # before the fit is recorded and before anything private is drawn.
         lazy = is_dask_array(X)
+        n_features = X.shape[1]
+        # The d x d linear algebra after the passes (eigendecompositions,
+        # projections) runs single-threaded for d <= 1000; the passes keep
+        # the BLAS's thread count (see dpcov.utils._threads).
+        with small_matrix_blas(n_features):
+            return self._fit_rows(X, budget=budget, lazy=lazy)
+
+    def _fit_rows(self, X, *, budget, lazy):
+        """The fit, after the validation: passes, releases, attributes."""
         rng = check_random_state(self.random_state)
         n_samples, n_features = X.shape
 

@@ -35,6 +35,7 @@ from ..utils._sklearn_compat import (
     _fit_context,
     check_params_always,
 )
+from ..utils._threads import small_matrix_blas
 
 #: Parameters that PCA sets on its covariance estimator (its budget and geometry).
 DELEGATED_PARAMS = (
@@ -561,7 +562,9 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             order = np.argsort(values)[::-1]
             components, values = components[order], values[order]
         else:
-            values, vectors = np.linalg.eigh(covariance)
+            # (d x d: single-threaded BLAS for d <= 1000, see utils._threads.)
+            with small_matrix_blas(n_features):
+                values, vectors = np.linalg.eigh(covariance)
             values, components = values[::-1], vectors[:, ::-1].T
         values = np.maximum(values, 0.0)
         total = max(float(np.trace(covariance)), 0.0)

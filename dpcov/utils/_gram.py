@@ -49,15 +49,14 @@ formulas (the same bits).
 
 import queue
 import sys
-import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy import sparse
-from threadpoolctl import threadpool_info, threadpool_limits
+
+from ._threads import pass_threads, single_threaded_blas
 
 #: Bytes of float64 rows per chunk. Measured at n = 1e6, d = 100 on 2 cores
 #: (two threads, single-threaded OpenBLAS, benchmarks/bench_fit_time.py
@@ -103,13 +102,6 @@ BLOCK_CHUNKS = 16
 THREAD_BYTES = 64 * 2**20
 
 
-def _blas_threads():
-    # The number of threads the BLAS behind NumPy would use now (1 when
-    # threadpoolctl finds none).
-    info = threadpool_info()
-    return max([1] + [lib["num_threads"] for lib in info if lib["user_api"] == "blas"])
-
-
 def _pass_threads(n_features, step, n_blocks):
     """How many threads sum the blocks of a pass over dense rows.
 
@@ -122,9 +114,10 @@ def _pass_threads(n_features, step, n_blocks):
     """
     if n_blocks < 2:
         return 1
+    threads = pass_threads()
     per_thread = 8 * (2 * n_features**2 + step * n_features)
     cap = max(1, THREAD_BYTES // per_thread)
-    return int(max(1, min(_blas_threads(), n_blocks, cap)))
+    return int(max(1, min(threads, n_blocks, cap)))
 
 
 def _ordered_map(executor, function, items, window):
@@ -234,6 +227,15 @@ def _row_norms(rows):
     return norms
 
 
+def _clip_factors(norms, radius):
+    # min(1, radius / ||x||) per row, and which rows need the far-row rule of
+    # _scale_rows (a norm beyond float64, or a subnormal factor).
+    with np.errstate(divide="ignore", under="ignore"):
+        scale = radius / norms  # inf for a zero row: its factor is 1
+    np.minimum(scale, 1.0, out=scale)
+    return scale, scale < _TINY
+
+
 def _scale_rows(rows, radius, out, norms=None):
     # Rows of norm above radius scaled to it, in their own direction, written
     # to out (which may be rows itself): every row is multiplied by
@@ -245,10 +247,7 @@ def _scale_rows(rows, radius, out, norms=None):
     # u (radius / ||u||): the same direction, norm radius up to rounding.
     if norms is None:
         norms = _row_norms(rows)
-    with np.errstate(divide="ignore", under="ignore"):
-        scale = radius / norms  # inf for a zero row: its factor is 1
-    np.minimum(scale, 1.0, out=scale)
-    far = scale < _TINY
+    scale, far = _clip_factors(norms, radius)
     if far.any():
         index = np.flatnonzero(far)
         unit, _ = _power_scaled(rows[index])
@@ -355,6 +354,7 @@ class _Pass:
     transform_exponent: int = field(init=False, default=0)
     center_exponent: int = field(init=False, default=-1100)
     may_overflow: bool = field(init=False, default=False)
+    center_square: float = field(init=False, default=0.0)
 
     def __post_init__(self):
         if self.box is not None:
@@ -370,6 +370,10 @@ class _Pass:
                 self.transform.shape[1]
             )
             object.__setattr__(self, "transform_exponent", t)
+        if self.center is not None:
+            with np.errstate(over="ignore"):
+                square = float(self.center @ self.center)
+            object.__setattr__(self, "center_square", square)
         if self.center is not None and self.center.size:
             peak = np.abs(self.center).max()
             if peak > 0:
@@ -429,6 +433,10 @@ class _Pass:
                 raise ValueError("Input X contains NaN or infinity.")
         if buffer is None or self.may_overflow or self.transform is not None:
             return self._process_new(chunk)
+        if self.norms_only():
+            norms = self._clipped_norms(chunk, buffer)
+            if norms is not None:
+                return None, norms
         # The steps of _process_new, each written to the buffer: the same
         # operations on the same values, so the same bits.
         out = buffer[: chunk.shape[0], : chunk.shape[1]]
@@ -454,6 +462,48 @@ class _Pass:
         if self.final_clip is not None:
             rows = _scale_rows(rows, self.final_clip, out, norms)
         return rows, norms
+
+    def norms_only(self):
+        """Whether the pass needs the norms of ``clip(x, r) - m`` and no rows."""
+        return (
+            not (self.gram or self.total or self.square_total)
+            and self.box is None
+            and self.transform is None
+            and self.final_clip is None
+            and self.clip_norm is not None
+        )
+
+    def _clipped_norms(self, chunk, buffer):
+        # The norms of z = f x - m, f = min(1, r / ||x||), without forming
+        # the rows: f ||x|| without a centre, else from ||z||^2 = (f ||x||)^2
+        # - 2 f (x . m) + ||m||^2. They agree with the norms of the formed
+        # rows up to rounding, (d + 4) eps (||f x|| + ||m||)^2 in the square
+        # (each term a sum of at most d products, Higham 2002, Sec. 3.1):
+        # these norms feed statistics whose sensitivity holds for any
+        # function of the row (bin counts, sums of squares clipped to the
+        # bound), never a clip. None for a chunk with a row beyond float64's
+        # range (the caller forms its rows).
+        rows = chunk
+        if chunk.dtype != np.float64:
+            rows = buffer[: chunk.shape[0], : chunk.shape[1]]
+            np.copyto(rows, chunk)
+        norms = _row_norms(rows)
+        scale, far = _clip_factors(norms, self.clip_norm)
+        if far.any():
+            return None
+        norms *= scale
+        if self.center is None:
+            return norms
+        with np.errstate(over="ignore", invalid="ignore"):
+            dots = rows @ self.center
+        if not np.isfinite(dots).all():
+            return None
+        dots *= scale
+        square = np.square(norms, out=norms)
+        square -= 2.0 * dots
+        square += self.center_square
+        np.maximum(square, 0.0, out=square)
+        return np.sqrt(square, out=square)
 
     def _process_new(self, chunk):
         # process() with new arrays: the rows of norm beyond float64 and
@@ -605,7 +655,7 @@ class _Pass:
             finally:
                 buffers.put(buffer)
 
-        with _single_threaded_blas(), ThreadPoolExecutor(workers) as executor:
+        with single_threaded_blas(), ThreadPoolExecutor(workers) as executor:
             for block_sums in _ordered_map(executor, run_block, blocks, 2 * workers):
                 _add_sums(sums, block_sums)
         return sums
@@ -621,6 +671,7 @@ class _Pass:
                 # A chunk at a time: memory O(chunk_rows * d), never all of X.
                 chunk = chunk.toarray()
             rows, norms = self.process(chunk, buffer)
+            # (rows is None when the pass needs norms only: norms_only.)
             if self.gram:
                 # A contiguous array times its own transpose: NumPy calls
                 # BLAS syrk (half the flops of a general product).
@@ -869,31 +920,6 @@ def rows_in_blocks(X):
     return X.rechunk({0: "auto", 1: -1})
 
 
-_blas_lock = threading.Lock()
-_blas_users = 0
-_blas_limiter = None
-
-
-@contextmanager
-def _single_threaded_blas():
-    # threadpool_limits is process-global and restores what it found on exit:
-    # two overlapping fits (in two threads) would leave BLAS at one thread.
-    # Count the users and let only the first set, and the last restore.
-    global _blas_users, _blas_limiter
-    with _blas_lock:
-        if _blas_users == 0:
-            _blas_limiter = threadpool_limits(limits=1, user_api="blas")
-        _blas_users += 1
-    try:
-        yield
-    finally:
-        with _blas_lock:
-            _blas_users -= 1
-            if _blas_users == 0:
-                _blas_limiter.restore_original_limits()
-                _blas_limiter = None
-
-
 def _dask_sums(X, spec):
     # Each block (whole rows) runs the in-memory pass; Dask sums the packed
     # vectors. On Dask's threaded scheduler, the blocks' BLAS calls run
@@ -915,7 +941,7 @@ def _dask_sums(X, spec):
     )
     total = parts.sum(axis=0)
     if dask.base.get_scheduler(collections=[total]) is dask.threaded.get:
-        with _single_threaded_blas():
+        with single_threaded_blas():
             packed = total.compute()
     else:
         packed = total.compute()

@@ -129,11 +129,13 @@ def test_check_finite(bad, requested):
     row_statistics(X, check_finite=True, chunk_rows=8, clip_norm=1.0, **requested)
 
 
+@pytest.mark.parametrize("threads", [1, 4])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_memory_is_bounded_by_a_chunk(dtype):
+def test_memory_is_bounded_by_a_chunk(monkeypatch, dtype, threads):
     # No copy of X, no n x d temporary: the traced peak of a pass that clips,
-    # centres and clips again (every row copied) stays within a few chunks of
-    # float64 rows plus O(d^2), whatever n.
+    # centres and clips again (every row scaled) stays within a few chunks of
+    # float64 rows per thread plus O(d^2), whatever n.
+    monkeypatch.setattr(_gram, "pass_threads", lambda: threads)
     n, d, chunk_rows = 200_000, 10, 1000
     X = np.random.default_rng(0).normal(size=(n, d)).astype(dtype)
     center = np.full(d, 0.1)
@@ -151,9 +153,10 @@ def test_memory_is_bounded_by_a_chunk(dtype):
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     chunk_bytes = chunk_rows * d * 8
-    # A handful of chunk-sized temporaries (upcast, clipped copy, centred copy,
-    # norms) and the d x d sums; X itself is 16 (float64) or 8 MB.
-    assert peak < 6 * chunk_bytes + 64 * d * d + 2**16
+    # Per thread its buffer, the norms and factors of a chunk and a block's
+    # d x d sums; the threads' own bookkeeping (measured: about 2.5 chunks
+    # with one thread, 9 with four); X itself is 16 (float64) or 8 MB.
+    assert peak < (2 + 3 * threads) * chunk_bytes + 64 * d * d + 2**16
 
 
 # Finite rows whose norm, transform or centring overflows float64 (or whose
@@ -541,7 +544,7 @@ def test_pass_is_bit_for_bit_the_plain_formulas(monkeypatch, dtype, threads, par
     # exact product): the same operations on the same values as the plain
     # formulas, so the same bits, with one thread or several (the blocks'
     # sums are added in a fixed order whatever thread ran them).
-    monkeypatch.setattr(_gram, "_blas_threads", lambda: threads)
+    monkeypatch.setattr(_gram, "pass_threads", lambda: threads)
     rng = np.random.default_rng(3)
     X = (rng.normal(size=(2000, 6)) * rng.uniform(0.1, 1.5, (2000, 1))).astype(dtype)
     X[7] = 0.0
@@ -557,14 +560,14 @@ def test_pass_is_bit_for_bit_the_plain_formulas(monkeypatch, dtype, threads, par
 
 
 def test_threads_follow_the_blas_and_memory_caps(monkeypatch):
-    monkeypatch.setattr(_gram, "_blas_threads", lambda: 8)
+    monkeypatch.setattr(_gram, "pass_threads", lambda: 8)
     assert _gram._pass_threads(100, 5000, n_blocks=1) == 1
     assert _gram._pass_threads(100, 5000, n_blocks=3) == 3
     assert _gram._pass_threads(100, 5000, n_blocks=50) == 8
     # Sums and buffers of 8 (2 d^2 + chunk d) bytes per thread, at most
     # THREAD_BYTES in all: d = 2000 leaves room for one thread.
     assert _gram._pass_threads(2000, 500, n_blocks=50) == 1
-    monkeypatch.setattr(_gram, "_blas_threads", lambda: 1)
+    monkeypatch.setattr(_gram, "pass_threads", lambda: 1)
     assert _gram._pass_threads(100, 5000, n_blocks=50) == 1
 
 
@@ -602,9 +605,63 @@ def test_buffered_and_allocating_processing_agree():
                 key: (tuple(value) if key == "box" else value)
                 for key, value in params.items()
             },
+            gram=True,
             square_norm=True,
         )
         rows, norms = spec.process(chunk, np.empty((64, 5)))
         plain_rows, plain_norms = spec._process_new(chunk)
         np.testing.assert_array_equal(rows, plain_rows)
         np.testing.assert_array_equal(norms, plain_norms)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("center", [None, np.linspace(-0.4, 0.5, 6)])
+def test_norms_only_pass_matches_the_formed_rows(monkeypatch, dtype, center):
+    # A pass that needs only the norms of clip(x, r) - m computes them
+    # without forming the rows: f ||x|| and (f ||x||)^2 - 2 f x.m + ||m||^2.
+    # They agree with the norms of the formed rows up to the rounding of
+    # that expansion, (d + 4) eps (||f x|| + ||m||)^2 in the square.
+    rng = np.random.default_rng(6)
+    X = (rng.normal(size=(3000, 6)) * rng.uniform(0, 2, (3000, 1))).astype(dtype)
+    X[3] = 0.0
+    # (Clipped rows have norm r up to rounding: a bin edge at r itself would
+    # be ambiguous for either path; GRID holds powers of two.)
+    r = 0.9
+    counts = partial(radius_counts, grid=GRID)
+    fast = row_statistics(
+        X, clip_norm=r, center=center, square_norm=True, norm_sums=counts
+    )
+    monkeypatch.setattr(_gram._Pass, "norms_only", lambda self: False)
+    formed = row_statistics(
+        X, clip_norm=r, center=center, square_norm=True, norm_sums=counts
+    )
+    m = 0.0 if center is None else np.linalg.norm(center)
+    slack = X.shape[0] * (6 + 4) * np.finfo(float).eps * (r + m) ** 2
+    assert abs(fast.square_norm - formed.square_norm) <= slack
+    # Bin counts: equal unless a norm lies within rounding of a bin edge
+    # (none does for these continuous rows).
+    np.testing.assert_array_equal(fast.norm_sums, formed.norm_sums)
+
+
+def test_norms_only_adaptive_fit_is_bit_for_bit(monkeypatch):
+    # AdaptiveCovariance's threshold pass takes the norms-only path. On fixed
+    # seeds the release is the same bits as with formed rows: the threshold
+    # and the mechanism are the same choices, and the Gram pass clips exactly
+    # as before; the trace bound moves by rounding only.
+    from dpcov.covariance import AdaptiveCovariance
+    from dpcov.datasets import make_zipf_norms
+
+    X = make_zipf_norms(20000, 8, n_buckets=8, random_state=1)
+    X += 0.05
+
+    def fit():
+        return AdaptiveCovariance(epsilon=2.0, data_norm=1.2, random_state=0).fit(X)
+
+    fast = fit()
+    monkeypatch.setattr(_gram._Pass, "norms_only", lambda self: False)
+    formed = fit()
+    np.testing.assert_array_equal(fast.covariance_, formed.covariance_)
+    np.testing.assert_array_equal(fast.location_, formed.location_)
+    assert fast.clip_threshold_ == formed.clip_threshold_
+    assert fast.mechanism_ == formed.mechanism_
+    assert fast.trace_bound_ == pytest.approx(formed.trace_bound_, rel=1e-12)
