@@ -424,19 +424,9 @@ class _Pass:
         when the steps can run in place: no array of the chunk's size is
         allocated. The rows are the same bits either way.
         """
-        if self.check_finite:
-            # A finite sum proves every entry finite; otherwise look closer (a
-            # sum can overflow on finite entries).
-            with np.errstate(over="ignore", invalid="ignore"):
-                suspect = not np.isfinite(chunk.sum(dtype=np.float64))
-            if suspect and not np.isfinite(chunk).all():
-                raise ValueError("Input X contains NaN or infinity.")
+        self._check_chunk(chunk)
         if buffer is None or self.may_overflow or self.transform is not None:
             return self._process_new(chunk)
-        if self.norms_only():
-            norms = self._clipped_norms(chunk, buffer)
-            if norms is not None:
-                return None, norms
         # The steps of _process_new, each written to the buffer: the same
         # operations on the same values, so the same bits.
         out = buffer[: chunk.shape[0], : chunk.shape[1]]
@@ -463,26 +453,41 @@ class _Pass:
             rows = _scale_rows(rows, self.final_clip, out, norms)
         return rows, norms
 
-    def norms_only(self):
-        """Whether the pass needs the norms of ``clip(x, r) - m`` and no rows."""
+    def _check_chunk(self, chunk):
+        if self.check_finite:
+            # A finite sum proves every entry finite; otherwise look closer (a
+            # sum can overflow on finite entries).
+            with np.errstate(over="ignore", invalid="ignore"):
+                suspect = not np.isfinite(chunk.sum(dtype=np.float64))
+            if suspect and not np.isfinite(chunk).all():
+                raise ValueError("Input X contains NaN or infinity.")
+
+    def rows_unformed(self):
+        """Whether the sums need no processed row: see :meth:`unformed`."""
         return (
-            not (self.gram or self.total or self.square_total)
+            not (self.gram or self.square_total or self.may_overflow)
             and self.box is None
             and self.transform is None
             and self.final_clip is None
             and self.clip_norm is not None
+            and (self.center is None or not self.total)
         )
 
-    def _clipped_norms(self, chunk, buffer):
-        # The norms of z = f x - m, f = min(1, r / ||x||), without forming
-        # the rows: f ||x|| without a centre, else from ||z||^2 = (f ||x||)^2
-        # - 2 f (x . m) + ||m||^2. They agree with the norms of the formed
-        # rows up to rounding, (d + 4) eps (||f x|| + ||m||)^2 in the square
-        # (each term a sum of at most d products, Higham 2002, Sec. 3.1):
-        # these norms feed statistics whose sensitivity holds for any
-        # function of the row (bin counts, sums of squares clipped to the
-        # bound), never a clip. None for a chunk with a row beyond float64's
-        # range (the caller forms its rows).
+    def unformed(self, chunk, buffer):
+        """The sums' inputs for rows ``z = f x - m`` that are never formed.
+
+        Returns the chunk in float64 ``x``, the clip factors ``f = min(1, r /
+        ||x||)`` and the norms of ``z``, or None for a chunk with a row
+        beyond float64's range (the caller forms its rows). The sum of the
+        clipped rows is ``f @ x``: the same products ``f_i x_ij`` as ``1 @
+        (f x)``, summed in the same order, so the same bits. The norms are
+        ``f ||x||`` without a centre, else from ``||z||^2 = (f ||x||)^2 - 2 f
+        (x . m) + ||m||^2``: they agree with the norms of the formed rows up
+        to rounding, ``(d + 4) eps (||f x|| + ||m||)^2`` in the square (each
+        term a sum of at most ``d`` products, Higham 2002, Sec. 3.1). These
+        norms feed statistics whose sensitivity holds for any function of
+        the row (bin counts, sums of squares within the bound), never a clip.
+        """
         rows = chunk
         if chunk.dtype != np.float64:
             rows = buffer[: chunk.shape[0], : chunk.shape[1]]
@@ -493,7 +498,7 @@ class _Pass:
             return None
         norms *= scale
         if self.center is None:
-            return norms
+            return rows, scale, norms
         with np.errstate(over="ignore", invalid="ignore"):
             dots = rows @ self.center
         if not np.isfinite(dots).all():
@@ -503,7 +508,7 @@ class _Pass:
         square -= 2.0 * dots
         square += self.center_square
         np.maximum(square, 0.0, out=square)
-        return np.sqrt(square, out=square)
+        return rows, scale, np.sqrt(square, out=square)
 
     def _process_new(self, chunk):
         # process() with new arrays: the rows of norm beyond float64 and
@@ -665,13 +670,22 @@ class _Pass:
         n_features = X.shape[1]
         sums = self._zeros(n_features)
         ones = np.ones(step)
+        unformed = self.rows_unformed()
         for start in starts:
             chunk = X[start : start + step]
             if sparse.issparse(chunk):
                 # A chunk at a time: memory O(chunk_rows * d), never all of X.
                 chunk = chunk.toarray()
+            if unformed:
+                self._check_chunk(chunk)
+                parts = self.unformed(chunk, buffer)
+                if parts is not None:
+                    rows, scale, norms = parts
+                    if self.total:
+                        sums["total"] += scale @ rows
+                    self._add_norm_statistics(sums, norms)
+                    continue
             rows, norms = self.process(chunk, buffer)
-            # (rows is None when the pass needs norms only: norms_only.)
             if self.gram:
                 # A contiguous array times its own transpose: NumPy calls
                 # BLAS syrk (half the flops of a general product).
@@ -685,13 +699,16 @@ class _Pass:
                 # clipped and a sum is beyond float64.
                 with np.errstate(over="ignore"):
                     sums["square_total"] += np.einsum("ij,ij->j", rows, rows)
-            if self.square_norm:
-                # inf if the rows are not clipped and the sum is beyond float64.
-                with np.errstate(over="ignore"):
-                    sums["square_norm"] += np.dot(norms, norms)
-            if self.norm_sums is not None:
-                sums["norm_sums"] += self.norm_sums(norms)
+            self._add_norm_statistics(sums, norms)
         return sums
+
+    def _add_norm_statistics(self, sums, norms):
+        if self.square_norm:
+            # inf if the rows are not clipped and the sum is beyond float64.
+            with np.errstate(over="ignore"):
+                sums["square_norm"] += np.dot(norms, norms)
+        if self.norm_sums is not None:
+            sums["norm_sums"] += self.norm_sums(norms)
 
     def run_sparse(self, X, pairs):
         """Sum the statistics over the chunks of a canonical CSR ``X``.

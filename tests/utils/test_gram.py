@@ -631,7 +631,7 @@ def test_norms_only_pass_matches_the_formed_rows(monkeypatch, dtype, center):
     fast = row_statistics(
         X, clip_norm=r, center=center, square_norm=True, norm_sums=counts
     )
-    monkeypatch.setattr(_gram._Pass, "norms_only", lambda self: False)
+    monkeypatch.setattr(_gram._Pass, "rows_unformed", lambda self: False)
     formed = row_statistics(
         X, clip_norm=r, center=center, square_norm=True, norm_sums=counts
     )
@@ -643,11 +643,11 @@ def test_norms_only_pass_matches_the_formed_rows(monkeypatch, dtype, center):
     np.testing.assert_array_equal(fast.norm_sums, formed.norm_sums)
 
 
-def test_norms_only_adaptive_fit_is_bit_for_bit(monkeypatch):
-    # AdaptiveCovariance's threshold pass takes the norms-only path. On fixed
-    # seeds the release is the same bits as with formed rows: the threshold
-    # and the mechanism are the same choices, and the Gram pass clips exactly
-    # as before; the trace bound moves by rounding only.
+def test_unformed_passes_keep_the_adaptive_fit(monkeypatch):
+    # AdaptiveCovariance's mean and threshold passes never form the rows. On
+    # fixed seeds the fit makes the same choices as with formed rows (the
+    # threshold and the mechanism), its Gram pass clips exactly as before,
+    # and the mean, the trace bound and the release move by rounding only.
     from dpcov.covariance import AdaptiveCovariance
     from dpcov.datasets import make_zipf_norms
 
@@ -658,10 +658,26 @@ def test_norms_only_adaptive_fit_is_bit_for_bit(monkeypatch):
         return AdaptiveCovariance(epsilon=2.0, data_norm=1.2, random_state=0).fit(X)
 
     fast = fit()
-    monkeypatch.setattr(_gram._Pass, "norms_only", lambda self: False)
+    monkeypatch.setattr(_gram._Pass, "rows_unformed", lambda self: False)
     formed = fit()
-    np.testing.assert_array_equal(fast.covariance_, formed.covariance_)
-    np.testing.assert_array_equal(fast.location_, formed.location_)
+    np.testing.assert_allclose(fast.location_, formed.location_, rtol=1e-12)
+    np.testing.assert_allclose(fast.covariance_, formed.covariance_, rtol=1e-10)
     assert fast.clip_threshold_ == formed.clip_threshold_
     assert fast.mechanism_ == formed.mechanism_
     assert fast.trace_bound_ == pytest.approx(formed.trace_bound_, rel=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("threads", [1, 3])
+def test_unformed_sum_matches_the_clipped_rows(monkeypatch, dtype, threads):
+    # The private mean's pass sums clip(x, r) as f @ x, never forming f x:
+    # the same clip factors, the same function of the rows; only the
+    # rounding differs (BLAS fuses f_i x_ij into the sum), by at most
+    # n eps r per entry (a sum of n terms of magnitude <= r).
+    monkeypatch.setattr(_gram, "pass_threads", lambda: threads)
+    rng = np.random.default_rng(8)
+    X = (rng.normal(size=(2000, 6)) * rng.uniform(0.1, 1.5, (2000, 1))).astype(dtype)
+    stats = row_statistics(X, clip_norm=1.5, total=True, chunk_rows=23)
+    assert _gram._Pass(clip_norm=1.5, total=True).rows_unformed()
+    _, total, _ = _per_chunk_reference(X, 23, clip_norm=1.5)
+    np.testing.assert_allclose(stats.total, total, rtol=0, atol=2000 * 1.5 * 2**-52)
