@@ -1,46 +1,90 @@
-"""Fit time and peak memory of the private covariance estimators vs scikit-learn.
+"""Fit time of the private covariance estimators and PCA against scikit-learn.
 
     python benchmarks/bench_fit_time.py --n 1000000 --d 100 --rounds 15
+    python benchmarks/bench_fit_time.py --n 1000000 --d 100 --rounds 15 --blas-threads 1
+    python benchmarks/bench_fit_time.py --n 1000000 --d 500 --rounds 5 --only pca
 
-Time: all estimators are fitted once per round, in a shuffled order, on the
-same input, for ``--rounds`` rounds; the table reports the median (and the
-minimum) and the ratio of medians to scikit-learn's
-``EmpiricalCovariance(assume_centered=True)`` (centred rows: to
-``EmpiricalCovariance()``). Interleaving makes the ratios robust to the
-machine's load varying over time, which on a shared 2-core VM moves single
-timings by +-30%.
+Time: every estimator is fitted once per round, in a shuffled order, on the
+same input, for ``--rounds`` rounds; the table reports the median, the
+minimum and the maximum, and the ratio of the medians to scikit-learn's
+estimator for the same job: ``EmpiricalCovariance(assume_centered=True)``
+for the covariance estimators (all given ``data_norm=1`` and
+``assume_centered=True``), ``PCA(n_components=10)`` for dpcov's PCA with its
+defaults (AdaptiveCovariance, a private radius and a private mean).
+Interleaving makes the ratios robust to the machine's load varying over time.
 
-Memory: peak of the memory allocated during one fit, traced by ``tracemalloc``
-(NumPy reports its buffers to it), i.e. the working memory on top of the input.
+The rows have unit norm: every row sits on the clipping radius, the worst
+case for the clip (the time does not depend on the data beyond ``n`` and
+``d``: every row is scaled, clipped or not).
 
-The target of the foundation issue: at n=1e6, d=100, assume_centered=True with
-a given data_norm, at most 1.5x the time of EmpiricalCovariance(assume_centered=
-True), computing X^T X once, in chunks, without copying X.
+Memory: the peak of the memory allocated during one fit, traced by
+``tracemalloc`` (NumPy reports its buffers to it): the working memory on top
+of the input.
+
+``--passes`` also times each pass over the rows of one fit of each dpcov
+estimator (the chunked reductions of ``dpcov.utils._gram``), in the order
+they run.
+
+The machine, the library versions and the BLAS with its threads are printed
+first; ``--blas-threads`` caps the BLAS threads of both libraries (dpcov's
+passes use as many threads as the BLAS would).
 """
 
 import argparse
 import json
+import os
+import platform
 import time
 import tracemalloc
+import warnings
+from contextlib import nullcontext
 
 import numpy as np
+import scipy
+import sklearn
+from _machine import cpu_model
 from sklearn.covariance import EmpiricalCovariance
+from sklearn.decomposition import PCA as SklearnPCA
+from threadpoolctl import threadpool_info, threadpool_limits
 
+import dpcov
 from dpcov.covariance import AdaptiveCovariance, GaussianCovariance, SeparateCovariance
+from dpcov.decomposition import PCA
 
-GIVEN = dict(data_norm=1.0, random_state=0)
-ESTIMATORS = {
-    "sklearn": lambda: EmpiricalCovariance(assume_centered=True),
-    "GaussianCovariance": lambda: GaussianCovariance(assume_centered=True, **GIVEN),
-    "SeparateCovariance": lambda: SeparateCovariance(assume_centered=True, **GIVEN),
-    "AdaptiveCovariance": lambda: AdaptiveCovariance(assume_centered=True, **GIVEN),
-    "GaussianCovariance (private radius)": lambda: GaussianCovariance(
-        assume_centered=True, random_state=0
-    ),
-    "sklearn (centred)": lambda: EmpiricalCovariance(),
-    "GaussianCovariance (centred)": lambda: GaussianCovariance(**GIVEN),
-    "AdaptiveCovariance (centred)": lambda: AdaptiveCovariance(**GIVEN),
+GIVEN = dict(data_norm=1.0, assume_centered=True, random_state=0)
+COVARIANCE = {
+    "EmpiricalCovariance (sklearn)": lambda: EmpiricalCovariance(assume_centered=True),
+    "GaussianCovariance": lambda: GaussianCovariance(**GIVEN),
+    "SeparateCovariance": lambda: SeparateCovariance(**GIVEN),
+    "AdaptiveCovariance": lambda: AdaptiveCovariance(**GIVEN),
 }
+DECOMPOSITION = {
+    "PCA (sklearn)": lambda: SklearnPCA(n_components=10),
+    "PCA (dpcov, defaults)": lambda: PCA(n_components=10, random_state=0),
+}
+REFERENCE = {
+    **{name: "EmpiricalCovariance (sklearn)" for name in COVARIANCE},
+    **{name: "PCA (sklearn)" for name in DECOMPOSITION},
+}
+
+
+def machine():
+    blas = [
+        f"{lib['internal_api']} {lib['version']} ({lib['num_threads']} threads, "
+        f"{lib.get('architecture')})"
+        for lib in threadpool_info()
+        if lib["user_api"] == "blas"
+    ]
+    return {
+        "cpu": cpu_model(),
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "sklearn": sklearn.__version__,
+        "dpcov": dpcov.__version__,
+        "blas": sorted(set(blas)),
+    }
 
 
 def peak_mib(make, X):
@@ -51,51 +95,123 @@ def peak_mib(make, X):
     return peak / 2**20
 
 
+def time_passes(make, X):
+    # Each row_statistics call of one fit, timed where the estimators call it.
+    from dpcov.covariance import _adaptive, _base
+
+    log = []
+    original = _base.row_statistics
+
+    def timed(X, **kwargs):
+        start = time.perf_counter()
+        out = original(X, **kwargs)
+        asked = [
+            key
+            for key in ("gram", "total", "square_norm", "norm_sums", "final_clip")
+            if kwargs.get(key) not in (None, False)
+        ]
+        if asked:  # (a call that asks for nothing reads no row)
+            log.append((time.perf_counter() - start, "+".join(asked)))
+        return out
+
+    _base.row_statistics = _adaptive.row_statistics = timed
+    try:
+        start = time.perf_counter()
+        make().fit(X)
+        total = time.perf_counter() - start
+    finally:
+        _base.row_statistics = _adaptive.row_statistics = original
+    return total, log
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--d", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--dtype", choices=["float64", "float32"], default="float64")
+    parser.add_argument("--only", choices=["covariance", "pca"])
+    parser.add_argument("--blas-threads", type=int)
+    parser.add_argument("--passes", action="store_true")
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args()
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((args.n, args.d), dtype=np.dtype(args.dtype))
-    X /= np.sqrt(args.d) * 3  # norms mostly below data_norm=1: few rows clipped
-    names = list(ESTIMATORS)
-    times = {name: [] for name in names}
-    for name in names:  # warm-up (imports, first-call overheads)
-        ESTIMATORS[name]().fit(X[:20_000])
-    for _ in range(args.rounds):
-        for name in rng.permutation(names):
-            start = time.perf_counter()
-            ESTIMATORS[name]().fit(X)
-            times[name].append(time.perf_counter() - start)
-    memory = {name: peak_mib(ESTIMATORS[name], X) for name in names}
-    print(
-        f"n={args.n} d={args.d} dtype={args.dtype}, input {X.nbytes / 2**20:.0f} MiB, "
-        f"{args.rounds} interleaved rounds"
+    warnings.simplefilter("ignore")  # noise-dominated warnings of small budgets
+
+    estimators = {}
+    if args.only != "pca":
+        estimators.update(COVARIANCE)
+    if args.only != "covariance":
+        estimators.update(DECOMPOSITION)
+    limits = (
+        nullcontext()
+        if args.blas_threads is None
+        else threadpool_limits(limits=args.blas_threads, user_api="blas")
     )
-    header = f"{'estimator':38s}{'median s':>10s}{'min s':>8s}{'x sklearn':>11s}"
-    print(header + f"{'peak MiB':>10s}")
+    with limits:
+        info = machine()
+        rng = np.random.default_rng(0)
+        X = rng.standard_normal((args.n, args.d))
+        X /= np.linalg.norm(X, axis=1, keepdims=True)
+        print(
+            f"{info['cpu']}, {info['cores']} cores; Python {info['python']}, NumPy "
+            f"{info['numpy']}, SciPy {info['scipy']}, scikit-learn {info['sklearn']}"
+        )
+        print("BLAS: " + "; ".join(info["blas"]))
+        print(
+            f"n={args.n} d={args.d}, unit-norm rows, {X.nbytes / 2**20:.0f} MiB, "
+            f"{args.rounds} interleaved rounds"
+        )
+        names = list(estimators)
+        times = {name: [] for name in names}
+        for name in names:  # warm-up (imports, first-call overheads)
+            estimators[name]().fit(X[:20_000])
+        for _ in range(args.rounds):
+            for name in rng.permutation(names):
+                start = time.perf_counter()
+                estimators[name]().fit(X)
+                times[name].append(time.perf_counter() - start)
+        memory = {name: peak_mib(estimators[name], X) for name in names}
+        passes = {}
+        if args.passes:
+            for name in names:
+                if "sklearn" not in name:
+                    passes[name] = time_passes(estimators[name], X)
+
+    header = f"{'estimator':32s}{'median s':>10s}{'min s':>8s}{'max s':>8s}"
+    print(header + f"{'x sklearn':>11s}{'peak MiB':>10s}")
     results = {}
     for name in names:
-        ref = "sklearn (centred)" if "centred" in name else "sklearn"
         median = float(np.median(times[name]))
-        ratio = median / float(np.median(times[ref]))
+        ratio = median / float(np.median(times[REFERENCE[name]]))
         results[name] = {
             "median_s": median,
             "min_s": float(np.min(times[name])),
+            "max_s": float(np.max(times[name])),
             "ratio": ratio,
             "peak_mib": memory[name],
         }
         print(
-            f"{name:38s}{median:10.3f}{np.min(times[name]):8.3f}{ratio:11.2f}"
-            f"{memory[name]:10.1f}"
+            f"{name:32s}{median:10.3f}{np.min(times[name]):8.3f}"
+            f"{np.max(times[name]):8.3f}{ratio:11.2f}{memory[name]:10.1f}"
         )
+    for name, (total, log) in passes.items():
+        steps = ", ".join(f"{what} {seconds:.3f}" for seconds, what in log)
+        rest = total - sum(seconds for seconds, _ in log)
+        print(f"passes of {name} ({total:.3f} s): {steps}; the rest {rest:.3f}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"args": vars(args), "results": results}, f, indent=2)
+            json.dump(
+                {
+                    "args": vars(args),
+                    "machine": info,
+                    "results": results,
+                    "passes": {
+                        name: {"total_s": total, "passes": log}
+                        for name, (total, log) in passes.items()
+                    },
+                },
+                f,
+                indent=2,
+            )
 
 
 if __name__ == "__main__":
