@@ -278,7 +278,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
     - Trace: sensitivity ``R**2 / n``; Gaussian (or Laplace) noise plus a
       shift that makes it an upper bound with probability ``1 - beta/8``.
     - Threshold: AboveThreshold over the queries ``n (B(tau_k) - E(tau_k)) / R**2``
-      with the public threshold ``-b``, ``b`` the Laplace scale of its query
+      with the public threshold ``-m``, ``m`` the Laplace scale of its query
       noise. The bias bound ``n B(tau) = sum_i (||y_i||**2 - tau**2)_+`` has
       sensitivity ``R**2`` (each row contributes a number in ``[0, R**2]``;
       Dong, Liang and Yi 2022, Lemma 9), and the predicted error ``E``
@@ -300,7 +300,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
     ``sqrt(d) s_lambda`` combined in quadrature with ``0.5 sqrt(tr ||E||)``
     for its eigenvectors, where ``||E|| = 2 sqrt(d) s_E`` is the semicircle
     edge of its matrix noise and ``tr <= min(trace bound, tau**2)``. The
-    threshold ``-b`` makes the search stop one noise scale earlier: a late stop
+    threshold ``-m`` makes the search stop one noise scale earlier: a late stop
     clips rows whose bias exceeds the noise saved, while an early stop costs
     at most the noise of the previous grid point.
 
@@ -310,7 +310,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
     ``tau*``, the threshold it runs at (the code compares at ``tau*/2``, which
     picks GaussCov where SeparateCov is 2-3 times more accurate); the GaussCov
     term inside the threshold queries scales with ``tau**2`` (the code:
-    ``tau``); the threshold ``-b`` instead of 0; the bias bound is the exact sum
+    ``tau``); the threshold ``-m`` instead of 0; the bias bound is the exact sum
     of Lemma 9 rather than the paper's charge of each row's dyadic bin edge (up
     to 4 times larger; same sensitivity); the trace bound is clipped at
     ``R**2``.
