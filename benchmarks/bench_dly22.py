@@ -247,7 +247,23 @@ def _plot(results, path):
         ax.set_yscale("log")
         ax.set_xlabel(key)
         ax.set_ylabel("Frobenius error")
-    for ax in np.ravel(axes)[len(panels) :]:
+    # The last panel: AdaptiveCov / min(GaussCov, SeparateCov) in every cell.
+    cells = panels + [("N=8, d=10", results.get("skewed", []))]
+    ratios = [(key, r["ratio"]) for key, rows in cells for _, r in rows]
+    ax = np.ravel(axes)[len(panels)]
+    ax.errorbar(
+        range(len(ratios)),
+        [r["mean"] for _, r in ratios],
+        yerr=[r["sem"] for _, r in ratios],
+        fmt="o",
+        ms=3,
+        color="C2",
+    )
+    ax.axhline(1.0, color="grey", lw=0.8)
+    ax.axhline(1.1, color="C3", lw=0.8, ls="--")
+    ax.set_xlabel("cell (panels in order, then N=8, d=10)")
+    ax.set_ylabel("AdaptiveCov / min(Gauss, Separate)")
+    for ax in np.ravel(axes)[len(panels) + 1 :]:
         ax.axis("off")
     np.ravel(axes)[0].legend(fontsize=8)
     fig.suptitle("Dong, Liang and Yi (2022) Sec. 7.1 reproduction (zCDP, Zipf norms)")
