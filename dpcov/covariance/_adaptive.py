@@ -4,7 +4,7 @@ Dong, Liang and Yi (2022), Algorithm 3 ("tail-sensitive"). Clipping the rows at
 a threshold ``tau`` trades noise (decreasing in ``tau``) for bias (increasing
 as ``tau`` shrinks). AdaptiveCov scans ``tau = R, R/2, R/4, ...`` with the
 sparse vector technique and stops when a private upper bound on the clipping
-bias first exceeds an upper bound on the noise; then it runs the better of
+bias first exceeds the predicted noise error; then it runs the better of
 GaussCov and SeparateCov on the rows clipped at the previous grid point.
 """
 
@@ -18,7 +18,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from ..accounting import PureDP, split_budget
-from ..mechanisms import above_threshold, calibrate_additive
+from ..mechanisms import above_threshold, above_threshold_scales, calibrate_additive
 from ..utils._docstrings import fill_doc
 from ..utils._gram import row_statistics
 from ..utils._sklearn_compat import Interval
@@ -26,91 +26,85 @@ from ._base import BasePrivateCovariance
 from ._gauss import gauss_noise, gauss_release
 from ._separate import separate_noise, separate_release
 
-#: Budget shares of AdaptiveCov's steps (those of the reference code).
-STEP_SHARES = {"trace": 0.125, "threshold": 0.125, "final": 0.75}
-#: Default constant in front of SeparateCov's eigenvector error term, as in the
-#: reference code (the paper's value is 1).
-DEFAULT_SEPARATE_CONSTANT = {"gaussian": 1.0 / 6.0, "laplace": 1.0 / 14.0}
+#: Budget shares of AdaptiveCov's steps (they sum to 1: sequential
+#: composition). The reference code spends 1/8 on the trace and 1/8 on the
+#: search, which costs the final mechanism a factor sqrt(4/3) = 1.155 in noise
+#: where clipping does not help; 1/32 each costs sqrt(16/15) = 1.033 (zCDP).
+STEP_SHARES = {"trace": 0.03125, "threshold": 0.03125, "final": 0.9375}
+#: Default constant ``c`` in front of SeparateCov's predicted eigenvector error
+#: ``c sqrt(T ||E||)`` (see :func:`predicted_errors`).
+DEFAULT_SEPARATE_CONSTANT = 0.5
+#: The threshold search compares its queries with ``-SEARCH_MARGIN`` times the
+#: Laplace scale of AboveThreshold's query noise: a public threshold, so the
+#: search stays epsilon-DP; it makes late stops (clipping rows whose bias
+#: exceeds the noise saved) rarer when the search's budget is small.
+SEARCH_MARGIN = 1.0
 
 
-def gaussian_tail_bounds(n_features, beta):
-    """High-probability bounds on unit Gaussian noise (utility only).
+def predicted_errors(
+    tau,
+    *,
+    trace_bound,
+    n_features,
+    gauss_std,
+    vector_std,
+    value_std,
+    separate_constant=DEFAULT_SEPARATE_CONSTANT,
+):
+    """Predicted Frobenius errors of GaussCov and SeparateCov at threshold ``tau``.
 
-    Parameters
-    ----------
-    n_features : int
-        Dimension ``d``.
-    beta : float
-        Failure probability shared by the bounds.
+    Utility only: the predictions drive AdaptiveCov's choices and depend on
+    public values and the private trace bound alone.
 
-    Returns
-    -------
-    eta : float
-        Bound on ``||N(0, I_d)||_2`` with probability ``1 - beta/2``
-        (Laurent-Massart).
-    nu : float
-        Bound on the operator norm of a ``d x d`` Gaussian Wigner matrix with
-        probability ``1 - beta/2`` (Bandeira-van Handel plus Gaussian
-        concentration; the map is sqrt(2)-Lipschitz, hence ``2 sqrt(log(1/b))``).
-    omega : float
-        Bound on its Frobenius norm with probability ``1 - beta``.
-    """
-    d = n_features
-    b = beta / 2.0
-    eta = math.sqrt(
-        d + 2.0 * math.sqrt(d * math.log(1.0 / b)) + 2.0 * math.log(1.0 / b)
-    )
-    nu = _bandeira_van_handel(d) + 2.0 * math.sqrt(math.log(1.0 / b))
-    omega = math.sqrt(
-        d**2
-        + 2.0 * math.sqrt(d * math.log(2.0 / beta)) * (1.0 + math.sqrt(2.0 * (d - 1)))
-        + 6.0 * math.log(2.0 / beta)
-    )
-    return eta, nu, omega
-
-
-def laplace_tail_bounds(n_features, beta):
-    """Heuristic bounds on unit Laplace noise (utility only).
-
-    The constants instantiate the unspecified absolute constants of Dong,
-    Liang and Yi (2022), Lemmas 15-17, as the authors' reference code does.
+    - GaussCov adds a symmetric matrix whose ``d (d + 1) / 2`` free entries
+      have standard deviation ``s = tau**2 gauss_std``: its expected squared
+      Frobenius norm is exactly ``d**2 s**2``, so the prediction is ``s d``.
+    - SeparateCov: the ``d`` eigenvalues get noise of standard deviation
+      ``tau**2 value_std`` (expected squared norm ``d tau**4 value_std**2``;
+      sorting can only bring them closer); the eigenvectors are those of a
+      noisy matrix whose noise ``E`` has operator norm about
+      ``2 sqrt(d) tau**2 vector_std`` (the edge of the semicircle law). The
+      eigenvector error is at most ``2 sqrt(tr ||E||)`` (Dong, Liang and Yi
+      2022, proof of Theorem 1), where the trace ``tr`` of the clipped second
+      moment is at most ``min(trace_bound, tau**2)``; the prediction is
+      ``c sqrt(tr ||E||)``, and the two terms are added in quadrature.
 
     Parameters
     ----------
+    tau : float or ndarray
+        Clipping threshold(s).
+    trace_bound : float
+        Upper bound on the trace of the second moment (of the unclipped rows).
     n_features : int
-        Dimension ``d``.
-    beta : float
-        Failure probability shared by the bounds.
+        ``d``.
+    gauss_std : float
+        Standard deviation of GaussCov's entry noise at radius 1.
+    vector_std : float
+        Standard deviation of SeparateCov's matrix noise at radius 1.
+    value_std : float
+        Standard deviation of SeparateCov's eigenvalue noise at radius 1.
+    separate_constant : float, default=0.5
+        ``c``. The worst case over spectra of trace ``tr`` (flat spectra
+        near the detection threshold ``||E|| / 2``) gives about 1; 0.5 is the
+        first-order (Davis-Kahan) value for eigenvalues twice ``||E||``; on
+        nearly isotropic data the eigenvector error nearly vanishes.
 
     Returns
     -------
-    eta : float
-        Bound on the norm of a vector of ``d`` Laplace(1) draws.
-    nu : float
-        Bound on the operator norm of a Laplace Wigner matrix.
-    omega : float
-        Bound on its Frobenius norm.
+    gauss : float or ndarray
+        Predicted error of GaussCov.
+    separate : float or ndarray
+        Predicted error of SeparateCov.
     """
     d = n_features
-    b = beta / 2.0
-    ratio = (math.sqrt(2.0) + 1.0) / (math.sqrt(2.0) - 1.0)
-    k1 = 2.0 * max(ratio, 2.0 * math.log2(d))
-    k2 = 2.0 * max(ratio, 2.0 * math.log2(d * (d + 1) / 2.0))
-    eta = 1.5 * math.sqrt(d) + k1 * math.log(2.0 / b)
-    nu = _bandeira_van_handel(d, laplace=True) + math.sqrt(2.0) * math.log(2.0 / b) * k2
-    omega = 1.5 * d + math.log(2.0 / beta) * k2
-    return eta, nu, omega
-
-
-def _bandeira_van_handel(d, laplace=False):
-    # (1 + theta)(2 sqrt(d) + 6 f(d) / sqrt(log(1 + theta))),
-    # theta = min((log d / d)^0.3, 1/2),
-    # f = sqrt(log d) (Gaussian) or log d (Laplace); at d = 1 the matrix is a scalar.
-    if d < 2:
-        return 0.0
-    theta = min((math.log(d) / d) ** 0.3, 0.5)
-    f = math.log(d) if laplace else math.sqrt(math.log(d))
-    return (1.0 + theta) * (2.0 * math.sqrt(d) + 6.0 * f / math.sqrt(math.log1p(theta)))
+    square = np.square(tau)
+    gauss = square * gauss_std * d
+    values = square * value_std * math.sqrt(d)
+    # In one dimension the eigenvector is exact.
+    operator = 2.0 * math.sqrt(d) * square * vector_std if d > 1 else 0.0
+    trace = np.minimum(trace_bound, square)
+    vectors = separate_constant * np.sqrt(trace * operator)
+    return gauss, np.sqrt(values**2 + vectors**2)
 
 
 def bias_bin_sums(norms, radius, n_thresholds):
@@ -212,9 +206,9 @@ class AdaptiveCovariance(BasePrivateCovariance):
     AdaptiveCov [1]_ privately estimates an upper bound on the trace, then
     scans the clipping thresholds ``tau = R, R/2, R/4, ...`` with the sparse
     vector technique, stopping when a private upper bound on the clipping bias
-    exceeds an upper bound on the noise of the better of GaussCov and
-    SeparateCov at that threshold. It then runs the better of the two
-    mechanisms on the rows clipped at the previous threshold. On data whose
+    exceeds the predicted Frobenius error of the better of GaussCov and
+    SeparateCov at that threshold. It then runs the mechanism with the smaller
+    predicted error on the rows clipped at the previous threshold. On data whose
     norms are skewed (most rows short, a few long) it can be much more accurate
     than either mechanism alone.
 
@@ -242,16 +236,15 @@ class AdaptiveCovariance(BasePrivateCovariance):
     {accountant}
     {random_state}
     beta : float, default=0.1
-        Failure probability of the error bounds that drive the choices (the
-        trace upper bound holds with probability ``1 - beta/8``). It affects
-        accuracy only, not privacy.
+        The private trace bound is an upper bound with probability
+        ``1 - beta/8``. It affects accuracy only, not privacy.
     n_thresholds : int, default=80
         Number ``K`` of clipping thresholds ``R 2**-k`` scanned (as in the
         reference code). Privacy does not depend on it.
     separate_constant : float, default=None
-        Constant in front of SeparateCov's eigenvector term in its error bound.
-        ``None`` uses the reference code's empirical 1/6 (zCDP) or 1/14 (pure
-        DP), which reproduce the paper's figures; the paper's theory has 1.
+        Constant ``c`` in front of SeparateCov's predicted eigenvector error
+        ``c sqrt(tr ||E||)`` (:func:`predicted_errors`). ``None`` uses 0.5;
+        the bound in the proof of Dong, Liang and Yi (2022), Theorem 1, has 2.
         Any value is private: it only changes which threshold and mechanism are
         picked.
 
@@ -277,28 +270,50 @@ class AdaptiveCovariance(BasePrivateCovariance):
     -----
     Neighbouring datasets differ in one row (replace-one); ``n_samples`` is
     public. With the processed rows of norm at most ``R``, the covariance
-    share ``B`` of the budget is split as in the reference code: trace ``B/8``,
-    threshold search ``B/8``, final mechanism ``3B/4``.
+    share ``B`` of the budget is split as: trace ``B/32``, threshold search
+    ``B/32``, final mechanism ``15B/16`` (``STEP_SHARES``; the reference code
+    spends ``B/8, B/8, 3B/4``). The steps compose (sequential composition of
+    zCDP, or of pure DP), so the fit spends ``B``:
 
     - Trace: sensitivity ``R**2 / n``; Gaussian (or Laplace) noise plus a
       shift that makes it an upper bound with probability ``1 - beta/8``.
     - Threshold: AboveThreshold over the queries ``n (B(tau_k) - E(tau_k)) / R**2``
-      with threshold 0; the bias bound ``n B(tau) = sum_i (||y_i||**2 -
-      tau**2)_+`` has sensitivity ``R**2`` (each row contributes a number in
-      ``[0, R**2]``) and the noise bound ``E`` depends only on public
-      values and the private trace bound. Under zCDP it runs as pure
-      ``sqrt(2 rho_threshold)``-DP.
-    - Final: GaussCov or SeparateCov at ``3B/4`` on the rows clipped at
-      ``tau*``; the choice and ``tau*`` are post-processing of private values.
+      with the public threshold ``-m``, ``m`` the Laplace scale of its query
+      noise. The bias bound ``n B(tau) = sum_i (||y_i||**2 - tau**2)_+`` has
+      sensitivity ``R**2`` (each row contributes a number in ``[0, R**2]``;
+      Dong, Liang and Yi 2022, Lemma 9), and the predicted error ``E``
+      (:func:`predicted_errors`) depends only on public values (``n``, ``d``,
+      the budget, ``tau``) and the private trace bound, a released value: so
+      every query has sensitivity 1 and AboveThreshold is
+      ``epsilon_threshold``-DP (Dwork and Roth 2014, Theorem 3.23) for any
+      public threshold. Under zCDP it runs as pure ``sqrt(2 rho_threshold)``-DP,
+      which is ``rho_threshold``-zCDP (Bun and Steinke 2016, Proposition 1.4).
+    - Final: GaussCov or SeparateCov at ``15B/16`` on the rows clipped at
+      ``tau*``, calibrated to row norm ``tau*``; the choice of mechanism and
+      ``tau*`` are post-processing of the trace bound and the index released
+      by AboveThreshold.
 
-    Departures from the reference code (all follow the paper or its proofs):
-    the mechanism is chosen by comparing the two error bounds at ``tau*``, the
-    threshold it runs at (the code compares them at ``tau*/2``, which picks
-    GaussCov where SeparateCov is 2-3 times more accurate); the GaussCov term
-    inside the threshold queries scales with ``tau**2``; the bias bound is the
-    exact sum of Lemma 9 rather than the paper's charge of each row's dyadic
-    bin edge (up to 4 times larger; same sensitivity); the trace bound is
-    clipped at ``R**2``; pure DP divides LapCov's error term by ``epsilon``.
+    Choices (utility only). The mechanisms are compared by their predicted
+    Frobenius errors, the metric of Dong, Liang and Yi (2022), Section 7:
+    ``s d`` for GaussCov (the exact root mean square of its noise, entry
+    standard deviation ``s``) and, for SeparateCov, its eigenvalue noise
+    ``sqrt(d) s_lambda`` combined in quadrature with ``0.5 sqrt(tr ||E||)``
+    for its eigenvectors, where ``||E|| = 2 sqrt(d) s_E`` is the semicircle
+    edge of its matrix noise and ``tr <= min(trace bound, tau**2)``. The
+    threshold ``-m`` makes the search stop one noise scale earlier: a late stop
+    clips rows whose bias exceeds the noise saved, while an early stop costs
+    at most the noise of the previous grid point.
+
+    Departures from the reference code: the shares above; predicted errors
+    instead of high-probability bounds with the empirical 1/6 (1/14 under pure
+    DP) in front of SeparateCov's eigenvector term; the mechanism is chosen at
+    ``tau*``, the threshold it runs at (the code compares at ``tau*/2``, which
+    picks GaussCov where SeparateCov is 2-3 times more accurate); the GaussCov
+    term inside the threshold queries scales with ``tau**2`` (the code:
+    ``tau``); the threshold ``-m`` instead of 0; the bias bound is the exact sum
+    of Lemma 9 rather than the paper's charge of each row's dyadic bin edge (up
+    to 4 times larger; same sensitivity); the trace bound is clipped at
+    ``R**2``.
 
     References
     ----------
@@ -402,49 +417,54 @@ class AdaptiveCovariance(BasePrivateCovariance):
             np.clip(trace_noise.add(trace, rng) + shift, 1e-16 * radius**2, radius**2)
         )
 
-        # 2. Noise bounds of the final mechanisms at threshold tau. All noise
-        # scales are proportional to tau^2: compute them at tau = 1 from the
-        # same calibrations the mechanisms use.
+        # 2. Predicted Frobenius errors of the final mechanisms at threshold
+        # tau. Every noise scale is proportional to tau^2: take the standard
+        # deviations at tau = 1 from the calibrations the mechanisms use.
         final = steps["final"]
         shape = dict(n_samples=n_samples, n_features=n_features, radius=1.0)
-        gauss_scale = gauss_noise(final, **shape).scale
         _, vector_noise, value_noise = separate_noise(final, **shape)
-        vector_scale, value_scale = vector_noise.scale, value_noise.scale
-        tails = gaussian_tail_bounds if law == "gaussian" else laplace_tail_bounds
-        eta, nu, omega = tails(n_features, 0.75 * self.beta)
+        stds = dict(
+            gauss_std=gauss_noise(final, **shape).std,
+            vector_std=vector_noise.std,
+            value_std=value_noise.std,
+        )
         constant = self.separate_constant
         if constant is None:
-            constant = DEFAULT_SEPARATE_CONSTANT[law]
+            constant = DEFAULT_SEPARATE_CONSTANT
 
-        def gauss_error(tau):
-            return tau**2 * gauss_scale * omega
-
-        def separate_error(tau):
-            # 2 sqrt(tr * ||E||_op) + sigma_lambda ||z|| (proof of Theorem 1).
-            return (
-                tau * constant * 2.0 * np.sqrt(trace_bound * vector_scale * nu)
-                + tau**2 * value_scale * eta
+        def errors(tau):
+            return predicted_errors(
+                tau,
+                trace_bound=trace_bound,
+                n_features=n_features,
+                separate_constant=constant,
+                **stds,
             )
 
-        # 3. Threshold search: first k where the bias bound exceeds the noise
-        # bound; each query n (B - E) / R^2 has sensitivity 1.
+        # 3. Threshold search: first k where the bias bound exceeds the
+        # predicted error of the better mechanism. The prediction depends only
+        # on public values and the private trace bound, so each query
+        # n (B(tau_k) - E(tau_k)) / R^2 has sensitivity 1 (clipping_bias), and
+        # AboveThreshold with any public threshold is epsilon-DP (Dwork and
+        # Roth 2014, Theorem 3.23): here -margin, one Laplace scale of its
+        # query noise, so that it rather stops early (cost: the noise of one
+        # grid step) than late (cost: the bias of the rows clipped).
         taus = radius * 2.0 ** -np.arange(self.n_thresholds)
-        noise_bound = np.minimum(gauss_error(taus), separate_error(taus))
+        noise_bound = np.minimum(*errors(taus))
         bias = clipping_bias_from_sums(norm_sums.norm_sums)
         queries = bias - n_samples * noise_bound / radius**2
-        k_star = above_threshold(
-            queries, 0.0, epsilon=steps["threshold"].pure_epsilon(), rng=rng
-        )
+        search_epsilon = steps["threshold"].pure_epsilon()
+        margin = SEARCH_MARGIN * above_threshold_scales(search_epsilon)[1]
+        k_star = above_threshold(queries, -margin, epsilon=search_epsilon, rng=rng)
 
         # 4. The last threshold at which noise still dominated, and the
-        # mechanism with the smaller error bound *at that threshold*, where it
-        # runs (Theorem 3's proof bounds the error by bias(tau*) plus
-        # min(E_G(tau*), E_S(tau*))). The reference code compares the bounds at
-        # tau*/2, which favours GaussCov (its bound is quadratic in tau,
-        # SeparateCov's about linear) and picked it where SeparateCov was 2-3x
-        # better in benchmarks/bench_dly22.py.
+        # mechanism with the smaller predicted error *at that threshold*, where
+        # it runs (Theorem 3's proof bounds the error by bias(tau*) plus
+        # min(E_G(tau*), E_S(tau*))): post-processing of k_star and the trace
+        # bound.
         tau_star = min(radius * 2.0 ** (1 - k_star), radius)
-        use_gauss = separate_error(tau_star) >= gauss_error(tau_star)
+        gauss_error, separate_error = errors(tau_star)
+        use_gauss = bool(gauss_error <= separate_error)
         gram = row_statistics(
             X,
             box=box,
