@@ -8,11 +8,18 @@ norms, counts of norms in public bins), so one function,
 :func:`row_statistics`, computes them all, in one pass, with bounded memory:
 
 * a NumPy array (or a memmap) is read chunk by chunk: memory stays at the
-  input plus ``O(d**2 + chunk_rows * d)``. ``X`` is never copied as a whole
-  and never written to; a chunk is copied only when a row in it must change or
-  the input is float32 (each chunk is upcast, so float32 input costs no
-  float64 copy of ``X`` and the statistics are as accurate as for float64);
-  the Gram update is one BLAS call per chunk, accumulated in float64;
+  input plus ``O(d**2 + chunk_rows * d)`` per thread. ``X`` is never copied
+  as a whole and never written to; each thread processes its chunks in one
+  reused buffer (a float32 chunk is upcast into it, so float32 input costs
+  no float64 copy of ``X`` and the statistics are as accurate as for
+  float64). Every row is multiplied by its clip factor (1 within the
+  radius), so the work depends on ``n`` and ``d`` only, not on how many
+  rows are clipped. The Gram update is one BLAS call (``syrk``) per chunk,
+  accumulated in float64. Fixed blocks of chunks are summed on the threads
+  the BLAS would use (:mod:`dpcov.utils._threads`), their sums added in a
+  fixed order: the same bits whatever the number of threads. Sums that need
+  no processed row (a clipped sum, norms of clipped and centred rows) never
+  form one (:meth:`_Pass.unformed`);
 * a ``dask.array`` is reduced by Dask: every block runs the same chunked pass
   and returns its statistics packed in one vector, and Dask sums the vectors
   (a tree reduction). Only ``O(d**2)`` numbers per block travel; the caller
@@ -58,11 +65,11 @@ from scipy import sparse
 
 from ._threads import pass_threads, single_threaded_blas
 
-#: Bytes of float64 rows per chunk. Measured at n = 1e6, d = 100 on 2 cores
-#: (two threads, single-threaded OpenBLAS, benchmarks/bench_fit_time.py
-#: --passes): 4 MiB chunks made the Gram pass as fast as 1 MiB ones and the
-#: passes without a Gram update 1.6x to 2.2x faster (fewer per-chunk calls);
-#: 16 MiB ones (beyond the cache) were 1.5x slower on the Gram pass.
+#: Bytes of float64 rows per chunk. Measured with row_statistics's
+#: chunk_rows at n = 1e6, d = 100 on 2 cores (two threads, each with a
+#: single-threaded OpenBLAS): 4 MiB chunks made the Gram pass as fast as
+#: 1 MiB ones and the passes without a Gram update 1.2x to 2.2x faster (fewer
+#: per-chunk calls); 15 MiB ones were 1.5x slower on the Gram pass.
 CHUNK_BYTES = 4 * 2**20
 
 
@@ -479,8 +486,9 @@ class _Pass:
         Returns the chunk in float64 ``x``, the clip factors ``f = min(1, r /
         ||x||)`` and the norms of ``z``, or None for a chunk with a row
         beyond float64's range (the caller forms its rows). The sum of the
-        clipped rows is ``f @ x``: the same products ``f_i x_ij`` as ``1 @
-        (f x)``, summed in the same order, so the same bits. The norms are
+        clipped rows is ``f @ x``: the same clip factors and the same
+        function of the rows as ``1 @ (f x)``; only the rounding differs (the
+        BLAS may fuse ``f_i x_ij`` into the sum). The norms are
         ``f ||x||`` without a centre, else from ``||z||^2 = (f ||x||)^2 - 2 f
         (x . m) + ||m||^2``: they agree with the norms of the formed rows up
         to rounding, ``(d + 4) eps (||f x|| + ||m||)^2`` in the square (each
