@@ -29,16 +29,19 @@ from ._separate import separate_noise, separate_release
 #: Budget shares of AdaptiveCov's steps (they sum to 1: sequential
 #: composition). The reference code spends 1/8 on the trace and 1/8 on the
 #: search, which costs the final mechanism a factor sqrt(4/3) = 1.155 in noise
-#: where clipping does not help; 1/32 each costs sqrt(16/15) = 1.033 (zCDP).
-STEP_SHARES = {"trace": 0.03125, "threshold": 0.03125, "final": 0.9375}
+#: where clipping does not help; 1/16 in all costs sqrt(16/15) = 1.033 (zCDP).
+#: The trace (sensitivity R^2/n) needs little of it: 1/64 goes to the trace and
+#: 3/64 to the search, whose noise (in rows) decides how far it can clip.
+STEP_SHARES = {"trace": 0.015625, "threshold": 0.046875, "final": 0.9375}
 #: Default constant ``c`` in front of SeparateCov's predicted eigenvector error
 #: ``c sqrt(T ||E||)`` (see :func:`predicted_errors`).
 DEFAULT_SEPARATE_CONSTANT = 0.5
 #: The threshold search compares its queries with ``-SEARCH_MARGIN`` times the
-#: Laplace scale of AboveThreshold's query noise: a public threshold, so the
-#: search stays epsilon-DP; it makes late stops (clipping rows whose bias
-#: exceeds the noise saved) rarer when the search's budget is small.
-SEARCH_MARGIN = 1.0
+#: Laplace scale of AboveThreshold's query noise (half a scale): a public
+#: threshold, so the search stays epsilon-DP; it makes late stops (clipping
+#: rows whose bias exceeds the noise saved) rarer when the search's budget is
+#: small, while a full scale makes it stop too early to clip where clipping pays.
+SEARCH_MARGIN = 0.5
 
 
 def predicted_errors(
@@ -270,16 +273,16 @@ class AdaptiveCovariance(BasePrivateCovariance):
     -----
     Neighbouring datasets differ in one row (replace-one); ``n_samples`` is
     public. With the processed rows of norm at most ``R``, the covariance
-    share ``B`` of the budget is split as: trace ``B/32``, threshold search
-    ``B/32``, final mechanism ``15B/16`` (``STEP_SHARES``; the reference code
+    share ``B`` of the budget is split as: trace ``B/64``, threshold search
+    ``3B/64``, final mechanism ``15B/16`` (``STEP_SHARES``; the reference code
     spends ``B/8, B/8, 3B/4``). The steps compose (sequential composition of
     zCDP, or of pure DP), so the fit spends ``B``:
 
     - Trace: sensitivity ``R**2 / n``; Gaussian (or Laplace) noise plus a
       shift that makes it an upper bound with probability ``1 - beta/8``.
     - Threshold: AboveThreshold over the queries ``n (B(tau_k) - E(tau_k)) / R**2``
-      with the public threshold ``-m``, ``m`` the Laplace scale of its query
-      noise. The bias bound ``n B(tau) = sum_i (||y_i||**2 - tau**2)_+`` has
+      with the public threshold ``-m``, ``m`` half the Laplace scale of its
+      query noise. The bias bound ``n B(tau) = sum_i (||y_i||**2 - tau**2)_+`` has
       sensitivity ``R**2`` (each row contributes a number in ``[0, R**2]``;
       Dong, Liang and Yi 2022, Lemma 9), and the predicted error ``E``
       (:func:`predicted_errors`) depends only on public values (``n``, ``d``,
@@ -300,7 +303,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
     ``sqrt(d) s_lambda`` combined in quadrature with ``0.5 sqrt(tr ||E||)``
     for its eigenvectors, where ``||E|| = 2 sqrt(d) s_E`` is the semicircle
     edge of its matrix noise and ``tr <= min(trace bound, tau**2)``. The
-    threshold ``-m`` makes the search stop one noise scale earlier: a late stop
+    threshold ``-m`` makes the search stop half a noise scale earlier: a late stop
     clips rows whose bias exceeds the noise saved, while an early stop costs
     at most the noise of the previous grid point.
 
@@ -446,7 +449,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
         # on public values and the private trace bound, so each query
         # n (B(tau_k) - E(tau_k)) / R^2 has sensitivity 1 (clipping_bias), and
         # AboveThreshold with any public threshold is epsilon-DP (Dwork and
-        # Roth 2014, Theorem 3.23): here -margin, one Laplace scale of its
+        # Roth 2014, Theorem 3.23): here -margin, half the Laplace scale of its
         # query noise, so that it rather stops early (cost: the noise of one
         # grid step) than late (cost: the bias of the rows clipped).
         taus = radius * 2.0 ** -np.arange(self.n_thresholds)

@@ -146,15 +146,17 @@ def test_trace_bound_noise_closed_form(pure, global_random_seed):
     # R^2/n:
     #   zCDP: t + N(0, s^2) + s sqrt(2 log(8/beta)),  s = (R^2/n)/sqrt(2 rho f);
     #   pure: t + Lap(b) + b log(4/beta),              b = (R^2/n)/(eps f).
-    # At eps = 4, b = 0.16 and the bound, about 1.6, is 15 scales from its
-    # clip at R^2 = 4.
+    # At eps = 0.125 / f (8 at f = 1/64), b = 0.16 and the bound, about 1.6, is
+    # 15 scales from its clip at R^2 = 4; at rho = 0.5, s = 0.16 and the bound,
+    # about 1.5, is 16 scales from it.
     n, d, R, beta = 200, 3, 2.0, 0.1
     f = STEP_SHARES["trace"]
     rng = np.random.default_rng(global_random_seed)
     X = rng.normal(size=(n, d))
     X *= 0.5 * R / np.linalg.norm(X, axis=1, keepdims=True)  # trace R^2/4
     trace = R**2 / 4
-    params = dict(epsilon=4.0, delta=0.0) if pure else dict(rho=0.5)
+    eps = 0.125 / f
+    params = dict(epsilon=eps, delta=0.0) if pure else dict(rho=0.5)
     res = np.array(
         [
             AdaptiveCovariance(
@@ -167,7 +169,7 @@ def test_trace_bound_noise_closed_form(pure, global_random_seed):
         ]
     )
     if pure:
-        b = (R**2 / n) / (4.0 * f)
+        b = (R**2 / n) / (eps * f)
         res -= b * math.log(4 / beta)
         assert np.abs(res).mean() == pytest.approx(b, rel=5 / math.sqrt(res.size))
         assert stats.kstest(res / b, "laplace").pvalue > 1e-4
@@ -181,8 +183,8 @@ def test_trace_bound_noise_closed_form(pure, global_random_seed):
 @pytest.mark.slow
 def test_trace_neighbours(global_random_seed):
     # Neighbours: one row of norm R vs norm 0 moves the trace by R^2/n; the
-    # trace step is (rho f)-zCDP, f = STEP_SHARES["trace"] = 1/32, so
-    # Delta / s = sqrt(2 rho f) = 1 at rho = 16.
+    # trace step is (rho f)-zCDP, f = STEP_SHARES["trace"] = 1/64, so
+    # Delta / s = sqrt(2 rho f) = 1 at rho = 0.5 / f = 32.
     n, R = 50, 1.0
     a = np.full((n, 2), 0.3)
     b = a.copy()
@@ -274,15 +276,16 @@ def test_skewed_norms_clip_and_beat_separate(global_random_seed):
     # 3 rows of norm 1 among 2e4 of norm 1/32 (d = 100, rho = 1): clipping the
     # long rows costs a bias of about 3 rows while the predicted noise at
     # tau = 1 is tens of rows, comparable to the search's noise (Laplace scale
-    # 16 rows at 1/32 of the budget) and margin. Over 200 fits (two datasets)
-    # it clipped at tau <= 1/2 in 23%, with a mean error 0.26 times
-    # SeparateCov's there and 1.04 times elsewhere (0.86 overall; s.e. of a
-    # 60-fit mean about 0.045). With 60 fits, P(fewer than 5 clipped) < 2e-3
-    # under Binomial(60, 0.23); the clipped fits' 0.26 is far below 0.5, and
-    # the overall 0.86 is 3 s.e. below 1.
-    # (The Zipf settings of Dong, Liang and Yi at rho = 0.1 are noise-driven:
-    # the sparse-vector noise, scale 50 rows, swamps bias counts of a few rows,
-    # so the search mostly keeps tau = R there.)
+    # 13 rows at 3/64 of the budget) and margin (half of it). Measured with
+    # those shares and margin: over 200 fits (two datasets) it clipped at
+    # tau <= 1/2 in 44%, with a mean error 0.26 times SeparateCov's there and
+    # 1.04 times elsewhere (0.70 overall; s.e. of a 60-fit mean about 0.05).
+    # With 60 fits, P(fewer than 5 clipped) < 1e-9 under Binomial(60, 0.44)
+    # (and < 2e-3 even at a 23% rate); the clipped fits' 0.26 is far below
+    # 0.5, and the overall 0.70 is 6 s.e. below 1.
+    # (The Zipf settings of Dong, Liang and Yi at rho = 0.1 are noisier: the
+    # sparse-vector noise, scale 41 rows, swamps bias counts of a few rows, so
+    # the search there clips only where the noise saved is many rows.)
     rng = np.random.default_rng(global_random_seed)
     X = rng.normal(size=(20_000, 100))
     X /= 32 * np.linalg.norm(X, axis=1, keepdims=True)
@@ -306,13 +309,15 @@ def test_skewed_norms_clip_and_beat_separate(global_random_seed):
 def test_final_release_is_calibrated_to_the_clipping_threshold(global_random_seed):
     # After the search, GaussCov runs on the rows clipped at tau* with noise
     # s.d. tau*^2 / (n sqrt(15 rho / 16)) per entry (15/16 of the budget). At
-    # d = 5 the search always picks GaussCov here; it clipped in 11% of 900
-    # fits (at d = 5 the predicted noise, 5 rows, is below the search's margin
-    # of 16 rows: the search's own noise decides), so 300 fits give about 33
-    # clipped ones, and fewer than 15 with probability 6e-4 even at a 10% rate
-    # (Binomial(300, 0.1)). The pooled standardised residual has s.d. 1 (5 s.e.
-    # of a sample s.d. of N values is 5 / sqrt(2N)); calibrating to R instead
-    # of tau* would inflate the clipped fits' residuals 4x or more.
+    # d = 5 the search always picks GaussCov here; it clipped in 19% of 900
+    # fits, measured with the shares and margin of STEP_SHARES and
+    # SEARCH_MARGIN (at d = 5 the predicted noise, 5 rows, is below the
+    # search's noise scale of 13 rows: the search's own noise decides), so 300
+    # fits give about 56 clipped ones, and fewer than 15 with probability 6e-4
+    # even at a 10% rate (Binomial(300, 0.1)). The pooled standardised
+    # residual has s.d. 1 (5 s.e. of a sample s.d. of N values is
+    # 5 / sqrt(2N)); calibrating to R instead of tau* would inflate the clipped
+    # fits' residuals 4x or more.
     rng = np.random.default_rng(global_random_seed)
     n, rho = 20_000, 1.0
     X = rng.normal(size=(n, 5))
