@@ -498,7 +498,8 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             setattr(self, name, value)
         self.noise_level_ = float(noise_level)
         self.signal_to_noise_ = float(signal_to_noise)
-        warn_if_noise_dominated(self, signal_to_noise)
+        # (this function, fit, two wrappers, the caller)
+        warn_if_noise_dominated(self, signal_to_noise, stacklevel=6)
         return self
 
     def score(self, X_test, y=None):

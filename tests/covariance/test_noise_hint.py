@@ -74,6 +74,18 @@ def test_warns_on_noise_and_not_on_signal(cls):
         cls(**_params(cls, data_norm=1.0, random_state=0)).fit(_strong())
 
 
+@pytest.mark.parametrize("cls", [*ESTIMATORS, PCA])
+def test_warning_points_at_the_callers_line(cls):
+    # The warning names the user's fit call (its stack level counts the
+    # frames between fit and the warning), not a line of dpcov.
+    params = {"n_components": 2} if cls is PCA else {}
+    with pytest.warns(NoiseDominatedWarning) as record:
+        cls(**_params(cls, data_norm=1.0, random_state=0, **params)).fit(
+            np.zeros((2000, 4))
+        )
+    assert {w.filename for w in record} == {__file__}
+
+
 def test_no_noise_no_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error", NoiseDominatedWarning)
