@@ -26,7 +26,7 @@ import threading
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from threadpoolctl import threadpool_info, threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 #: Fits with at most this many features run their d x d linear algebra on a
 #: single-threaded BLAS.
@@ -39,12 +39,24 @@ _PASS_THREADS = ContextVar("dpcov_pass_threads", default=None)
 _blas_lock = threading.Lock()
 _blas_users = 0
 _blas_limiter = None
+_blas_controller = None
+
+
+def _blas():
+    # The BLAS libraries loaded in this process (NumPy's and SciPy's), found
+    # once: threadpoolctl's scan of the loaded libraries costs milliseconds,
+    # which a small fit would pay several times over. Their thread counts
+    # are read live. (A BLAS loaded after the first fit is not seen.)
+    global _blas_controller
+    with _blas_lock:
+        if _blas_controller is None:
+            _blas_controller = ThreadpoolController().select(user_api="blas")
+        return _blas_controller
 
 
 def blas_threads():
     """The number of threads the BLAS behind NumPy would use now (at least 1)."""
-    info = threadpool_info()
-    return max([1] + [lib["num_threads"] for lib in info if lib["user_api"] == "blas"])
+    return max([1] + [lib.num_threads for lib in _blas().lib_controllers])
 
 
 def pass_threads():
@@ -62,9 +74,10 @@ def single_threaded_blas():
     thread. Count the users and let only the first set, and the last restore.
     """
     global _blas_users, _blas_limiter
+    controller = _blas()
     with _blas_lock:
         if _blas_users == 0:
-            _blas_limiter = threadpool_limits(limits=1, user_api="blas")
+            _blas_limiter = controller.limit(limits=1)
         _blas_users += 1
     try:
         yield
