@@ -115,8 +115,9 @@ def _pass_threads(n_features, step, n_blocks):
     As many as the BLAS would use (so ``OPENBLAS_NUM_THREADS``,
     ``threadpoolctl`` and joblib's limits in its workers apply), each calling
     a single-threaded BLAS on its own chunks: a chunk's Gram update is too
-    small for BLAS threads to pay (measured on 2 cores: one thread per chunk
-    was 1.7x faster than two threads sharing each chunk). At most one thread
+    small for BLAS threads to pay (measured on 2 cores, n = 1e6, d = 100:
+    the Gram pass took 0.63 s with two BLAS threads per chunk, 0.37 s with
+    one, 0.24 s with two threads each on its own chunks). At most one thread
     per block, and within ``THREAD_BYTES`` of sums and buffers.
     """
     if n_blocks < 2:
