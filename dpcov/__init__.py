@@ -15,6 +15,7 @@ from . import (
     preprocessing,
     utils,
 )
+from ._config import config_context, get_config, set_config
 from .covariance import (
     AdaptiveCovariance,
     EigenSamplingCovariance,
@@ -50,5 +51,8 @@ __all__ = [
     "PrivateSearchCV",
     "BoundsScaler",
     "StandardScaler",
+    "config_context",
+    "get_config",
+    "set_config",
     "__version__",
 ]

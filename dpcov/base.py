@@ -11,7 +11,8 @@ data are read, and talks to the accountant.
 
 import warnings
 
-from .exceptions import NoiseDominatedWarning
+from ._config import get_config
+from .exceptions import NoHardenedSampler, NoiseDominatedWarning
 from .utils.validation import (
     check_approx_privacy_params,
     check_privacy_params,
@@ -32,7 +33,18 @@ class PrivateEstimatorMixin:
 
     Estimators call :meth:`_check_budget` before reading their data and
     :meth:`_spend_budget` after validating it, before any private step.
+
+    The class flag ``_hardened_noise`` states that every mechanism of a fit
+    has an exact discrete sampler; under ``dpcov.set_config(secure_noise=True)``
+    :meth:`_check_budget` refuses the others with
+    :class:`~dpcov.exceptions.NoHardenedSampler`.
     """
+
+    _hardened_noise = False
+
+    def _supports_hardened_noise(self):
+        # Whether a fit with the current parameters runs on hardened noise.
+        return self._hardened_noise
 
     def privacy_cost(self):
         """The guarantee a fit spends with the current parameters.
@@ -62,6 +74,13 @@ class PrivateEstimatorMixin:
         # Before the data are read: validate the privacy parameters and refuse
         # a fit that would exceed the accountant's cap.
         cost = self.privacy_cost()
+        if get_config()["secure_noise"] and not self._supports_hardened_noise():
+            raise NoHardenedSampler(
+                f"{type(self).__name__} with these parameters has no hardened "
+                "sampler: secure_noise=True needs an exact discrete sampler for "
+                "every mechanism of the fit. The user guide's privacy model page "
+                "('Hardened noise') lists the estimators that have one."
+            )
         accountant = getattr(self, "accountant", None)
         if accountant is not None:
             accountant.check(cost, label=type(self).__name__)

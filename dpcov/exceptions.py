@@ -16,6 +16,7 @@ __all__ = [
     "NoStableSubspace",
     "NoHeavyCell",
     "BudgetExceeded",
+    "NoHardenedSampler",
     "NoiseDominatedWarning",
 ]
 
@@ -50,6 +51,18 @@ class BudgetExceeded(RuntimeError):
 
     Raised before the estimator reads its data; nothing is recorded. The
     message states the guarantees and the cap, which are public.
+    """
+
+
+class NoHardenedSampler(ValueError):
+    """The estimator has no exact sampler for ``secure_noise=True``.
+
+    Raised by ``fit``, before the data are read, when
+    ``dpcov.set_config(secure_noise=True)`` (or ``dpcov.config_context``) is
+    in force and one of the estimator's mechanisms has no exact discrete
+    sampler (the Bingham sampler, the nuclear-norm profile, the truncated
+    Laplace, the private selection's run count, ...). The user guide's page on
+    the privacy model lists which estimators run on hardened noise.
     """
 
 

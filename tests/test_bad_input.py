@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
+import dpcov
 from dpcov.accounting import BudgetAccountant
 from dpcov.covariance import (
     AdaptiveCovariance,
@@ -264,6 +265,21 @@ def test_fit_bad_input(name, input_name):
         # estimator is left as it was (unfitted).
         assert len(accountant) == 0
         assert not [key for key in vars(estimator) if key.endswith("_")]
+
+
+def _hardened_fit_cases():
+    for name in ESTIMATORS:
+        if ESTIMATORS[name]()._supports_hardened_noise():
+            for input_name in INPUTS:
+                yield pytest.param(name, input_name, id=f"{name}-fit-{input_name}")
+
+
+@pytest.mark.parametrize("name, input_name", list(_hardened_fit_cases()))
+def test_fit_bad_input_under_secure_noise(name, input_name):
+    # The same outcomes with the exact discrete samplers (secure_noise): the
+    # estimators that have them validate, refuse and record as before.
+    with dpcov.config_context(secure_noise=True):
+        test_fit_bad_input(name, input_name)
 
 
 def _method_cases():

@@ -338,6 +338,9 @@ class AdaptiveCovariance(BasePrivateCovariance):
     True
     """
 
+    # Every mechanism has an exact sampler (secure_noise; read by _check_budget).
+    _hardened_noise = True
+
     _parameter_constraints: dict = {
         **BasePrivateCovariance._parameter_constraints,
         "beta": [Interval(Real, 0, 1, closed="neither")],

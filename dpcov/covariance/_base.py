@@ -42,6 +42,7 @@ from ..mechanisms import (
     project_psd_bounded,
     radius_counts,
 )
+from ..mechanisms._noise import sampler_name
 from ..utils import check_random_state
 from ..utils._gram import is_dask_array, row_statistics
 from ..utils._input import quiet_float_errors, validate_rows
@@ -491,6 +492,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         steps = {name: share for name, share in split.items() if name != "covariance"}
         self.budget_split_ = {**steps, **release.split}
         self.guarantee_ = compose(self.budget_split_.values())
+        self.noise_sampler_ = sampler_name()
         self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = self._privacy_spent(
             self.guarantee_
         )

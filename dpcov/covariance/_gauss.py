@@ -148,4 +148,6 @@ class GaussianCovariance(BasePrivateCovariance):
     (1.0, 1e-06)
     """
 
+    # Every mechanism has an exact sampler (secure_noise; read by _check_budget).
+    _hardened_noise = True
     _mechanism = staticmethod(gauss_release)

@@ -187,4 +187,6 @@ class SeparateCovariance(BasePrivateCovariance):
     ['eigenvalues', 'eigenvectors']
     """
 
+    # Every mechanism has an exact sampler (secure_noise; read by _check_budget).
+    _hardened_noise = True
     _mechanism = staticmethod(separate_release)

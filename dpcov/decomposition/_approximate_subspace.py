@@ -419,6 +419,9 @@ class ApproximateSubspace(BaseSubspace):
     budget_split_ : dict of str to ApproxDP
         "histogram": the stability histogram of each run (runs on disjoint
         rows compose in parallel).
+    noise_sampler_ : str
+        The sampler of the fit's noise: ``"numpy"`` (floating point) or
+        ``"discrete"`` (exact, under ``dpcov.set_config(secure_noise=True)``).
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)

@@ -281,6 +281,9 @@ class ExactSubspace(BaseSubspace):
         ``(0, (1 + e**epsilon) delta_search)``, the price of a random search
         that may miss (total variation to the exhaustive search). They add
         up to ``guarantee_``.
+    noise_sampler_ : str
+        The sampler of the fit's noise: ``"numpy"`` (floating point) or
+        ``"discrete"`` (exact, under ``dpcov.set_config(secure_noise=True)``).
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)

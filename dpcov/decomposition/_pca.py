@@ -282,6 +282,9 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         The zCDP parameter of the guarantee.
     budget_split_ : dict of str to PureDP or ZCDP
         Budget of each step of the fit.
+    noise_sampler_ : str
+        The sampler of the fit's noise: ``"numpy"`` (floating point) or
+        ``"discrete"`` (exact, under ``dpcov.set_config(secure_noise=True)``).
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -398,6 +401,15 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         self.assume_centered = assume_centered
         self.accountant = accountant
         self.random_state = random_state
+
+    def _supports_hardened_noise(self):
+        # The inner estimator's (the default ones, GaussCov and AdaptiveCov,
+        # have exact samplers; "top_k" samples eigenvectors from a Bingham law).
+        if isinstance(self.covariance, str):
+            return False
+        if self.covariance is None:
+            return True
+        return getattr(self.covariance, "_supports_hardened_noise", bool)()
 
     def _covariance_estimator(self, max_components):
         if self.covariance == "top_k":
@@ -612,6 +624,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         self.noise_level_ = estimator.noise_level_
         self.signal_to_noise_ = estimator.signal_to_noise_
         self.guarantee_ = estimator.guarantee_
+        self.noise_sampler_ = estimator.noise_sampler_
         self.epsilon_spent_ = estimator.epsilon_spent_
         self.delta_spent_ = estimator.delta_spent_
         self.rho_spent_ = estimator.rho_spent_

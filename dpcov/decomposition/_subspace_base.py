@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..accounting import BudgetAccountant
 from ..base import PrivateEstimatorMixin
+from ..mechanisms._noise import sampler_name
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._random import check_random_state
 from ..utils._sklearn_compat import Interval, Options, check_params_always
@@ -65,6 +66,7 @@ class BaseSubspace(
         self.components_ = components
         self.n_components_ = k
         self.guarantee_ = budget
+        self.noise_sampler_ = sampler_name()
         self.epsilon_spent_ = budget.epsilon
         self.delta_spent_ = budget.delta
         self.budget_split_ = split

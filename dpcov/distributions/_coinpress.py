@@ -124,6 +124,9 @@ class CovariancePlan:
         :func:`covariance_plan`).
     predicted_error : float
         Predicted Mahalanobis-Frobenius error of the estimate.
+    sensitivities : tuple of float
+        Frobenius sensitivity of the clipped second moment at each step (the
+        noise scales are calibrated to them).
     """
 
     rhos: tuple
@@ -133,6 +136,7 @@ class CovariancePlan:
     lower: tuple
     upper: tuple
     predicted_error: float
+    sensitivities: tuple = ()
 
     @property
     def n_steps(self):
@@ -259,14 +263,16 @@ def covariance_plan(
     xi = covariance_deviation(d, m, beta)
     base = sampling_ridge(d, m)
     lower, upper = [1.0], [float(condition)]
-    radii, scales, ridges = [], [], []
+    radii, scales, ridges, sensitivities = [], [], [], []
     for step, rho_step in enumerate(rhos):
         target = float(condition) if step == 0 else 1.0
         radius = math.sqrt(target) * tau
         # Frobenius sensitivity of W.T W / m for rows of norm <= c under
         # replace-one: sqrt(2) c**2 / m (both rank-one terms are PSD); the
         # Gaussian mechanism needs sigma = sqrt(2) c**2 / (m sqrt(2 rho)).
-        scale = gaussian_scale(math.sqrt(2.0) * radius**2 / m, rho_step)
+        sensitivity = math.sqrt(2.0) * radius**2 / m
+        scale = gaussian_scale(sensitivity, rho_step)
+        sensitivities.append(sensitivity)
         bound = wigner_norm_bound(d, scale, beta)
         ridge = base + scale
         if step == len(rhos) - 1:
@@ -296,6 +302,7 @@ def covariance_plan(
         lower=tuple(lower),
         upper=tuple(upper),
         predicted_error=error,
+        sensitivities=tuple(sensitivities),
     )
 
 
@@ -561,8 +568,11 @@ def coinpress_covariance(Z, plan, rng, *, return_frame=False):
     A = np.eye(n_features)
     for step in range(plan.n_steps):
         moment = clipped_second_moment(Z, plan.clip_radii[step], A)
-        noisy = moment + _noise.symmetric_matrix(
-            rng, n_features, plan.noise_scales[step]
+        noisy = _noise.add_symmetric(
+            rng,
+            moment,
+            plan.noise_scales[step],
+            sensitivity=plan.sensitivities[step],
         )
         # True projection onto the PSD cone (eigenvalues clipped at zero), not
         # the matrix absolute value of the reference code.
@@ -599,6 +609,8 @@ class MeanPlan:
         Standard deviation of the noise on each coordinate of the mean.
     predicted_error : float
         The last radius: predicted Euclidean error in the whitened frame.
+    sensitivities : tuple of float
+        L2 sensitivity of the clipped mean at each step.
     """
 
     rhos: tuple
@@ -606,6 +618,7 @@ class MeanPlan:
     clip_radii: tuple
     noise_scales: tuple
     predicted_error: float
+    sensitivities: tuple = ()
 
     @property
     def n_steps(self):
@@ -651,7 +664,7 @@ def mean_plan(n_samples, n_features, rho, radius, upper, *, n_steps, early_share
     rhos = step_budgets(rho, n_steps, early_share)
     tau = gaussian_norm_tail(n_features, beta)
     s = math.sqrt(2.0 * math.log(2.0 / beta))
-    radii, clips, scales = [float(radius)], [], []
+    radii, clips, scales, sensitivities = [float(radius)], [], [], []
     root = math.sqrt(upper)
     for rho_step in rhos:
         r = radii[-1]
@@ -660,7 +673,9 @@ def mean_plan(n_samples, n_features, rho, radius, upper, *, n_steps, early_share
         )
         # L2 sensitivity of the mean of rows projected onto a ball of radius
         # c under replace-one: 2 c / n.
-        scale = gaussian_scale(2.0 * clip / n_samples, rho_step)
+        sensitivity = 2.0 * clip / n_samples
+        scale = gaussian_scale(sensitivity, rho_step)
+        sensitivities.append(sensitivity)
         clips.append(clip)
         scales.append(scale)
         radii.append(tau * math.sqrt(upper / n_samples + scale**2))
@@ -670,6 +685,7 @@ def mean_plan(n_samples, n_features, rho, radius, upper, *, n_steps, early_share
         clip_radii=tuple(clips),
         noise_scales=tuple(scales),
         predicted_error=radii[-1],
+        sensitivities=tuple(sensitivities),
     )
 
 
@@ -748,9 +764,11 @@ def coinpress_mean(X, plan, rng, transform=None):
             final_clip=plan.clip_radii[step],
             total=True,
         ).total
-        center = (
-            center
-            + total / n_samples
-            + _noise.gaussian(rng, plan.noise_scales[step], n_features)
+        # The centre is public (earlier releases): the sum's sensitivity.
+        center = _noise.add_gaussian(
+            rng,
+            center + total / n_samples,
+            plan.noise_scales[step],
+            plan.sensitivities[step],
         )
     return center

@@ -309,6 +309,11 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
     # Gaussian noise only: rho-zCDP, no pure-DP variant (read by dpcov's checks).
     _zcdp_only = True
 
+    def _supports_hardened_noise(self):
+        # CoinPress adds Gaussian noise only (exact discrete sampler); KLSU's
+        # coarse histogram draws the largest of many Gaussians by inverse CDF.
+        return self.method == "coinpress"
+
     def __init__(
         self,
         *,
@@ -412,6 +417,7 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         self.signal_to_noise_ = float(signal_to_noise)
         self.budget_split_ = split
         self.guarantee_ = budget
+        self.noise_sampler_ = _noise.sampler_name()
         self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = self._privacy_spent(
             budget
         )
@@ -684,5 +690,5 @@ default=None
         rng = check_random_state(random_state)
         factor = linalg.cholesky(self.covariance_, lower=True)
         n_features = self.covariance_.shape[0]
-        draws = _noise.gaussian(rng, 1.0, (int(n_samples), n_features))
+        draws = _noise.synthetic_gaussian(rng, (int(n_samples), n_features))
         return self.mean_ + draws @ factor.T

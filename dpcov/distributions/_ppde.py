@@ -316,7 +316,7 @@ def naive_product_release(X, *, rho, rng):
     # (Bun-Steinke 2016, Prop. 1.6; Kamath, Li, Singhal and Ullman 2019,
     # Lemma 2.7).
     sigma = gaussian_scale(sensitivity, rho)
-    noisy = mean + _noise.gaussian(rng, sigma, d)
+    noisy = _noise.add_gaussian(rng, mean, sigma, sensitivity)
     everything = np.arange(d)
     step = RoundRecord(
         rows=np.arange(n),
@@ -479,7 +479,8 @@ def ppde_round(rows, *, upper_bound, n_rounds, beta, rho, rng):
     # (parallel composition, as in the proof of Kamath, Li, Singhal and Ullman
     # 2019, Theorem 5.1; see ppde_release for the adaptive version).
     sigma = gaussian_scale(sensitivity, rho)
-    return mean + _noise.gaussian(rng, sigma, n_active), radius, sensitivity, sigma
+    noisy = _noise.add_gaussian(rng, mean, sigma, sensitivity)
+    return noisy, radius, sensitivity, sigma
 
 
 def ppde_release(X, *, rho, rng, orientation="private", beta=0.1):
@@ -569,7 +570,7 @@ def ppde_release(X, *, rho, rng, orientation="private", beta=0.1):
         sensitivity = binary_row_distance(d) / rows.size
         # Gaussian mechanism, rho-zCDP on its own block (parallel composition).
         sigma = gaussian_scale(sensitivity, rho)
-        noisy = mean + _noise.gaussian(rng, sigma, d)
+        noisy = _noise.add_gaussian(rng, mean, sigma, sensitivity)
         flipped = noisy > 0.5
         orientation_step = RoundRecord(
             rows=rows,

@@ -269,6 +269,8 @@ class ProductBernoulli(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
 
     # zCDP only: delta=0 without rho is refused (read by dpcov's DP checks).
     _zcdp_only = True
+    # Every mechanism has an exact sampler (secure_noise; read by _check_budget).
+    _hardened_noise = True
     # Rows must lie in {0, 1}^d (dpcov's DP checks then give binary data).
     _binary_input = True
 
@@ -411,6 +413,7 @@ class ProductBernoulli(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
 
         self.budget_split_ = split
         self.guarantee_ = budget
+        self.noise_sampler_ = _noise.sampler_name()
         self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = self._privacy_spent(
             budget
         )
@@ -501,5 +504,7 @@ default=None
         check_is_fitted(self)
         check_n_draws(n_samples)
         rng = check_random_state(random_state)
-        draws = _noise.uniform(rng, (int(n_samples), self.probabilities_.shape[0]))
+        draws = _noise.synthetic_uniform(
+            rng, (int(n_samples), self.probabilities_.shape[0])
+        )
         return (draws < self.probabilities_).astype(np.float64)

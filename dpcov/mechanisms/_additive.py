@@ -9,7 +9,7 @@ sensitivities of each statistic and let the budget's type pick the mechanism.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..accounting import ZCDP, PureDP
 from . import _noise
@@ -26,10 +26,15 @@ class AdditiveNoise:
         Law of each coordinate of the noise.
     scale : float
         Standard deviation (Gaussian) or Laplace scale ``b``.
+    sensitivity : float, default=None
+        The sensitivity the scale was calibrated to (L2 for the Gaussian, L1
+        for the Laplace): the hardened sampler (``secure_noise``) needs it to
+        choose its grid.
     """
 
     law: str
     scale: float
+    sensitivity: float = field(default=None, repr=False, compare=False)
 
     @property
     def std(self):
@@ -51,9 +56,8 @@ class AdditiveNoise:
         noisy : ndarray or float
             The noisy statistic.
         """
-        draw = _noise.gaussian if self.law == "gaussian" else _noise.laplace
-        shape = getattr(value, "shape", None) or None
-        return value + draw(rng, self.scale, shape)
+        add = _noise.add_gaussian if self.law == "gaussian" else _noise.add_laplace
+        return add(rng, value, self.scale, self.sensitivity)
 
     def add_symmetric(self, matrix, rng):
         """Return a symmetric matrix plus a symmetric (Wigner) noise matrix.
@@ -70,9 +74,7 @@ class AdditiveNoise:
         noisy : ndarray of shape (d, d)
             The noisy symmetric matrix.
         """
-        return matrix + _noise.symmetric_matrix(
-            rng, matrix.shape[0], self.scale, self.law
-        )
+        return _noise.add_symmetric(rng, matrix, self.scale, self.law, self.sensitivity)
 
 
 def calibrate_additive(budget, *, l2_sensitivity, l1_sensitivity):
@@ -103,7 +105,9 @@ def calibrate_additive(budget, *, l2_sensitivity, l1_sensitivity):
     AdditiveNoise(law='laplace', scale=6.0)
     """
     if isinstance(budget, ZCDP):
-        return AdditiveNoise("gaussian", gaussian_scale(l2_sensitivity, budget.rho))
+        scale = gaussian_scale(l2_sensitivity, budget.rho)
+        return AdditiveNoise("gaussian", scale, l2_sensitivity)
     if isinstance(budget, PureDP):
-        return AdditiveNoise("laplace", laplace_scale(l1_sensitivity, budget.epsilon))
+        scale = laplace_scale(l1_sensitivity, budget.epsilon)
+        return AdditiveNoise("laplace", scale, l1_sensitivity)
     raise TypeError(f"budget must be ZCDP or PureDP, got {type(budget).__name__}.")

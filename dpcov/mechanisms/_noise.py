@@ -1,19 +1,277 @@
 """Every random draw that dpcov's mechanisms make, in one place.
 
 Mechanisms never call a random generator themselves: they ask this module for
-noise of a given law and scale. Keeping the draws here means a hardened,
-floating-point-safe sampler (exact discrete Gaussian/Laplace, snapping) can
-replace these numpy draws behind one switch without touching any mechanism.
+noise of a given law and scale, or for a noisy copy of a statistic. By
+default the draws are numpy's: fast and statistically exact, but like every
+floating-point sampler open to the attacks on the low-order bits of
+floating-point noise described by Mironov (CCS 2012).
 
-The draws are numpy's: they are fast and statistically exact, but like every
-floating-point sampler they are not protected against the attacks on the
-low-order bits of floating-point noise described by Mironov (CCS 2012).
+Under ``dpcov.set_config(secure_noise=True)`` the additive releases
+(:func:`add_gaussian`, :func:`add_laplace`, :func:`add_symmetric`,
+:func:`noisy_above_threshold`), the exponential mechanism over a finite set
+(:func:`exponential_choice`) and the public shuffles (:func:`permutation`,
+:func:`indices`) switch to the exact samplers of
+:mod:`dpcov.mechanisms._discrete`, fed by the operating system's CSPRNG. The
+raw floating-point draws (:func:`gaussian`, :func:`laplace`, :func:`uniform`,
+:func:`gamma`, :func:`truncated_laplace`, :func:`run_count`) have no exact
+counterpart and raise :class:`~dpcov.exceptions.NoHardenedSampler` there; the
+draws of synthetic samples from a fitted model (post-processing) are not
+affected by the switch.
 """
 
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numpy as np
+
+from .._config import get_config
+from ..exceptions import NoHardenedSampler
+from . import _discrete
+
+
+def secure():
+    """Whether ``secure_noise`` is in force (in this thread).
+
+    Returns
+    -------
+    secure : bool
+        ``dpcov.get_config()["secure_noise"]``.
+    """
+    return get_config()["secure_noise"]
+
+
+def sampler_name():
+    """Name of the sampler in force: ``"discrete"`` (hardened) or ``"numpy"``.
+
+    Returns
+    -------
+    name : str
+        What fitted estimators record in ``noise_sampler_``.
+    """
+    return "discrete" if secure() else "numpy"
+
+
+def _refuse(what):
+    if secure():
+        raise NoHardenedSampler(
+            f"secure_noise=True: {what} has no exact discrete sampler in dpcov. "
+            "Use an estimator listed as hardened in the user guide (privacy "
+            "model, 'Hardened noise'), or fit with secure_noise=False."
+        )
+
+
+def _hardened_release(value, scale, sensitivity, law, n_coordinates=None):
+    # round(value / g) + integer noise, on the grid of grid_noise: exact.
+    if scale == 0:
+        return value  # infinite budget: no noise, nothing to harden
+    if sensitivity is None:
+        raise NoHardenedSampler(
+            "secure_noise=True needs the sensitivity of every noisy statistic; "
+            "this mechanism did not state one."
+        )
+    array = np.asarray(value, dtype=float)
+    m = array.size if n_coordinates is None else int(n_coordinates)
+    noise = _discrete.grid_noise(law, scale, sensitivity, max(m, 1))
+    ints = _discrete.to_grid(array, noise.step)
+    ints = ints + _discrete.integer_noise(law, noise.scale, ints.shape[0])
+    out = _discrete.from_grid(ints, noise.step, array.shape)
+    return float(out) if np.ndim(value) == 0 else out
+
+
+def add_gaussian(rng, value, scale, sensitivity=None):
+    """Return ``value`` plus centred Gaussian noise of standard deviation ``scale``.
+
+    Under ``secure_noise``: ``value`` rounded to a public grid plus exact
+    discrete Gaussian noise (:func:`dpcov.mechanisms._discrete.grid_noise`),
+    at least as private as the continuous release of the same scale.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of randomness (not used under ``secure_noise``).
+    value : float or ndarray
+        The exact statistic.
+    scale : float
+        Standard deviation, non-negative.
+    sensitivity : float, default=None
+        L2 sensitivity of ``value`` (required under ``secure_noise``).
+
+    Returns
+    -------
+    noisy : float or ndarray
+        The noisy statistic.
+    """
+    if secure():
+        return _hardened_release(value, scale, sensitivity, "gaussian")
+    return value + gaussian(rng, scale, getattr(value, "shape", None) or None)
+
+
+def add_laplace(rng, value, scale, sensitivity=None):
+    """Return ``value`` plus centred Laplace noise of scale ``scale``.
+
+    Under ``secure_noise``: ``value`` rounded to a public grid plus exact
+    discrete Laplace noise (:func:`dpcov.mechanisms._discrete.grid_noise`),
+    at least as private as the continuous release of the same scale.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of randomness (not used under ``secure_noise``).
+    value : float or ndarray
+        The exact statistic.
+    scale : float
+        Laplace scale ``b``, non-negative.
+    sensitivity : float, default=None
+        L1 sensitivity of ``value`` (required under ``secure_noise``).
+
+    Returns
+    -------
+    noisy : float or ndarray
+        The noisy statistic.
+    """
+    if secure():
+        return _hardened_release(value, scale, sensitivity, "laplace")
+    return value + laplace(rng, scale, getattr(value, "shape", None) or None)
+
+
+def add_symmetric(rng, matrix, scale, law="gaussian", sensitivity=None):
+    """Return a symmetric matrix plus symmetric (Wigner) noise.
+
+    The ``d (d + 1) / 2`` entries on and above the diagonal get iid noise and
+    are mirrored (see :func:`symmetric_matrix`).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of randomness (not used under ``secure_noise``).
+    matrix : ndarray of shape (d, d)
+        The exact symmetric statistic.
+    scale : float
+        Standard deviation (Gaussian) or Laplace scale of each entry.
+    law : {"gaussian", "laplace"}, default="gaussian"
+        Law of the entries.
+    sensitivity : float, default=None
+        L2 (Gaussian) or L1 (Laplace) sensitivity of the upper triangle
+        (required under ``secure_noise``).
+
+    Returns
+    -------
+    noisy : ndarray of shape (d, d)
+        The noisy symmetric matrix.
+    """
+    if not secure():
+        return matrix + symmetric_matrix(rng, matrix.shape[0], scale, law)
+    rows, cols = np.triu_indices(matrix.shape[0])
+    upper = _hardened_release(matrix[rows, cols], scale, sensitivity, law)
+    noisy = np.empty(matrix.shape)
+    noisy[rows, cols] = upper
+    noisy[cols, rows] = upper
+    return noisy
+
+
+def noisy_above_threshold(
+    rng, queries, threshold, *, threshold_scale, query_scale, sensitivity
+):
+    """The noisy queries and noisy threshold of AboveThreshold.
+
+    Only comparisons ``noisy_queries[i] > noisy_threshold`` may be used.
+
+    Under ``secure_noise`` the queries and the (public) threshold are rounded
+    to one grid, fitted to the query noise by
+    :func:`dpcov.mechanisms._discrete.grid_noise`; each rounded query then has
+    integer sensitivity ``D`` (grid steps), and discrete Laplace noise of
+    scales ``t_T >= D b_T / sensitivity`` (threshold) and ``t_q >= D b_q /
+    sensitivity`` (queries) is added. The proof of Dwork and Roth (2014,
+    Theorem 3.23) shifts the threshold noise by ``D`` and the noise of the
+    returned query by ``2 D``; both shifts are integers, so it holds for the
+    discrete Laplace law as it does for the continuous one, with
+    ``epsilon = D / t_T + 2 D / t_q <= sensitivity / b_T + 2 sensitivity / b_q``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of randomness (not used under ``secure_noise``).
+    queries : ndarray of shape (k,)
+        Query values (infinite values are compared as they are).
+    threshold : float
+        Public threshold.
+    threshold_scale, query_scale : float
+        Laplace scales ``b_T`` and ``b_q``, positive (or both zero).
+    sensitivity : float
+        Sensitivity of each query, positive.
+
+    Returns
+    -------
+    noisy_queries : ndarray of shape (k,)
+        Floats, or Python integers in grid steps under ``secure_noise``.
+    noisy_threshold : float or int
+        Same units.
+    """
+    if not secure():
+        noisy_threshold = threshold + laplace(rng, threshold_scale)
+        return queries + laplace(rng, query_scale, queries.shape), noisy_threshold
+    if query_scale == 0 or threshold_scale == 0:
+        return queries, threshold
+    grid = _discrete.grid_noise("laplace", query_scale, sensitivity, 1)
+    # Integer-valued queries move by an integer: at most floor(D).
+    shift = grid.sensitivity.numerator // grid.sensitivity.denominator
+    exact = _discrete.Fraction(sensitivity)
+
+    def integer_scale(b):
+        margin = 1 + _discrete.SCALE_MARGIN
+        return max(1, _discrete._ceil(shift * _discrete.Fraction(b) / exact * margin))
+
+    finite = np.isfinite(queries)
+    noisy = np.asarray(queries, dtype=float).astype(object)
+    ints = _discrete.to_grid(queries[finite], grid.step)
+    noise = _discrete.discrete_laplace(integer_scale(query_scale), ints.shape[0])
+    noisy[finite] = ints + noise
+    noisy_threshold = int(_discrete.to_grid(np.array([threshold]), grid.step)[0])
+    noisy_threshold += int(
+        _discrete.discrete_laplace(integer_scale(threshold_scale), 1)[0]
+    )
+    return noisy, noisy_threshold
+
+
+def exponential_choice(rng, probabilities, *, scores, coefficient):
+    """An index drawn by the exponential mechanism over a finite set.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of randomness (not used under ``secure_noise``).
+    probabilities : ndarray of shape (k,)
+        The mechanism's law ``exp(c s_j) / sum exp(c s)``, used by the
+        numpy sampler (inverse CDF of one uniform).
+    scores : ndarray of shape (k,)
+        The scores ``s_j``, used by the exact sampler.
+    coefficient : float
+        ``c``, used by the exact sampler.
+
+    Returns
+    -------
+    index : int
+        The chosen index.
+    """
+    if secure():
+        return _discrete.exponential_index(scores, coefficient)
+    u = rng.random()
+    j = int(np.searchsorted(np.cumsum(probabilities), u, side="right"))
+    return min(j, len(probabilities) - 1)
+
+
+def synthetic_gaussian(rng, size):
+    """Standard normal draws for synthetic samples (post-processing).
+
+    Sampling from a released model reveals nothing more about the data, so
+    these draws stay numpy's under ``secure_noise``.
+    """
+    return rng.standard_normal(size)
+
+
+def synthetic_uniform(rng, size):
+    """Uniform draws on [0, 1) for synthetic samples (post-processing)."""
+    return rng.random(size)
 
 
 def gaussian(rng, scale, size=None):
@@ -33,6 +291,7 @@ def gaussian(rng, scale, size=None):
     noise : float or ndarray
         The draw(s).
     """
+    _refuse("the floating-point Gaussian sampler")
     return scale * rng.standard_normal(size)
 
 
@@ -53,6 +312,7 @@ def laplace(rng, scale, size=None):
     noise : float or ndarray
         The draw(s).
     """
+    _refuse("the floating-point Laplace sampler")
     return scale * rng.laplace(0.0, 1.0, size)
 
 
@@ -71,6 +331,7 @@ def uniform(rng, size=None):
     u : float or ndarray
         The draw(s).
     """
+    _refuse("a sampler built on uniform floats (a rejection or inverse-CDF sampler)")
     return rng.random(size)
 
 
@@ -91,6 +352,8 @@ def indices(rng, n, size=None):
     idx : int or ndarray of int
         The draw(s).
     """
+    if secure():
+        return _discrete.secure_indices(n, size)
     return rng.integers(n, size=size)
 
 
@@ -109,6 +372,8 @@ def permutation(rng, n):
     perm : ndarray of int of shape (n,)
         The permutation.
     """
+    if secure():
+        return _discrete.secure_permutation(n)
     return rng.permutation(n)
 
 
@@ -131,6 +396,7 @@ def gamma(rng, shape, scale, size=None):
     g : float or ndarray
         The draw(s).
     """
+    _refuse("the Gamma sampler (nuclear-norm radius)")
     return rng.gamma(shape, scale, size)
 
 
@@ -156,6 +422,7 @@ def truncated_laplace(rng, scale, bound, size=None):
     noise : float or ndarray
         The draw(s), in ``[-bound, bound]``.
     """
+    _refuse("the truncated Laplace sampler")
     u = rng.random(size)
     sign = np.where(rng.random(size) < 0.5, -1.0, 1.0)
     magnitude = -scale * np.log1p(u * np.expm1(-bound / scale))
@@ -219,6 +486,7 @@ def run_count(rng, shape, gamma=None, mean=None):
     k : int
         The draw.
     """
+    _refuse("the private selection's run count")
     if shape == float("inf"):
         return int(rng.poisson(mean))
     if gamma == 1.0:

@@ -351,7 +351,13 @@ def private_radius_exponential(
     probabilities = exponential_radius_probabilities(
         counts, n_samples, epsilon=epsilon, beta=beta, grid=grid
     )
-    # Inverse-CDF draw from one uniform of the noise module.
-    u = _noise.uniform(rng)
-    j = int(np.searchsorted(np.cumsum(probabilities), u, side="right"))
-    return float(grid[min(j, grid.shape[0] - 1)])
+    # Inverse-CDF draw from one uniform, or (secure_noise) the exact sampler
+    # on the scores with coefficient epsilon / 2 (sensitivity 1).
+    _, k = exponential_radius_accuracy(epsilon, beta, grid)
+    j = _noise.exponential_choice(
+        rng,
+        probabilities,
+        scores=exponential_radius_scores(counts, n_samples, k),
+        coefficient=epsilon / 2.0,
+    )
+    return float(grid[j])

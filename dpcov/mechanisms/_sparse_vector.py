@@ -111,8 +111,14 @@ def above_threshold(queries, threshold, *, epsilon, rng, sensitivity=1.0):
     """
     queries = np.asarray(queries, dtype=float)
     threshold_scale, query_scale = above_threshold_scales(epsilon, sensitivity)
-    noisy_threshold = threshold + _noise.laplace(rng, threshold_scale)
-    noisy_queries = queries + _noise.laplace(rng, query_scale, queries.shape)
+    noisy_queries, noisy_threshold = _noise.noisy_above_threshold(
+        rng,
+        queries,
+        threshold,
+        threshold_scale=threshold_scale,
+        query_scale=query_scale,
+        sensitivity=sensitivity,
+    )
     # Strict inequality: identical in law for continuous noise, and at
     # epsilon=inf it stops at the first query that is really above threshold.
     fired = np.flatnonzero(noisy_queries > noisy_threshold)

@@ -15,7 +15,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..accounting import ZCDP, ApproxDP, BudgetAccountant, PureDP, compose
-from ..exceptions import NoPrivateResult
+from ..exceptions import NoHardenedSampler, NoPrivateResult
 from ..mechanisms import _noise, calibrate_additive
 from ..mechanisms._selection import (
     RUN_LAWS,
@@ -254,6 +254,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         Its epsilon, at most ``epsilon``.
     delta_spent_ : float
         Its delta.
+    noise_sampler_ : str
+        The sampler of the fit's noise: ``"numpy"`` (floating point) or
+        ``"discrete"`` (exact, under ``dpcov.set_config(secure_noise=True)``).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -532,6 +535,14 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             If every run's answer was "no result" (a private outcome).
         """
         check_params_always(self)
+        if _noise.secure():
+            # Before the data are read: the run count (a logarithmic or
+            # negative binomial law) has no exact sampler.
+            raise NoHardenedSampler(
+                "PrivateSearchCV has no hardened sampler: the number of runs "
+                "of its private selection has no exact discrete sampler. Fit "
+                "with secure_noise=False, or tune on public data."
+            )
         rng = check_random_state(self.random_state)
         run_budget, guarantee, candidates, drawn, score_range, score_norm = self._plan(
             rng
@@ -606,6 +617,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.run_budget_ = run_budget
         self.score_noise_scale_ = float(scale)
         self.guarantee_ = guarantee
+        self.noise_sampler_ = _noise.sampler_name()
         self.epsilon_spent_ = float(guarantee.epsilon)
         self.delta_spent_ = float(getattr(guarantee, "delta", 0.0))
         return self

@@ -27,6 +27,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..accounting import ZCDP, BudgetAccountant, compose
 from ..base import PrivateEstimatorMixin
 from ..mechanisms import calibrate_additive
+from ..mechanisms._noise import sampler_name
 from ..utils._docstrings import fill_doc
 from ..utils._gram import is_dask_array, row_statistics
 from ..utils._input import quiet_float_errors, validate_rows
@@ -275,6 +276,9 @@ class StandardScaler(
         The zCDP parameter of the guarantee (``epsilon**2 / 2`` for pure DP).
     budget_split_ : dict of str to PureDP or ZCDP
         Budget of each step; they compose to ``guarantee_``.
+    noise_sampler_ : str
+        The sampler of the fit's noise: ``"numpy"`` (floating point) or
+        ``"discrete"`` (exact, under ``dpcov.set_config(secure_noise=True)``).
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -347,6 +351,9 @@ class StandardScaler(
     >>> scaler.transform(X).shape
     (5000, 2)
     """
+
+    # Every mechanism has an exact sampler (secure_noise; read by _check_budget).
+    _hardened_noise = True
 
     _parameter_constraints: dict = {
         # epsilon = inf (no noise) is allowed for testing against sklearn.
@@ -501,6 +508,7 @@ class StandardScaler(
         self.bounds_ = (lower, upper)
         self.budget_split_ = split
         self.guarantee_ = compose(split.values()) if split else self.privacy_cost()
+        self.noise_sampler_ = sampler_name()
         self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = self._privacy_spent(
             self.guarantee_
         )

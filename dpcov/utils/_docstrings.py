@@ -52,7 +52,10 @@ rho_spent_ : float
     The zCDP parameter of the guarantee.
 budget_split_ : dict of str to ZCDP
     Budget of each step, in the order the steps ran; they compose to
-    ``guarantee_``.""",
+    ``guarantee_``.
+noise_sampler_ : str
+    The sampler of the fit's noise: ``"numpy"`` (floating point) or
+    ``"discrete"`` (exact, under ``dpcov.set_config(secure_noise=True)``).""",
     "data_norm": """
 data_norm : float, default=None
     Public bound on the L2 norm of each row; longer rows are scaled down to it
@@ -172,6 +175,9 @@ rho_spent_ : float
 budget_split_ : dict of str to PureDP or ZCDP
     Budget of each step, in the order the steps ran; they compose to
     ``guarantee_``.
+noise_sampler_ : str
+    The sampler of the fit's noise: ``"numpy"`` (floating point) or
+    ``"discrete"`` (exact, under ``dpcov.set_config(secure_noise=True)``).
 n_features_in_ : int
     Number of features seen during ``fit``.
 feature_names_in_ : ndarray of shape (`n_features_in_`,)

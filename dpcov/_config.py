@@ -1,0 +1,139 @@
+"""Global configuration of dpcov, in the style of :func:`sklearn.set_config`.
+
+One setting today, ``secure_noise``: when true, every noise draw of a private
+release comes from exact discrete samplers fed by the operating system's
+CSPRNG instead of numpy's floating-point samplers (see
+:mod:`dpcov.mechanisms._discrete`). The setting is thread-local, like
+scikit-learn's: a :func:`config_context` in one thread does not change the
+samplers of fits running in another.
+"""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import os
+import threading
+from contextlib import contextmanager
+
+__all__ = ["get_config", "set_config", "config_context"]
+
+_TRUE = {"1", "true", "yes", "on"}
+_global_config = {
+    "secure_noise": os.environ.get("DPCOV_SECURE_NOISE", "").strip().lower() in _TRUE
+}
+# Per-thread overrides set by config_context (a dict per thread).
+_threadlocal = threading.local()
+
+
+def _overrides():
+    if not hasattr(_threadlocal, "overrides"):
+        _threadlocal.overrides = {}
+    return _threadlocal.overrides
+
+
+def _check_bool(name, value):
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__}.")
+
+
+def get_config():
+    """Retrieve the current values of dpcov's configuration.
+
+    Returns
+    -------
+    config : dict
+        Keys are the parameter names of :func:`set_config`.
+
+    See Also
+    --------
+    config_context : Context manager for the configuration.
+    set_config : Set the configuration.
+
+    Examples
+    --------
+    >>> import dpcov
+    >>> dpcov.get_config()["secure_noise"]
+    False
+    """
+    # A copy, so that the caller cannot change the configuration by mistake.
+    return {**_global_config, **_overrides()}
+
+
+def set_config(secure_noise=None):
+    """Set dpcov's configuration, for the whole process.
+
+    Every thread sees the new value, except inside a :func:`config_context`
+    block that overrides it. Worker processes do not: see the environment
+    variable ``DPCOV_SECURE_NOISE`` in :mod:`dpcov._config`.
+
+    Parameters
+    ----------
+    secure_noise : bool, default=None
+        If True, private releases draw their noise from the exact discrete
+        Gaussian and discrete Laplace samplers of Canonne, Kamath and Steinke
+        (NeurIPS 2020), on a public grid, with randomness from the operating
+        system's CSPRNG (:mod:`secrets`): the floating-point attacks of
+        Mironov (CCS 2012) do not apply. Estimators with no exact sampler
+        raise :class:`~dpcov.exceptions.NoHardenedSampler` in ``fit``. A
+        fitted estimator records the sampler it used in ``noise_sampler_``.
+        If None, the setting is unchanged. Global default: False.
+
+    See Also
+    --------
+    config_context : Context manager for the configuration.
+    get_config : Retrieve the current configuration.
+
+    Examples
+    --------
+    >>> import dpcov
+    >>> dpcov.set_config(secure_noise=True)
+    >>> dpcov.get_config()["secure_noise"]
+    True
+    >>> dpcov.set_config(secure_noise=False)
+    """
+    if secure_noise is not None:
+        _check_bool("secure_noise", secure_noise)
+        _global_config["secure_noise"] = secure_noise
+
+
+@contextmanager
+def config_context(*, secure_noise=None):
+    """Context manager for dpcov's configuration, in the current thread.
+
+    The previous configuration is restored on exit, also when the block
+    raises. Other threads keep the process-wide value of :func:`set_config`.
+
+    Parameters
+    ----------
+    secure_noise : bool, default=None
+        See :func:`set_config`. If None, the setting is unchanged.
+
+    Yields
+    ------
+    None.
+
+    See Also
+    --------
+    set_config : Set the configuration.
+    get_config : Retrieve the current configuration.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dpcov
+    >>> X = np.random.default_rng(0).normal(size=(2000, 3))
+    >>> with dpcov.config_context(secure_noise=True):
+    ...     cov = dpcov.GaussianCovariance(epsilon=1.0, data_norm=5.0).fit(X)
+    >>> cov.noise_sampler_
+    'discrete'
+    """
+    overrides = _overrides()
+    saved = overrides.copy()
+    if secure_noise is not None:
+        _check_bool("secure_noise", secure_noise)
+        overrides["secure_noise"] = secure_noise
+    try:
+        yield
+    finally:
+        overrides.clear()
+        overrides.update(saved)
