@@ -103,6 +103,26 @@ def test_fit_npy_separate(data, tmp_path, capsys):
     assert "x.separatecovariance.npy" in out and "ZCDP" in out
 
 
+def test_fit_secure_noise(data, tmp_path, capsys):
+    # --secure-noise: the exact samplers, recorded in the report; an
+    # estimator without them, or a seed, is refused before the data are read
+    # (nothing written).
+    argv = ["fit", "x.npy", "-e", "gauss", "--data-norm", "1", "--secure-noise"]
+    assert main(argv) == 0
+    report = json.loads((tmp_path / "x.gaussiancovariance.json").read_text())
+    assert report["noise_sampler_"] == "discrete"
+    assert main(["fit", "x.npy", "-e", "separate", "--data-norm", "1"]) == 0
+    report = json.loads((tmp_path / "x.separatecovariance.json").read_text())
+    assert report["noise_sampler_"] == "numpy"
+    capsys.readouterr()
+    refused = ["fit", "x.npy", "-e", "eigen-sampling", "--secure-noise", "-o", "e.npy"]
+    assert main(refused) == 1
+    assert "no hardened sampler" in capsys.readouterr().err
+    assert main([*argv, "--random-state", "0", "-o", "s.npy"]) == 1
+    assert "cannot seed hardened noise" in capsys.readouterr().err
+    assert not (tmp_path / "e.npy").exists() and not (tmp_path / "s.npy").exists()
+
+
 def test_fit_csv_pca(data, tmp_path):
     argv = ["fit", "x.csv", "-e", "PCA", "--n-components", "2", "--data-norm", "1"]
     assert main([*argv, "-o", "pca.npy", "--report", "r.json", "-q"]) == 0

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._config import config_context
 from ..exceptions import BudgetExceeded
 from ..utils._sklearn_compat import check_params_always
 from ._atomic import write_atomically
@@ -79,6 +80,18 @@ def _run_fit(args):
         if cls.__name__ not in message:
             message = f"{cls.__name__}: {message}"
         raise CommandError(message) from None
+    if args.secure_noise:
+        if args.random_state is not None:
+            raise CommandError(
+                "--random-state cannot seed hardened noise (--secure-noise draws "
+                "from the operating system's CSPRNG)"
+            )
+        if not estimator._supports_hardened_noise():
+            raise CommandError(
+                f"{cls.__name__} with these parameters has no hardened sampler "
+                "(--secure-noise); see the user guide's privacy model page, "
+                "'Hardened noise'"
+            )
     input_path = Path(args.input)
     if args.output is None:
         output = Path(f"{input_path.stem}.{cls.__name__.lower()}.npy")
@@ -147,7 +160,10 @@ def _run_fit(args):
                 )
                 bar.update(1, label=f"fitting {cls.__name__}")
                 try:
-                    estimator.fit(X)
+                    # None keeps the process's setting (DPCOV_SECURE_NOISE).
+                    secure = True if args.secure_noise else None
+                    with config_context(secure_noise=secure):
+                        estimator.fit(X)
                 except CommandError:
                     raise
                 except Exception as exc:  # noqa: BLE001

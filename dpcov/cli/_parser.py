@@ -240,6 +240,13 @@ def add_fit_arguments(parser):
         help="number of components (PCA, the subspaces, EigenSamplingCovariance)",
     )
     parser.add_argument(
+        "--secure-noise",
+        action="store_true",
+        help="draw the noise from exact discrete samplers fed by the operating "
+        "system's CSPRNG, safe against floating-point attacks (Mironov 2012); "
+        "estimators without one are refused before the data are read",
+    )
+    parser.add_argument(
         "--random-state",
         type=int,
         metavar="SEED",

@@ -129,7 +129,13 @@ def build_report(estimator, *, X, input_path, output_path, attribute, feature_na
         "attribute": attribute,
         "shape": list(released.shape),
     }
-    for name in ("guarantee_", "epsilon_spent_", "delta_spent_", "rho_spent_"):
+    for name in (
+        "guarantee_",
+        "epsilon_spent_",
+        "delta_spent_",
+        "rho_spent_",
+        "noise_sampler_",
+    ):
         if hasattr(estimator, name):
             report[name] = to_json(getattr(estimator, name))
     if hasattr(estimator, "budget_split_"):
