@@ -3,9 +3,22 @@
 One setting today, ``secure_noise``: when true, every noise draw of a private
 release comes from exact discrete samplers fed by the operating system's
 CSPRNG instead of numpy's floating-point samplers (see
-:mod:`dpcov.mechanisms._discrete`). The setting is thread-local, like
-scikit-learn's: a :func:`config_context` in one thread does not change the
-samplers of fits running in another.
+:mod:`dpcov.mechanisms._discrete`).
+
+Where a setting lives matters for a security switch:
+
+* :func:`set_config` sets the process-wide value, seen by every thread
+  (joblib's threading backend included);
+* :func:`config_context` overrides it in the current thread only, for the
+  duration of a block: other threads and processes do not see it;
+* a new *process* (joblib's default "loky" backend, multiprocessing) starts
+  from the environment variable ``DPCOV_SECURE_NOISE`` (``1`` or ``true``),
+  read when dpcov is imported. :func:`set_config` also sets the variable, so
+  processes started afterwards inherit the value; worker processes already
+  running (joblib reuses its workers) do not.
+
+Every fitted estimator records the sampler it used in ``noise_sampler_``:
+check it after parallel fits.
 """
 
 # Authors: The dpcov developers
@@ -63,8 +76,9 @@ def set_config(secure_noise=None):
     """Set dpcov's configuration, for the whole process.
 
     Every thread sees the new value, except inside a :func:`config_context`
-    block that overrides it. Worker processes do not: see the environment
-    variable ``DPCOV_SECURE_NOISE`` in :mod:`dpcov._config`.
+    block that overrides it. The environment variable ``DPCOV_SECURE_NOISE``
+    is set too, so that processes started afterwards inherit the value;
+    worker processes already running do not (see :mod:`dpcov._config`).
 
     Parameters
     ----------
@@ -94,6 +108,8 @@ def set_config(secure_noise=None):
     if secure_noise is not None:
         _check_bool("secure_noise", secure_noise)
         _global_config["secure_noise"] = secure_noise
+        # Fail closed in processes started from now on (they re-import dpcov).
+        os.environ["DPCOV_SECURE_NOISE"] = "1" if secure_noise else "0"
 
 
 @contextmanager

@@ -1,6 +1,7 @@
 """Hardened noise: the switch, the estimators that run on it, the weakness it closes."""
 
 import math
+import os
 import subprocess
 import sys
 import threading
@@ -108,6 +109,21 @@ def test_set_config_reaches_every_thread_and_context_stays_local():
     assert seen == {"global": True, "context": False}
 
 
+def test_set_config_reaches_processes_started_afterwards(monkeypatch):
+    # set_config writes DPCOV_SECURE_NOISE, which a new process reads.
+    monkeypatch.setenv("DPCOV_SECURE_NOISE", "0")
+    code = "import dpcov; print(dpcov.get_config()['secure_noise'])"
+    try:
+        dpcov.set_config(secure_noise=True)
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True
+        )
+    finally:
+        dpcov.set_config(secure_noise=False)
+    assert out.stdout.strip() == "True", out.stderr
+    assert os.environ["DPCOV_SECURE_NOISE"] == "0"
+
+
 def test_environment_variable_sets_the_process_default():
     # What a worker process (joblib's loky, multiprocessing) starts from.
     code = "import dpcov; print(dpcov.get_config()['secure_noise'])"
@@ -192,6 +208,18 @@ def test_additive_noise_under_the_switch_is_on_the_grid(seeded):
     rows, cols = np.triu_indices(4)
     z = (noisy - np.rint(S / grid.step) * grid.step)[rows, cols] / grid.step
     assert np.std(z) / grid.scale == pytest.approx(1.0, abs=5 * math.sqrt(0.5 / 10))
+
+
+def test_above_threshold_with_infinite_values(seeded):
+    # Infinite queries and thresholds are compared as they are.
+    from dpcov.mechanisms import above_threshold
+
+    with dpcov.config_context(secure_noise=True):
+        assert (
+            above_threshold([-np.inf, -np.inf, np.inf], 0.0, epsilon=1.0, rng=None) == 2
+        )
+        assert above_threshold([5.0, 9.0], np.inf, epsilon=1.0, rng=None) == 2
+        assert above_threshold([-5.0, 1e9], -np.inf, epsilon=1.0, rng=None) == 0
 
 
 def test_raw_floating_point_draws_refuse_under_the_switch():

@@ -136,7 +136,7 @@ class CovariancePlan:
     lower: tuple
     upper: tuple
     predicted_error: float
-    sensitivities: tuple = ()
+    sensitivities: tuple
 
     @property
     def n_steps(self):
@@ -618,7 +618,7 @@ class MeanPlan:
     clip_radii: tuple
     noise_scales: tuple
     predicted_error: float
-    sensitivities: tuple = ()
+    sensitivities: tuple
 
     @property
     def n_steps(self):

@@ -32,6 +32,16 @@ Guarantees (the grid and the scale are public):
   adding ``P(z) ~ exp(-|z| / t)`` to each coordinate of an integer vector
   whose L1 sensitivity is ``D`` is ``D / t``-DP.
 
+The sensitivities are those of the statistic computed exactly; the float
+sums dpcov computes differ from it by rounding errors far below one grid
+step.
+
+Timing is out of scope: the samplers loop until a draw is accepted, so their
+running time depends on the noise drawn (Jin, McMurtry, Rubinstein and
+Ohrimenko, IEEE S&P 2022, time the samplers of Canonne, Kamath and Steinke).
+Vectorisation over the coordinates of a release blurs it, not for a single
+coordinate.
+
 Rounding to the grid moves each coordinate by at most ``g / 2``, so the
 integer vector ``round(v / g)`` has sensitivity at most ``D / g + sqrt(m)``
 (L2) or ``D / g + m`` (L1) over ``m`` coordinates; the scale ``t`` is chosen
@@ -66,6 +76,9 @@ _source = secrets
 #: Largest denominator ``den * K`` of the vectorised Bernoulli steps: draws
 #: beyond it continue in Python integers.
 _WORD_BOUND = 2**62
+#: Largest integer part of the discrete Gaussian's acceptance exponent kept
+#: in 64-bit words (larger ones, |Y| beyond about 2**31 t, go to Python).
+_WHOLE_BOUND = 2**62
 #: Largest discrete Gaussian scale (in grid steps) of the vectorised path,
 #: so that ``2 t**2`` times the first few ``K`` stays below ``_WORD_BOUND``.
 _GAUSSIAN_T_BOUND = 2**28
@@ -101,6 +114,8 @@ def uniform_below(bound):
         One uniform integer per bound.
     """
     bound = np.atleast_1d(np.asarray(bound, dtype=np.uint64))
+    if bound.size and bound.min() < 1:
+        raise ValueError("uniform_below needs bounds of at least 1.")
     mask = _smear(bound - np.uint64(1))
     out = np.empty(bound.shape, dtype=np.uint64)
     todo = np.arange(bound.size)
@@ -195,6 +210,23 @@ def bernoulli_exp(num, den):
     return _bernoulli_exp_split(whole, rest, den)
 
 
+def _discrete_laplace_scalar(t):
+    # Algorithm 2 of Canonne, Kamath and Steinke (2020), s = 1, in Python
+    # integers (for scales beyond 64-bit words).
+    while True:
+        u = _source.randbelow(t)
+        if not bernoulli_exp_scalar(u, t):
+            continue
+        v = 0
+        while _bernoulli_exp_unit_scalar(1, 1):
+            v += 1
+        x = u + t * v
+        negative = _source.randbelow(2) == 1
+        if negative and x == 0:
+            continue
+        return -x if negative else x
+
+
 def _geometric_exp_minus_one(n):
     # Successes of Bernoulli(exp(-1)) before the first failure: the
     # geometric law P(V = v) = (1 - 1/e) e**-v.
@@ -225,6 +257,11 @@ def discrete_laplace(scale, size):
         The draws (Python integers: no bound on their size).
     """
     t = _check_scale(scale)
+    if t >= _WORD_BOUND:
+        # Beyond 64-bit words: Algorithm 2 in Python integers, draw by draw.
+        out = np.empty(size, dtype=object)
+        out[:] = [_discrete_laplace_scalar(t) for _ in range(size)]
+        return out
     out = np.empty(size, dtype=object)
     pending = np.arange(size)
     while pending.size:
@@ -279,10 +316,15 @@ def discrete_gaussian(scale, size):
         square = gap * gap
         whole, rest = square // den, square % den
         if t <= _GAUSSIAN_T_BOUND:
-            # rest < den <= 2**57; whole is only compared with a count of
-            # successes, each of probability 1/e (2**62 of them never occur).
-            whole = np.minimum(whole, 2**62).astype(np.uint64)
-            accept = _bernoulli_exp_split(whole, rest.astype(np.uint64), den)
+            # rest < den <= 2**57 fits in 64 bits; the rare draws whose
+            # integer part does not (|Y| beyond about 2**31 t) go to Python.
+            accept = np.empty(y.shape[0], dtype=bool)
+            small = whole < _WHOLE_BOUND
+            accept[small] = _bernoulli_exp_split(
+                whole[small].astype(np.uint64), rest[small].astype(np.uint64), den
+            )
+            for i in np.flatnonzero(~small):
+                accept[i] = bernoulli_exp_scalar(int(square[i]), den)
         else:
             accept = np.array(
                 [bernoulli_exp_scalar(int(g * g), den) for g in gap], dtype=bool
@@ -563,6 +605,8 @@ def secure_permutation(n):
 
 def secure_indices(n, size=None):
     """Uniform indices in ``range(n)`` (with replacement) from the OS CSPRNG."""
+    if n < 1:
+        raise ValueError(f"n must be at least 1, got {n}.")
     if size is None:
         return _source.randbelow(n)
     shape = (size,) if np.ndim(size) == 0 else tuple(size)

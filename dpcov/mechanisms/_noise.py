@@ -178,14 +178,15 @@ def noisy_above_threshold(
 
     Under ``secure_noise`` the queries and the (public) threshold are rounded
     to one grid, fitted to the query noise by
-    :func:`dpcov.mechanisms._discrete.grid_noise`; each rounded query then has
-    integer sensitivity ``D`` (grid steps), and discrete Laplace noise of
-    scales ``t_T >= D b_T / sensitivity`` (threshold) and ``t_q >= D b_q /
+    :func:`dpcov.mechanisms._discrete.grid_noise`; the rounded queries are
+    integers that move by at most ``k = floor(D)`` between neighbours
+    (``D = sensitivity / g + 1`` grid steps), and discrete Laplace noise of
+    scales ``t_T >= k b_T / sensitivity`` (threshold) and ``t_q >= k b_q /
     sensitivity`` (queries) is added. The proof of Dwork and Roth (2014,
-    Theorem 3.23) shifts the threshold noise by ``D`` and the noise of the
-    returned query by ``2 D``; both shifts are integers, so it holds for the
-    discrete Laplace law as it does for the continuous one, with
-    ``epsilon = D / t_T + 2 D / t_q <= sensitivity / b_T + 2 sensitivity / b_q``.
+    Theorem 3.23) shifts the threshold noise by ``k`` and the noise of the
+    returned query by ``2 k``, integers, so it holds for the discrete Laplace
+    law as for the continuous one, with ``epsilon = k / t_T + 2 k / t_q <=
+    sensitivity / b_T + 2 sensitivity / b_q``.
 
     Parameters
     ----------
@@ -226,11 +227,13 @@ def noisy_above_threshold(
     ints = _discrete.to_grid(queries[finite], grid.step)
     noise = _discrete.discrete_laplace(integer_scale(query_scale), ints.shape[0])
     noisy[finite] = ints + noise
-    noisy_threshold = int(_discrete.to_grid(np.array([threshold]), grid.step)[0])
-    noisy_threshold += int(
+    threshold_noise = int(
         _discrete.discrete_laplace(integer_scale(threshold_scale), 1)[0]
     )
-    return noisy, noisy_threshold
+    if not np.isfinite(threshold):
+        return noisy, threshold  # a public infinite threshold: no comparison
+    noisy_threshold = int(_discrete.to_grid(np.array([threshold]), grid.step)[0])
+    return noisy, noisy_threshold + threshold_noise
 
 
 def exponential_choice(rng, probabilities, *, scores, coefficient):

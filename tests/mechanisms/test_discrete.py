@@ -132,11 +132,18 @@ def test_python_integer_continuations_are_exact(seeded, monkeypatch):
     # a discrete Gaussian scale past the vectorised bound) give the same law:
     # force them with tiny bounds.
     monkeypatch.setattr(_discrete, "_WORD_BOUND", 4)
+    draws = discrete_gaussian(3, 20_000)
+    assert _chi_square_pvalue(draws, lambda z: discrete_gaussian_pmf(z, 3)) > 1e-4
+    monkeypatch.setattr(_discrete, "_WORD_BOUND", 2)  # t = 3: scalar Algorithm 2
+    draws = discrete_laplace(3, 20_000)
+    assert _chi_square_pvalue(draws, lambda z: discrete_laplace_pmf(z, 3)) > 1e-4
+    monkeypatch.setattr(_discrete, "_WORD_BOUND", 2**62)
+    monkeypatch.setattr(_discrete, "_WHOLE_BOUND", 1)  # integer parts >= 1
+    draws = discrete_gaussian(3, 20_000)
+    assert _chi_square_pvalue(draws, lambda z: discrete_gaussian_pmf(z, 3)) > 1e-4
     monkeypatch.setattr(_discrete, "_GAUSSIAN_T_BOUND", 1)
     draws = discrete_gaussian(3, 20_000)
     assert _chi_square_pvalue(draws, lambda z: discrete_gaussian_pmf(z, 3)) > 1e-4
-    draws = discrete_laplace(3, 20_000)
-    assert _chi_square_pvalue(draws, lambda z: discrete_laplace_pmf(z, 3)) > 1e-4
 
 
 def test_large_scale_moments(seeded):
@@ -217,6 +224,13 @@ def test_secure_permutation_and_indices(seeded):
     assert idx.shape == (5000,) and idx.min() >= 0 and idx.max() < 7
     assert stats.chisquare(np.bincount(idx, minlength=7)).pvalue > 1e-4
     assert 0 <= secure_indices(7) < 7
+
+
+def test_empty_ranges_are_refused():
+    with pytest.raises(ValueError, match="at least 1"):
+        uniform_below([3, 0])
+    with pytest.raises(ValueError, match="at least 1"):
+        secure_indices(0, 3)
 
 
 def test_scale_must_be_positive_integer():
