@@ -25,7 +25,6 @@ from dpcov.mechanisms import _discrete, _noise, calibrate_additive
 from dpcov.model_selection import PrivateSearchCV
 from dpcov.preprocessing import StandardScaler
 
-from .covariance._privacy_checks import gaussian_shift, laplace_event_loss
 from .mechanisms.test_discrete import SeededSource
 
 HARDENED = {
@@ -331,70 +330,3 @@ def test_private_radius_runs_hardened(seeded):
         est = GaussianCovariance(epsilon=2.0).fit(_data())
     assert 2.0 <= est.data_norm_ <= 16.0
     assert math.log2(est.data_norm_).is_integer()
-
-
-# --- privacy on neighbouring datasets ------------------------------------------
-
-
-def _neighbours(n, d, R):
-    base = np.zeros((n, d))
-    base[1:, 2] = 0.5 * R
-    a, b = base.copy(), base.copy()
-    a[0, 0], b[0, 1] = R, R
-    return a, b
-
-
-@pytest.mark.slow
-def test_hardened_gaussian_neighbours_privacy_loss(seeded):
-    # As for the float sampler (tests/covariance/test_gauss.py): the raw
-    # release projected on (e1e1^T - e2e2^T)/sqrt(2) shifts by sqrt(2 rho) = 1
-    # noise standard deviations between worst-case neighbours; half the
-    # noise (a scale bug) gives 2, twice the noise 0.5.
-    n, d, R, rho, reps = 10, 3, 1.0, 0.5, 3000
-    a, b = _neighbours(n, d, R)
-
-    def stat(X):
-        with dpcov.config_context(secure_noise=True):
-            est = GaussianCovariance(
-                assume_centered=True, store_raw=True, rho=rho, data_norm=R
-            ).fit(X)
-        raw = est.raw_covariance_
-        return (raw[0, 0] - raw[1, 1]) / math.sqrt(2)
-
-    shift, se = gaussian_shift(
-        [stat(a) for _ in range(reps)], [stat(b) for _ in range(reps)]
-    )
-    assert shift == pytest.approx(math.sqrt(2 * rho), abs=5 * se)
-
-
-@pytest.mark.slow
-def test_hardened_laplace_neighbours_privacy_loss(seeded):
-    # LapCov's worst-case pair at d = 2 (tests/covariance/test_gauss.py): on
-    # the event where the three released coordinates lie beyond both
-    # neighbours' values, the probability ratio is exp(eps) (up to the grid's
-    # 2**-9).
-    n, R, eps, reps = 10, 1.0, 2.0, 8000
-    angle = math.atan2(1.0, 2.0) / 2
-    x = R * np.array([math.cos(angle), math.sin(angle)])
-    y = R * np.array([-math.sin(angle), math.cos(angle)])
-    a = np.tile([0.0, 0.5 * R], (n, 1))
-    b = a.copy()
-    a[0], b[0] = x, y
-    sa = a.T @ a / n
-
-    def event(X):
-        with dpcov.config_context(secure_noise=True):
-            est = GaussianCovariance(
-                assume_centered=True,
-                store_raw=True,
-                epsilon=eps,
-                delta=0.0,
-                data_norm=R,
-            ).fit(X)
-        raw = est.raw_covariance_
-        return raw[0, 0] > sa[0, 0] and raw[0, 1] > sa[0, 1] and raw[1, 1] < sa[1, 1]
-
-    loss, se = laplace_event_loss(
-        [event(a) for _ in range(reps)], [event(b) for _ in range(reps)]
-    )
-    assert loss == pytest.approx(eps, abs=5 * se)

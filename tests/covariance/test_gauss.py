@@ -6,8 +6,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import dpcov
 from dpcov.covariance import GaussianCovariance
+from dpcov.mechanisms import _discrete
 
+from ..mechanisms.test_discrete import SeededSource
 from ._privacy_checks import gaussian_shift, laplace_event_loss
 
 
@@ -108,12 +111,22 @@ def _neighbours(n, d, R):
     return a, b
 
 
+@pytest.fixture(params=[False, True], ids=["numpy", "secure_noise"])
+def noise_switch(request, monkeypatch, global_random_seed):
+    """Both samplers: numpy's, and the exact discrete ones (seeded source)."""
+    monkeypatch.setattr(_discrete, "_source", SeededSource(global_random_seed))
+    with dpcov.config_context(secure_noise=request.param):
+        yield request.param
+
+
 @pytest.mark.slow
-def test_gaussian_neighbours_privacy_loss(global_random_seed):
+def test_gaussian_neighbours_privacy_loss(global_random_seed, noise_switch):
     # Project the raw release on (e1e1^T - e2e2^T)/sqrt(2): the two neighbours
     # give N(m, s^2) and N(m - Delta, s^2) with Delta = sqrt(2) R^2 / n, and a
     # rho-zCDP Gaussian mechanism has Delta / s = sqrt(2 rho) = 1 here. A
-    # factor-2 error in the sensitivity or the scale gives 0.5 or 2.
+    # factor-2 error in the sensitivity or the scale gives 0.5 or 2. The
+    # discrete Gaussian on its grid (secure_noise) has the same shift up to
+    # its 2**-9 of extra noise.
     n, d, R, rho, reps = 10, 3, 1.0, 0.5, 3000
     a, b = _neighbours(n, d, R)
     rng = np.random.default_rng(global_random_seed)
@@ -129,7 +142,7 @@ def test_gaussian_neighbours_privacy_loss(global_random_seed):
 
 
 @pytest.mark.slow
-def test_laplace_neighbours_privacy_loss(global_random_seed):
+def test_laplace_neighbours_privacy_loss(global_random_seed, noise_switch):
     # Pure DP on a worst-case pair for the L1 sensitivity at d = 2: x and y
     # orthogonal unit vectors at angle a = atan2(1, 2) / 2 from the axes give
     # D = (xx^T - yy^T)/n with upper triangle (2, 1, -2) R^2 / (sqrt(5) n), of L1
@@ -137,6 +150,8 @@ def test_laplace_neighbours_privacy_loss(global_random_seed):
     # On the event where each of the three coordinates lies beyond both
     # neighbours' values (in the direction of D), the density ratio is
     # exp(|D|_1 / b) = e^eps exactly. Factor-2 errors in b give 2 eps or eps/2.
+    # The discrete Laplace on its grid (secure_noise) gives the same ratio up
+    # to its 2**-9 of extra noise.
     n, R, eps, reps = 10, 1.0, 2.0, 8000
     angle = math.atan2(1.0, 2.0) / 2
     x = R * np.array([math.cos(angle), math.sin(angle)])

@@ -106,25 +106,22 @@ def test_bernoulli_exp_scalar_big_integers(seeded):
 
 
 @pytest.mark.parametrize("scale", [1, 3, 10])
-def test_discrete_laplace_pmf(seeded, scale):
-    # P(z) = (1 - q) / (1 + q) q^|z|, q = exp(-1/t), the law Algorithm 2 of
-    # Canonne, Kamath and Steinke (2020) samples.
-    draws = discrete_laplace(scale, 60_000)
-    pmf = lambda z: discrete_laplace_pmf(z, scale)  # noqa: E731
-    assert _chi_square_pvalue(draws, pmf) > 1e-4
+@pytest.mark.parametrize(
+    "sampler, pmf",
+    [
+        (discrete_laplace, discrete_laplace_pmf),
+        (discrete_gaussian, discrete_gaussian_pmf),
+    ],
+    ids=["laplace", "gaussian"],
+)
+def test_discrete_pmf(seeded, sampler, pmf, scale):
+    # Discrete Laplace: P(z) = (1 - q) / (1 + q) q^|z|, q = exp(-1/t), the law
+    # Algorithm 2 of Canonne, Kamath and Steinke (2020) samples; discrete
+    # Gaussian: P(z) ~ exp(-z^2 / (2 t^2)), that of their Algorithm 3.
+    draws = sampler(scale, 60_000)
+    assert _chi_square_pvalue(draws, lambda z: pmf(z, scale)) > 1e-4
     # The wrong scale is rejected (the test has power).
-    wrong = lambda z: discrete_laplace_pmf(z, scale * 1.1)  # noqa: E731
-    assert _chi_square_pvalue(draws, wrong) < 1e-4
-
-
-@pytest.mark.parametrize("scale", [1, 3, 10])
-def test_discrete_gaussian_pmf(seeded, scale):
-    # P(z) ~ exp(-z^2 / (2 t^2)), the law of their Algorithm 3.
-    draws = discrete_gaussian(scale, 60_000)
-    pmf = lambda z: discrete_gaussian_pmf(z, scale)  # noqa: E731
-    assert _chi_square_pvalue(draws, pmf) > 1e-4
-    wrong = lambda z: discrete_gaussian_pmf(z, scale * 1.1)  # noqa: E731
-    assert _chi_square_pvalue(draws, wrong) < 1e-4
+    assert _chi_square_pvalue(draws, lambda z: pmf(z, scale * 1.1)) < 1e-4
 
 
 def test_python_integer_continuations_are_exact(seeded, monkeypatch):
