@@ -488,10 +488,36 @@ def grid_noise(law, scale, sensitivity, n_coordinates):
         _power_of_two_at_most(scale / GRID_REFINEMENT),
         _power_of_two_at_most(sensitivity / (GRID_REFINEMENT * slack)),
     )
-    exact_sensitivity = Fraction(sensitivity)
-    rounded = exact_sensitivity / Fraction(step) + slack
-    t = _ceil(rounded * Fraction(scale) / exact_sensitivity * (1 + SCALE_MARGIN))
-    return GridNoise(law=law, step=step, scale=max(t, 1), sensitivity=rounded)
+    rounded = Fraction(sensitivity) / Fraction(step) + slack
+    t = integer_scale(rounded, scale, sensitivity)
+    return GridNoise(law=law, step=step, scale=t, sensitivity=rounded)
+
+
+def integer_scale(grid_sensitivity, scale, sensitivity):
+    """The integer noise scale that costs at most what the continuous one did.
+
+    ``t = ceil(D scale / sensitivity (1 + 2**-40))`` (at least 1), in exact
+    rationals: ``D / t <= sensitivity / scale``, so a mechanism whose privacy
+    loss grows as ``D / t`` (discrete Laplace) or ``(D / t)**2`` (discrete
+    Gaussian) spends at most what the continuous one of scale ``scale`` and
+    sensitivity ``sensitivity`` spends.
+
+    Parameters
+    ----------
+    grid_sensitivity : int or fractions.Fraction
+        ``D``, the sensitivity in grid steps.
+    scale : float
+        The continuous mechanism's scale.
+    sensitivity : float
+        The continuous mechanism's sensitivity, positive.
+
+    Returns
+    -------
+    t : int
+        The integer scale.
+    """
+    ratio = Fraction(scale) / Fraction(sensitivity)
+    return max(1, _ceil(Fraction(grid_sensitivity) * ratio * (1 + SCALE_MARGIN)))
 
 
 def integer_noise(law, scale, size):

@@ -216,11 +216,9 @@ def noisy_above_threshold(
     grid = _discrete.grid_noise("laplace", query_scale, sensitivity, 1)
     # Integer-valued queries move by an integer: at most floor(D).
     shift = grid.sensitivity.numerator // grid.sensitivity.denominator
-    exact = _discrete.Fraction(sensitivity)
 
     def integer_scale(b):
-        margin = 1 + _discrete.SCALE_MARGIN
-        return max(1, _discrete._ceil(shift * _discrete.Fraction(b) / exact * margin))
+        return _discrete.integer_scale(shift, b, sensitivity)
 
     finite = np.isfinite(queries)
     noisy = np.asarray(queries, dtype=float).astype(object)
