@@ -89,12 +89,16 @@ def _words(n):
     return np.frombuffer(_source.token_bytes(8 * n), dtype=np.uint64)
 
 
-def _smear(x):
-    # All bits below the highest set bit of x, set (exact integer ops).
-    x = x.copy()
-    for shift in (1, 2, 4, 8, 16, 32):
-        x |= x >> np.uint64(shift)
-    return x
+def _mask(x):
+    # 2**e - 1 >= x for uint64 x < 2**63, with e the bit length of x or one
+    # more: float(x) rounds to nearest, which never lowers the bit length
+    # (frexp's exponent) and raises it only when x rounds up to a power of
+    # two. A mask above x - 1 only lowers the acceptance rate of the
+    # rejection step, never its exactness.
+    exponent = np.frexp(x.astype(np.float64))[1]
+    mask = (np.uint64(1) << np.minimum(exponent, 63).astype(np.uint64)) - np.uint64(1)
+    # A shift by 64 is not portable: x rounded up to 2**63 takes all 64 bits.
+    return np.where(exponent >= 64, np.uint64(2**64 - 1), mask)
 
 
 def uniform_below(bound):
@@ -116,7 +120,7 @@ def uniform_below(bound):
     bound = np.atleast_1d(np.asarray(bound, dtype=np.uint64))
     if bound.size and bound.min() < 1:
         raise ValueError("uniform_below needs bounds of at least 1.")
-    mask = _smear(bound - np.uint64(1))
+    mask = _mask(bound - np.uint64(1))
     out = np.empty(bound.shape, dtype=np.uint64)
     todo = np.arange(bound.size)
     while todo.size:
