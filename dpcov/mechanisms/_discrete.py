@@ -209,7 +209,7 @@ def bernoulli_exp(num, den):
         One draw per pair.
     """
     num = np.atleast_1d(np.asarray(num, dtype=np.uint64))
-    den = np.broadcast_to(np.asarray(den, dtype=np.uint64), num.shape).copy()
+    den = np.broadcast_to(np.asarray(den, dtype=np.uint64), num.shape)
     whole, rest = np.divmod(num, den)
     return _bernoulli_exp_split(whole, rest, den)
 
@@ -281,11 +281,9 @@ def discrete_laplace(scale, size):
         negative = uniform_below(np.full(u.size, 2, dtype=np.uint64)) == 1
         accept = ~(negative & (x == 0))  # -0 would double-count zero
         x[negative] = -x[negative]
-        rows = pending[keep]
-        out[rows[accept]] = x[accept]
-        taken = np.zeros(n, dtype=bool)
-        taken[np.flatnonzero(keep)[accept]] = True
-        pending = pending[~taken]
+        keep[np.flatnonzero(keep)[~accept]] = False  # kept and accepted
+        out[pending[keep]] = x[accept]
+        pending = pending[~keep]
     return out
 
 
@@ -319,20 +317,18 @@ def discrete_gaussian(scale, size):
         gap = np.abs(y) - t
         square = gap * gap
         whole, rest = square // den, square % den
-        if t <= _GAUSSIAN_T_BOUND:
-            # rest < den <= 2**57 fits in 64 bits; the rare draws whose
-            # integer part does not (|Y| beyond about 2**31 t) go to Python.
-            accept = np.empty(y.shape[0], dtype=bool)
-            small = whole < _WHOLE_BOUND
-            accept[small] = _bernoulli_exp_split(
-                whole[small].astype(np.uint64), rest[small].astype(np.uint64), den
-            )
-            for i in np.flatnonzero(~small):
-                accept[i] = bernoulli_exp_scalar(int(square[i]), den)
-        else:
-            accept = np.array(
-                [bernoulli_exp_scalar(int(g * g), den) for g in gap], dtype=bool
-            )
+        # With t <= _GAUSSIAN_T_BOUND, rest < den <= 2**57 fits in 64 bits;
+        # the draws whose integer part does not (|Y| beyond about 2**31 t),
+        # and every draw of a larger t, go to Python integers.
+        small = whole < _WHOLE_BOUND
+        if t > _GAUSSIAN_T_BOUND:
+            small[:] = False
+        accept = np.empty(y.shape[0], dtype=bool)
+        accept[small] = _bernoulli_exp_split(
+            whole[small].astype(np.uint64), rest[small].astype(np.uint64), den
+        )
+        for i in np.flatnonzero(~small):
+            accept[i] = bernoulli_exp_scalar(int(square[i]), den)
         out[pending[accept]] = y[accept]
         pending = pending[~accept]
     return out
@@ -395,10 +391,6 @@ def _power_of_two_at_most(x):
 def _ceil_sqrt(m):
     root = math.isqrt(m)
     return root if root * root == m else root + 1
-
-
-def _ceil(x):
-    return -((-x.numerator) // x.denominator)
 
 
 @dataclass(frozen=True)
@@ -521,7 +513,8 @@ def integer_scale(grid_sensitivity, scale, sensitivity):
         The integer scale.
     """
     ratio = Fraction(scale) / Fraction(sensitivity)
-    return max(1, _ceil(Fraction(grid_sensitivity) * ratio * (1 + SCALE_MARGIN)))
+    # math.ceil of a Fraction is exact (Fraction.__ceil__, integer division).
+    return max(1, math.ceil(Fraction(grid_sensitivity) * ratio * (1 + SCALE_MARGIN)))
 
 
 def integer_noise(law, scale, size):

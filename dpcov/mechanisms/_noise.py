@@ -22,6 +22,8 @@ affected by the switch.
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import math
+
 import numpy as np
 
 from .._config import get_config
@@ -215,23 +217,17 @@ def noisy_above_threshold(
         return queries, threshold
     grid = _discrete.grid_noise("laplace", query_scale, sensitivity, 1)
     # Integer-valued queries move by an integer: at most floor(D).
-    shift = grid.sensitivity.numerator // grid.sensitivity.denominator
-
-    def integer_scale(b):
-        return _discrete.integer_scale(shift, b, sensitivity)
-
+    shift = math.floor(grid.sensitivity)
     finite = np.isfinite(queries)
     noisy = np.asarray(queries, dtype=float).astype(object)
     ints = _discrete.to_grid(queries[finite], grid.step)
-    noise = _discrete.discrete_laplace(integer_scale(query_scale), ints.shape[0])
-    noisy[finite] = ints + noise
-    threshold_noise = int(
-        _discrete.discrete_laplace(integer_scale(threshold_scale), 1)[0]
-    )
+    t_query = _discrete.integer_scale(shift, query_scale, sensitivity)
+    noisy[finite] = ints + _discrete.discrete_laplace(t_query, ints.shape[0])
     if not np.isfinite(threshold):
         return noisy, threshold  # a public infinite threshold: no comparison
-    noisy_threshold = int(_discrete.to_grid(np.array([threshold]), grid.step)[0])
-    return noisy, noisy_threshold + threshold_noise
+    t_threshold = _discrete.integer_scale(shift, threshold_scale, sensitivity)
+    noisy_threshold = _discrete.to_grid(np.array([threshold]), grid.step)[0]
+    return noisy, int(noisy_threshold + _discrete.discrete_laplace(t_threshold, 1)[0])
 
 
 def exponential_choice(rng, probabilities, *, scores, coefficient):
