@@ -9,10 +9,14 @@ data are read, and talks to the accountant.
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-import warnings
+import math
+
+import numpy as np
 
 from ._config import get_config
-from .exceptions import NoHardenedSampler, NoiseDominatedWarning
+from .exceptions import NoHardenedSampler, NoiseDominatedWarning, SeededNoiseWarning
+from .utils._random import check_random_state
+from .utils._warnings import warn
 from .utils.validation import (
     check_approx_privacy_params,
     check_privacy_params,
@@ -20,7 +24,7 @@ from .utils.validation import (
     privacy_spent,
 )
 
-__all__ = ["PrivateEstimatorMixin", "warn_if_noise_dominated"]
+__all__ = ["PrivateEstimatorMixin", "warn_if_noise_dominated", "warn_if_seeded"]
 
 
 class PrivateEstimatorMixin:
@@ -95,6 +99,12 @@ class PrivateEstimatorMixin:
             label = getattr(self, "_accounting_label", type(self).__name__)
             accountant.spend(cost, label=label)
 
+    def _noise_generator(self, budget):
+        # The generator of the fit's noise, after the input is validated and
+        # before any draw; a seed the user gave is said out loud.
+        warn_if_seeded(self, budget)
+        return check_random_state(self.random_state)
+
     def _privacy_spent(self, guarantee):
         # (epsilon_spent_, delta_spent_, rho_spent_) of a fit that spent
         # ``guarantee``: with rho unset the budget came from (epsilon, delta),
@@ -110,9 +120,13 @@ _REMEDY = (
 
 
 def warn_if_noise_dominated(
-    estimator, signal_to_noise, *, what="release", remedy=_REMEDY, stacklevel=5
+    estimator, signal_to_noise, *, what="release", remedy=_REMEDY
 ):
     """Warn with :class:`~dpcov.exceptions.NoiseDominatedWarning` below 1.
+
+    The warning names the user's line (see :func:`dpcov.utils._warnings.warn`),
+    whether the estimator was called directly or through a pipeline or a
+    search.
 
     Parameters
     ----------
@@ -125,16 +139,51 @@ def warn_if_noise_dominated(
         What the figure measures, for the message.
     remedy : str, default: a larger budget, more rows, tighter geometry
         What the user can change, for the message (public advice only).
-    stacklevel : int, default=5
-        Passed to :func:`warnings.warn`: 5 points at the user's call of a
-        ``fit`` decorated with ``_fit_context`` that calls this function
-        itself (this function, ``fit``, two wrappers, the caller).
     """
     if signal_to_noise < 1.0:
-        warnings.warn(
+        warn(
             f"{type(estimator).__name__}: the {what} is dominated by noise "
             f"(signal_to_noise_={signal_to_noise:.2g} < 1, from the release and "
             f"the public noise scale). {remedy}",
             NoiseDominatedWarning,
-            stacklevel=stacklevel,
         )
+
+
+def _seed_kind(seed):
+    if isinstance(seed, np.random.Generator):
+        return "a numpy Generator (its state can be wound back to this fit's draws)"
+    if isinstance(seed, np.random.RandomState):
+        return "a numpy RandomState"
+    return "an integer seed"
+
+
+def _is_finite(budget):
+    return all(math.isfinite(value) for value in vars(budget).values())
+
+
+def warn_if_seeded(estimator, budget):
+    """Warn with :class:`~dpcov.exceptions.SeededNoiseWarning` for a seeded release.
+
+    A fit whose ``random_state`` is not None, at a finite budget, on numpy's
+    noise (under ``secure_noise`` every private draw comes from the
+    operating system's CSPRNG, whatever the seed), releases noise that
+    anyone who knows the seed can regenerate. The message names the kind of
+    seed, never its value.
+
+    Parameters
+    ----------
+    estimator : estimator
+        The estimator being fitted (its ``random_state`` is read).
+    budget : PureDP, ZCDP or ApproxDP
+        The guarantee of the fit: no warning when it is infinite (no noise).
+    """
+    seed = estimator.random_state
+    if seed is None or not _is_finite(budget) or get_config()["secure_noise"]:
+        return
+    warn(
+        f"{type(estimator).__name__}: random_state is {_seed_kind(seed)}, so "
+        "this release is not private against anyone who knows it or holds the "
+        "fitted estimator: they can regenerate the noise and subtract it. Use "
+        "random_state=None for a release; seed only tests and experiments.",
+        SeededNoiseWarning,
+    )

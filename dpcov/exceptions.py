@@ -18,6 +18,8 @@ __all__ = [
     "BudgetExceeded",
     "NoHardenedSampler",
     "NoiseDominatedWarning",
+    "SeededNoiseWarning",
+    "AccountantCopyError",
 ]
 
 
@@ -76,4 +78,42 @@ class NoiseDominatedWarning(UserWarning):
     release and public parameters only, so the warning reveals nothing the
     release does not. Remedies: a larger budget, more rows, a tighter public
     ``data_norm`` or ``bounds``, or fewer features.
+    """
+
+
+class SeededNoiseWarning(UserWarning):
+    """A release's noise was drawn from a seed the user gave.
+
+    Raised (as a warning) by ``fit`` when ``random_state`` is not None (an
+    integer, a :class:`numpy.random.RandomState` or a
+    :class:`numpy.random.Generator`), the budget is finite and the noise is
+    numpy's (not ``dpcov.set_config(secure_noise=True)``, whose noise comes
+    from the operating system's CSPRNG whatever the seed). Anyone who knows
+    the seed, or holds the fitted estimator (its ``get_params()`` shows the
+    seed; a generator's state can be wound back to the draws of the fit),
+    can regenerate the noise and subtract it: the release is not private
+    against them. Seeds are for tests and experiments; a release uses
+    ``random_state=None``. The message names the kind of seed, never its
+    value.
+    """
+
+
+class AccountantCopyError(BaseException):
+    """A copy of a :class:`~dpcov.accounting.BudgetAccountant` was asked to record.
+
+    An accountant is shared, never copied, by :func:`copy.deepcopy` and
+    :func:`sklearn.base.clone`; pickling is the one way to copy it, and joblib
+    pickles estimators to send them to worker processes (``n_jobs > 1`` with
+    its default backend). A fit in a worker would record into a copy that the
+    caller never sees, so the copy refuses to record anything, before any data
+    are read. Saving a fitted estimator with its accountant (pickle, joblib)
+    still works; only recording into the loaded copy is refused.
+
+    It derives from :class:`BaseException`, not :class:`Exception`, so that
+    the error handlers that catch every ``Exception`` a fit raises (those of
+    scikit-learn's searches and ``cross_validate``, which turn failed fits
+    into scores of NaN and a summary) let it through: the search stops with
+    this error as its last line instead of reporting every fit as failed.
+    pytest's ``Skipped`` and ``Exit`` derive from ``BaseException`` for the
+    same reason.
     """

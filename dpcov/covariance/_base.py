@@ -43,7 +43,6 @@ from ..mechanisms import (
     radius_counts,
 )
 from ..mechanisms._noise import sampler_name
-from ..utils import check_random_state
 from ..utils._gram import is_dask_array, row_statistics
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._sklearn_compat import (
@@ -323,7 +322,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
 
     def _fit_rows(self, X, *, budget, lazy):
         """The fit, after the validation: passes, releases, attributes."""
-        rng = check_random_state(self.random_state)
+        rng = self._noise_generator(budget)
         n_samples, n_features = X.shape
 
         box = None
@@ -501,7 +500,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         self.noise_level_ = float(noise_level)
         self.signal_to_noise_ = float(signal_to_noise)
         # (this function, fit, two wrappers, the caller)
-        warn_if_noise_dominated(self, signal_to_noise, stacklevel=6)
+        warn_if_noise_dominated(self, signal_to_noise)
         return self
 
     def score(self, X_test, y=None):

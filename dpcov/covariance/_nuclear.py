@@ -4,7 +4,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
-import warnings
 from numbers import Integral
 
 import numpy as np
@@ -14,6 +13,7 @@ from ..mechanisms import calibrate_additive, project_feasible, sample_nuclear_la
 from ..mechanisms._nuclear import EXACT_MAX_DIM, default_sweeps
 from ..utils._docstrings import fill_doc
 from ..utils._sklearn_compat import Interval
+from ..utils._warnings import warn
 from ._base import BasePrivateCovariance, Release
 
 #: Share of the budget spent on the private trace when ``project=True``.
@@ -287,12 +287,11 @@ class NuclearLaplaceCovariance(BasePrivateCovariance):
         d = second_moment.shape[0]
         if d > self.exact_max_dim:
             sweeps = default_sweeps(d) if self.n_sweeps is None else self.n_sweeps
-            warnings.warn(
+            warn(
                 f"n_features={d} > exact_max_dim={self.exact_max_dim}: the noise "
                 f"profile is sampled by a Gibbs chain ({sweeps} sweeps), so the "
                 "release is pure DP only up to the chain's total-variation error.",
                 UserWarning,
-                stacklevel=4,
             )
         return nuclear_release(
             second_moment,

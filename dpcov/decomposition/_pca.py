@@ -17,14 +17,14 @@ from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
 from ..accounting import BudgetAccountant
-from ..base import PrivateEstimatorMixin, warn_if_noise_dominated
+from ..base import PrivateEstimatorMixin, warn_if_noise_dominated, warn_if_seeded
 from ..covariance import (
     AdaptiveCovariance,
     EigenSamplingCovariance,
     GaussianCovariance,
 )
 from ..covariance._base import BasePrivateCovariance
-from ..exceptions import NoiseDominatedWarning
+from ..exceptions import NoiseDominatedWarning, SeededNoiseWarning
 from ..utils._docstrings import fill_doc
 from ..utils._gram import is_dask_array, rows_in_blocks
 from ..utils._input import quiet_float_errors, validate_rows
@@ -487,7 +487,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         X_new : ndarray of shape (n_samples, n_components)
             Projections of the rows of X (whitened if ``whiten``).
         """
-        X = self._fit(X, stacklevel=7)  # set_output adds a wrapper
+        X = self._fit(X)
         if is_dask_array(X):
             return self.transform(X)
         with quiet_float_errors():
@@ -530,13 +530,15 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             project, chunks=(X.chunks[0], (self.n_components_,)), dtype=dtype
         )
 
-    def _fit(self, X, stacklevel=6):
+    def _fit(self, X):
         # The budget is checked against the accountant before the data are
         # read. The inner covariance estimator (PCA's one release) records it,
         # under PCA's name, after its own public checks.
         check_params_always(self)
-        self._check_budget()
+        budget = self._check_budget()
         X = validate_rows(self, X, accept_dask=True, accept_sparse="csr")
+        # PCA's seed is its covariance estimator's: PCA says so, once.
+        warn_if_seeded(self, budget)
         n_samples, n_features = X.shape
         # n_samples is public (replace-one neighbours): scikit-learn's bound
         # on the number of components, and its rule for "mle", apply as is.
@@ -564,8 +566,9 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         # X was validated above, NaN and infinity included: the estimator's
         # own validation need not read every entry again (one pass saved).
         with warnings.catch_warnings(), config_context(assume_finite=True):
-            # PCA warns under its own name, at the user's call (below).
+            # PCA warns under its own name, at the user's call.
             warnings.simplefilter("ignore", NoiseDominatedWarning)
+            warnings.simplefilter("ignore", SeededNoiseWarning)
             estimator.fit(X)
         covariance = estimator.covariance_
         if self.covariance == "top_k" and self.bounds is None:
@@ -629,13 +632,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         self.delta_spent_ = estimator.delta_spent_
         self.rho_spent_ = estimator.rho_spent_
         self.budget_split_ = estimator.budget_split_
-        # (this function, _fit, fit or fit_transform, two wrappers, the caller)
-        warn_if_noise_dominated(
-            self,
-            self.signal_to_noise_,
-            what="covariance release",
-            stacklevel=stacklevel,
-        )
+        warn_if_noise_dominated(self, self.signal_to_noise_, what="covariance release")
         return X
 
     def inverse_transform(self, X):

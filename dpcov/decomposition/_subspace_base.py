@@ -17,7 +17,6 @@ from ..accounting import BudgetAccountant
 from ..base import PrivateEstimatorMixin
 from ..mechanisms._noise import sampler_name
 from ..utils._input import quiet_float_errors, validate_rows
-from ..utils._random import check_random_state
 from ..utils._sklearn_compat import Interval, Options, check_params_always
 
 
@@ -53,7 +52,7 @@ class BaseSubspace(
         check_params_always(self)
         budget = self._check_budget()
         X = validate_rows(self, X)
-        rng = check_random_state(self.random_state)
+        rng = self._noise_generator(budget)
         n_features = X.shape[1]
         k = n_features if self.n_components is None else self.n_components
         if k > n_features:

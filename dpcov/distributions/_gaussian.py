@@ -367,7 +367,7 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         # The budget is checked against the accountant before the data are read.
         budget = self._check_budget()
         X = validate_rows(self, X, ensure_min_samples=4)
-        rng = check_random_state(self.random_state)
+        rng = self._noise_generator(budget)
         n_samples, n_features = X.shape
 
         # The known scaling: I <= Sigma / min_variance <= K I.

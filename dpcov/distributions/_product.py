@@ -357,7 +357,7 @@ class ProductBernoulli(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         check_params_always(self)
         budget = self._check_budget()  # before the data are read
         X = self._binary_rows(X, reset=True, method="fit")
-        rng = check_random_state(self.random_state)
+        rng = self._noise_generator(budget)
         n_samples, n_features = X.shape
 
         if self.method == "ppde":

@@ -31,7 +31,6 @@ from ..mechanisms._noise import sampler_name
 from ..utils._docstrings import fill_doc
 from ..utils._gram import is_dask_array, row_statistics
 from ..utils._input import quiet_float_errors, validate_rows
-from ..utils._random import check_random_state
 from ..utils._sklearn_compat import (
     Interval,
     Options,
@@ -447,7 +446,7 @@ class StandardScaler(
         n_samples, n_features = X.shape
         lower, upper = check_bounds(self.bounds, n_features)
         center, half = unit_box(lower, upper)
-        rng = check_random_state(self.random_state)
+        rng = self._noise_generator(budget)
         release = self.with_mean or self.with_std
 
         # One pass: the sums of the unit coordinates and of their squares (a

@@ -17,7 +17,8 @@ import numpy as np
 from sklearn import clone, config_context
 
 from ..accounting import ApproxDP, BudgetAccountant, PureDP, compose
-from ..exceptions import BudgetExceeded, NoiseDominatedWarning
+from ..exceptions import BudgetExceeded, NoiseDominatedWarning, SeededNoiseWarning
+from ._warnings import user_frame
 from .validation import (
     check_approx_privacy_params,
     check_privacy_params,
@@ -302,8 +303,10 @@ def check_no_undocumented_outputs(estimator):
         warnings.simplefilter("always")
         est = clone(estimator).set_params(random_state=0).fit(X)
     # A NoiseDominatedWarning is post-processing of the release (the fit may
-    # be honestly noisy on these rows), not a report about clipping.
-    caught = [w for w in caught if not issubclass(w.category, NoiseDominatedWarning)]
+    # be honestly noisy on these rows), not a report about clipping; a
+    # SeededNoiseWarning is about the seed this check passes (a parameter).
+    expected = (NoiseDominatedWarning, SeededNoiseWarning)
+    caught = [w for w in caught if not issubclass(w.category, expected)]
     assert not caught, f"fit warned: {[str(w.message) for w in caught]}"
     documented = {
         item.name.split(" ")[0] for item in ClassDoc(type(estimator))["Attributes"]
@@ -313,6 +316,87 @@ def check_no_undocumented_outputs(estimator):
     assert not undocumented, f"undocumented fitted attributes: {sorted(undocumented)}"
 
 
+def check_seeded_fit_warns(estimator):
+    """A seeded fit warns once, at the caller's line; an unseeded fit does not.
+
+    A seed lets anyone who knows it regenerate the noise, so ``fit`` says so
+    with one :class:`~dpcov.exceptions.SeededNoiseWarning` (however many
+    inner estimators share the seed), attributed to the first frame outside
+    dpcov, scikit-learn and joblib; with ``random_state=None`` it stays
+    silent.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        The estimator to check.
+    """
+    X = _check_data(estimator, 3000)
+    for seed in (12345, np.random.RandomState(0), np.random.default_rng(0)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            clone(estimator).set_params(random_state=seed).fit(X)
+            caller = user_frame()
+        seeded = [w for w in caught if issubclass(w.category, SeededNoiseWarning)]
+        assert len(seeded) == 1, f"{len(seeded)} SeededNoiseWarnings for {seed!r}"
+        assert seeded[0].filename == caller.f_code.co_filename, (
+            f"the warning names {seeded[0].filename}, not the caller's file"
+        )
+        assert "12345" not in str(seeded[0].message), "the message quotes the seed"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clone(estimator).set_params(random_state=None).fit(X)
+    assert not [w for w in caught if issubclass(w.category, SeededNoiseWarning)]
+
+
+def _random_states(estimator, path="", seen=None):
+    # (path, value) of every random_state reachable from a fitted estimator:
+    # its parameters (nested ones included) and those of the fitted
+    # estimators it holds (PCA's covariance_estimator_, a search's
+    # best_estimator_, ...), to any depth.
+    seen = set() if seen is None else seen
+    if id(estimator) in seen:
+        return
+    seen.add(id(estimator))
+    for key, value in estimator.get_params(deep=True).items():
+        if key.rsplit("__", 1)[-1] == "random_state":
+            yield f"{path}{key}", value
+    for key, value in vars(estimator).items():
+        if key.endswith("_") and hasattr(value, "get_params"):
+            yield from _random_states(value, f"{path}{key}.", seen)
+
+
+def check_release_carries_no_seed(estimator):
+    """A release fitted with ``random_state=None`` cannot rebuild its noise.
+
+    No ``random_state`` reachable from the fitted estimator (its parameters,
+    nested ones included, and the fitted estimators it holds) is anything
+    but None: no seed and no generator whose state could replay the fit's
+    draws. And a clone of the release, refitted on the same rows, gives
+    another release: its noise is fresh, so refitting it on zero rows and
+    subtracting cannot cancel the release's noise.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        The estimator to check.
+    """
+    X = _check_data(estimator, 3000)
+    release = clone(estimator).set_params(random_state=None).fit(X)
+    carried = {k: v for k, v in _random_states(release) if v is not None}
+    assert not carried, f"the fitted estimator carries random states: {carried}"
+    if hasattr(release, "best_estimator_") or getattr(
+        estimator, "_deterministic_release", False
+    ):
+        # A search's model was fitted on a private part of the rows (see
+        # tests/model_selection/test_search.py for its refit); a
+        # deterministic release has no noise to rebuild.
+        return
+    refit = clone(release).fit(X)
+    assert not np.allclose(_fitted_output(refit), _fitted_output(release)), (
+        "a clone of the release, refitted on the same rows, rebuilt it"
+    )
+
+
 DP_CHECKS = [
     check_privacy_params_validated_in_fit,
     check_geometry_resolved_privately,
@@ -320,6 +404,8 @@ DP_CHECKS = [
     check_budget_accounted,
     check_accountant_charged,
     check_no_undocumented_outputs,
+    check_seeded_fit_warns,
+    check_release_carries_no_seed,
 ]
 
 

@@ -37,6 +37,7 @@ release is not private against anyone who knows the seed, so real releases use
 import os
 import tempfile
 import tracemalloc
+import warnings
 
 import dask
 import dask.array as da
@@ -45,6 +46,12 @@ from joblib import Parallel, delayed
 
 from dpcov.covariance import AdaptiveCovariance, GaussianCovariance
 from dpcov.decomposition import PCA
+from dpcov.exceptions import SeededNoiseWarning
+
+# Seeded for reproducible results: silence the warning that each seeded fit
+# gives (SeededNoiseWarning, by its category only); a release uses
+# random_state=None.
+warnings.simplefilter("ignore", SeededNoiseWarning)
 
 n_samples, n_features = 500_000, 20
 workdir = tempfile.TemporaryDirectory()
@@ -179,6 +186,8 @@ print(type(projected).__name__, projected.shape, projected.dtype)
 # estimate: each block's noise is calibrated to its own number of rows, so an
 # average of the blocks' estimates is noisier than one fit on all rows.)
 def fit_block(X, start, stop, seed):
+    # (A worker process starts with the default warning filters.)
+    warnings.simplefilter("ignore", SeededNoiseWarning)
     return GaussianCovariance(
         epsilon=1.0, delta=1e-6, data_norm=1.0, random_state=seed
     ).fit(X[start:stop])
