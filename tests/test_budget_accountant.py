@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 from sklearn.base import clone
-from sklearn.model_selection import GridSearchCV, RandomizedSearchCV
+from sklearn.model_selection import GridSearchCV, RandomizedSearchCV, cross_validate
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
@@ -28,7 +28,7 @@ from dpcov.covariance import (
 )
 from dpcov.decomposition import PCA, ApproximateSubspace
 from dpcov.distributions import MultivariateGaussian
-from dpcov.exceptions import BudgetExceeded, NoPrivateResult
+from dpcov.exceptions import AccountantCopyError, BudgetExceeded, NoPrivateResult
 from dpcov.model_selection import pipeline_cost, search_cost
 from dpcov.preprocessing import BoundsScaler, StandardScaler
 
@@ -228,24 +228,63 @@ def test_copies_and_clones_share_the_accountant():
 
 def test_an_unpickled_copy_refuses_every_fit():
     # A pickled copy (what a worker process gets) would record fits that the
-    # original never sees: it refuses them, capped or not.
+    # original never sees: it refuses them, capped or not, with a first line
+    # that names the cause and the fix.
     for acc in (BudgetAccountant(epsilon=1.0), BudgetAccountant()):
         acc.spend(PureDP(0.25), label="x")
         copied = pickle.loads(pickle.dumps(acc))
         assert copied is not acc and copied.ledger == acc.ledger
-        with pytest.raises(BudgetExceeded, match="unpickled copy"):
+        with pytest.raises(AccountantCopyError, match="pickled copy") as exc:
             copied.spend(PureDP(0.25))
-        with pytest.raises(BudgetExceeded, match="search_cost"):
+        first_line = str(exc.value).splitlines()[0]
+        assert "GridSearchCV(n_jobs=2)" in first_line
+        assert "fix: fit with n_jobs=1" in first_line and "search_cost" in first_line
+        with pytest.raises(AccountantCopyError, match="search_cost"):
             copied.check(PureDP(0.25))
-        assert len(acc) == 1
+        assert len(acc) == 1 and len(copied) == 1
         acc.spend(PureDP(0.25))  # the original still works
     with pytest.raises(ValueError, match="its own ledger"):
         acc.spend(acc)
+    # Not an Exception: scikit-learn's per-fit handlers (except Exception)
+    # let it through.
+    assert not issubclass(AccountantCopyError, Exception)
 
 
-def test_repr_states_the_cap_and_fits_only():
+def test_a_fitted_estimator_with_an_accountant_pickles():
+    # Saving a fitted model that holds an accountant works, and so does the
+    # loaded model; only recording a new fit into the loaded copy is refused,
+    # before the rows are read.
+    X = _rows()
+    acc = BudgetAccountant(epsilon=2.0)
+    est = GaussianCovariance(epsilon=0.5, delta=0.0, data_norm=1.0, accountant=acc)
+    est.fit(X)
+    loaded = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(loaded.covariance_, est.covariance_)
+    assert loaded.score(X) == est.score(X)
+    assert loaded.accountant.ledger == acc.ledger
+
+    class Unreadable:
+        def __array__(self, *args, **kwargs):
+            raise AssertionError("the rows were read")
+
+    with pytest.raises(AccountantCopyError):
+        loaded.fit(Unreadable())
+    assert len(acc) == 1 and len(loaded.accountant) == 1
+
+
+def test_repr_states_the_cap_the_fits_and_the_total():
     acc = BudgetAccountant(epsilon=1.0, delta=1e-6).spend(ZCDP(0.01))
-    assert repr(acc) == "BudgetAccountant(epsilon=1.0, delta=1e-06, n_fits=1)"
+    epsilon = zcdp_epsilon(0.01, 1e-6)
+    assert repr(acc) == (
+        "BudgetAccountant(epsilon=1.0, delta=1e-06, n_fits=1, "
+        f"spent=ApproxDP(epsilon={epsilon!r}, delta=1e-06))"
+    )
+    assert repr(BudgetAccountant().spend(ZCDP(0.01))) == (
+        "BudgetAccountant(delta=0.0, n_fits=1, spent=ZCDP(rho=0.01))"
+    )
+    assert repr(BudgetAccountant(rho=1.0)) == (
+        "BudgetAccountant(rho=1.0, n_fits=0, spent=PureDP(epsilon=0.0))"
+    )
 
 
 # --- estimators and searches ---------------------------------------------
@@ -362,14 +401,25 @@ def test_unfitted_search_cost_bounds_the_search_before_it_reads_data():
 @pytest.mark.slow
 def test_search_with_processes_needs_search_cost():
     # With n_jobs=2 the fits run in worker processes on pickled copies of the
-    # accountant, which refuse them; without an accountant the search runs and
-    # search_cost counts its 10 fits.
+    # accountant, which refuse them. The refusal is the search's own error,
+    # not "All the 9 fits failed" (with the default error_score, which turns
+    # any Exception of a fit into a NaN score), and so it is through
+    # cross_validate. Without an accountant the search runs and search_cost
+    # counts its 10 fits.
     acc = BudgetAccountant(delta=1e-6)
-    with pytest.raises(BudgetExceeded, match="unpickled copy"):
-        _search(acc, n_jobs=2).fit(_rows())
+    with pytest.raises(AccountantCopyError, match="pickled copy"):
+        _search(acc, n_jobs=2).set_params(error_score=np.nan).fit(_rows())
+    est = SeparateCovariance(data_norm=1.0, accountant=acc)
+    with pytest.raises(AccountantCopyError, match="pickled copy"):
+        cross_validate(est, _rows(), cv=3, n_jobs=2)
     assert len(acc) == 0
     search = _search(n_jobs=2).fit(_rows())
-    assert len(search_cost(search)) == 10
+    cost = search_cost(search, delta=1e-6)
+    assert len(cost) == 10
+    # Its printout states the total (epsilon, delta) guarantee.
+    assert repr(cost).endswith(
+        f"spent=ApproxDP(epsilon={cost.epsilon!r}, delta=1e-06))"
+    )
 
 
 def test_search_cost_walks_pipelines_and_randomized_searches():

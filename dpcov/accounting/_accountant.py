@@ -6,7 +6,7 @@
 import math
 import threading
 
-from ..exceptions import BudgetExceeded
+from ..exceptions import AccountantCopyError, BudgetExceeded
 from ._composition import _bits_float, _float_bits, _left, compose
 from ._conversions import _check_nonnegative, _pure_rho, zcdp_epsilon
 from ._guarantees import ZCDP, ApproxDP, PureDP
@@ -40,9 +40,14 @@ class BudgetAccountant:
     threading backend) records into it. Fits in other processes
     (``n_jobs > 1`` with the default process-based backend) would record into
     pickled copies that the caller never sees, so an unpickled accountant
-    refuses every fit (``BudgetExceeded``): leave the accountant out of such a
-    search and account it with :func:`~dpcov.model_selection.search_cost`.
-    Save a ledger with :attr:`ledger`, not by pickling.
+    refuses to record or check any fit
+    (:class:`~dpcov.exceptions.AccountantCopyError`, which scikit-learn's
+    searches let through as their own error): leave the accountant out of
+    such a search and account it with
+    :func:`~dpcov.model_selection.search_cost`. Pickling a fitted estimator
+    that holds an accountant still works; the loaded copy reads as the
+    original did but records nothing. Save a ledger with :attr:`ledger`, not
+    by pickling.
 
     Totals are compared with the cap exactly, with no slack: a fit is
     accepted when the total reported after it (:meth:`total`, :attr:`epsilon`
@@ -143,7 +148,33 @@ class BudgetAccountant:
             cap = f"epsilon={self.epsilon_cap!r}, delta={self.delta_cap!r}"
         else:
             cap = f"delta={self.delta_cap!r}"
-        return f"BudgetAccountant({cap}, n_fits={len(self)})"
+        return f"BudgetAccountant({cap}, n_fits={len(self)}, spent={self.spent()!r})"
+
+    def spent(self):
+        """The total guarantee of the recorded fits, in the cap's terms.
+
+        With ``delta > 0`` (a cap in (epsilon, delta), or the delta asked of a
+        ledger without cap) the total as (epsilon, delta)-DP at that delta,
+        :attr:`epsilon`; otherwise :meth:`total` (pure DP, zCDP, or
+        (epsilon, delta)-DP at the (epsilon, delta) fits' deltas). The repr
+        shows it.
+
+        Returns
+        -------
+        guarantee : PureDP, ZCDP or ApproxDP
+            The total.
+
+        Examples
+        --------
+        >>> from dpcov.accounting import ZCDP, BudgetAccountant
+        >>> BudgetAccountant(delta=1e-6).spend(ZCDP(0.01)).spent()
+        ApproxDP(epsilon=0.62..., delta=1e-06)
+        >>> BudgetAccountant().spend(ZCDP(0.01)).spent()
+        ZCDP(rho=0.01)
+        """
+        if self.delta_cap > 0 and self.rho_cap is None:
+            return ApproxDP(self.epsilon, self.delta_cap)
+        return self.total()
 
     @property
     def ledger(self):
@@ -349,13 +380,17 @@ class BudgetAccountant:
 
     def _entries(self, guarantee, label):
         if getattr(self, "_detached", False):
-            raise BudgetExceeded(
-                f"{label}: this BudgetAccountant is an unpickled copy (joblib "
-                "sends estimators to worker processes by pickling, e.g. "
-                "GridSearchCV(n_jobs > 1)); what it recorded would never reach "
-                "the original ledger, so it refuses every fit. Use n_jobs=1 or "
-                "a threading backend, or leave the accountant out and account "
-                "the search with dpcov.model_selection.search_cost."
+            # A BaseException, so that scikit-learn's searches do not turn it
+            # into "All the fits failed" (see AccountantCopyError).
+            raise AccountantCopyError(
+                f"{label}: this BudgetAccountant is a pickled copy (joblib "
+                "pickles estimators for its worker processes, e.g. "
+                "GridSearchCV(n_jobs=2)), and what it records never reaches "
+                "the original ledger; fix: fit with n_jobs=1 or joblib's "
+                "threading backend (joblib.parallel_config(backend='threading')), "
+                "or leave the accountant out and charge "
+                "dpcov.model_selection.search_cost(search) to it after the "
+                "search. Nothing was recorded or read."
             )
         if guarantee is self:
             raise ValueError("an accountant cannot spend its own ledger.")

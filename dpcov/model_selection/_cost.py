@@ -195,7 +195,7 @@ def pipeline_cost(estimator):
     return compose(guarantee for _, guarantee in costs)
 
 
-def search_cost(search):
+def search_cost(search, *, delta=0.0):
     """What a scikit-learn hyperparameter search spends, fit by fit.
 
     A search fits every candidate on every training split and, with ``refit``,
@@ -223,12 +223,19 @@ def search_cost(search):
         ``refit``; a halving search lists every fit in ``cv_results_``), or
         an unfitted ``GridSearchCV`` whose ``cv`` is an integer, None or a
         splitter with a data-independent number of splits.
+    delta : float, default=0.0
+        The delta at which the total is stated, in [0, 1): with 0, the total
+        is the fits' composition as it is (pure DP, zCDP, or (epsilon,
+        delta)-DP at the (epsilon, delta) fits' deltas); with ``delta > 0``,
+        (epsilon, delta)-DP at that delta.
 
     Returns
     -------
     cost : BudgetAccountant
-        An accountant without cap whose ledger holds one entry per private
-        fit; read the total with
+        An accountant without cap (``BudgetAccountant(delta=delta)``) whose
+        ledger holds one entry per private fit. Its printout states the
+        number of fits and the total (``spent=...``); read the total with
+        :meth:`~dpcov.accounting.BudgetAccountant.spent`,
         :meth:`~dpcov.accounting.BudgetAccountant.total` or
         :attr:`~dpcov.accounting.BudgetAccountant.epsilon`, or charge it to
         your own accountant with ``accountant.spend(cost)``.
@@ -241,9 +248,10 @@ def search_cost(search):
     >>> search = GridSearchCV(
     ...     SeparateCovariance(data_norm=1.0), {"epsilon": [0.5, 1.0]}, cv=3
     ... )
-    >>> cost = search_cost(search)  # before fitting: 2 * 3 + 1 fits
-    >>> len(cost), cost.total()
-    (7, ZCDP(rho=...))
+    >>> search_cost(search)  # before fitting: 2 * 3 + 1 fits
+    BudgetAccountant(delta=0.0, n_fits=7, spent=ZCDP(rho=...))
+    >>> search_cost(search, delta=1e-6)
+    BudgetAccountant(delta=1e-06, n_fits=7, spent=ApproxDP(epsilon=..., delta=1e-06))
     """
     # ``best``: the refit's parameters when known; ``refit_costliest``: charge
     # the refit at the costliest candidate (unfitted search with refit).
@@ -282,7 +290,7 @@ def search_cost(search):
     def costs(params):
         return _walk_costs(clone(search.estimator).set_params(**params))
 
-    cost = BudgetAccountant()
+    cost = BudgetAccountant(delta=delta)
     per_candidate = [costs(params) for params in candidates]
     for params, entries in zip(candidates, per_candidate, strict=True):
         for split in range(n_splits):
