@@ -9,11 +9,13 @@ floating-point noise described by Mironov (CCS 2012).
 Under ``dpcov.set_config(secure_noise=True)`` the additive releases
 (:func:`add_gaussian`, :func:`add_laplace`, :func:`add_symmetric`,
 :func:`noisy_above_threshold`), the exponential mechanism over a finite set
-(:func:`exponential_choice`) and the public shuffles (:func:`permutation`,
-:func:`indices`) switch to the exact samplers of
-:mod:`dpcov.mechanisms._discrete`, fed by the operating system's CSPRNG. The
-raw floating-point draws (:func:`gaussian`, :func:`laplace`, :func:`uniform`,
-:func:`gamma`, :func:`truncated_laplace`, :func:`run_count`) have no exact
+(:func:`exponential_choice`), the public shuffles (:func:`permutation`,
+:func:`indices`) and the number of runs of a private selection
+(:func:`run_count`, for the logarithmic, geometric and Poisson laws) switch to
+the exact samplers of :mod:`dpcov.mechanisms._discrete`, fed by the operating
+system's CSPRNG. The raw floating-point draws (:func:`gaussian`,
+:func:`laplace`, :func:`uniform`, :func:`gamma`, :func:`truncated_laplace`)
+and the run count of a general negative binomial shape have no exact
 counterpart and raise :class:`~dpcov.exceptions.NoHardenedSampler` there; the
 draws of synthetic samples from a fitted model (post-processing) are not
 affected by the switch.
@@ -461,12 +463,21 @@ def symmetric_matrix(rng, n_features, scale, law="gaussian"):
 
 
 def run_count(rng, shape, gamma=None, mean=None):
-    """Draw the number of runs of a private selection (always at least 1).
+    """Draw the number of runs of a private selection.
+
+    Under ``secure_noise`` the logarithmic (``shape=0``), geometric
+    (``shape=1``) and Poisson (``shape=inf``) laws are drawn exactly by
+    :func:`~dpcov.mechanisms._discrete.logarithmic_count`,
+    :func:`~dpcov.mechanisms._discrete.geometric_count` and
+    :func:`~dpcov.mechanisms._discrete.poisson_count`, on the exact rationals
+    of the floats ``gamma`` and ``mean``, so the law drawn is exactly the one
+    whose guarantee is computed from those floats. Any other shape raises
+    :class:`~dpcov.exceptions.NoHardenedSampler` before any draw.
 
     Parameters
     ----------
     rng : numpy.random.Generator
-        Source of randomness.
+        Source of randomness (not used under ``secure_noise``).
     shape : float
         ``0`` for the logarithmic law, ``eta > 0`` for the negative binomial
         law of shape ``eta`` and success probability ``gamma`` conditioned
@@ -481,9 +492,15 @@ def run_count(rng, shape, gamma=None, mean=None):
     Returns
     -------
     k : int
-        The draw.
+        The draw: at least 1, except under the Poisson law, which may draw 0.
+
+    Raises
+    ------
+    dpcov.exceptions.NoHardenedSampler
+        Under ``secure_noise``, for a shape other than 0, 1 and ``inf``.
     """
-    _refuse("the private selection's run count")
+    if secure():
+        return _exact_run_count(shape, gamma, mean)
     if shape == float("inf"):
         return int(rng.poisson(mean))
     if gamma == 1.0:
@@ -498,3 +515,23 @@ def run_count(rng, shape, gamma=None, mean=None):
         k = int(rng.negative_binomial(shape, gamma))
         if k > 0:
             return k
+
+
+def _exact_run_count(shape, gamma, mean):
+    # The hardened run_count. A general shape is refused whatever gamma is
+    # (even gamma = 1, one run for sure): whether a configuration runs under
+    # secure_noise then depends on its law, not on its mean.
+    if shape == math.inf:
+        return _discrete.poisson_count(mean)
+    if shape not in (0, 1):
+        raise NoHardenedSampler(
+            f"secure_noise=True: the number of runs of law {shape!r} (a general "
+            "negative binomial shape) has no exact sampler in dpcov. Use "
+            'law="logarithmic", "geometric" or "poisson", or fit with '
+            "secure_noise=False."
+        )
+    if gamma == 1.0:
+        return 1  # both laws are the point mass at 1
+    if shape == 0:
+        return _discrete.logarithmic_count(gamma)
+    return _discrete.geometric_count(gamma)

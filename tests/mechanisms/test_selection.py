@@ -6,8 +6,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import dpcov
 from dpcov.accounting import ZCDP, ApproxDP, PureDP, zcdp_epsilon
+from dpcov.exceptions import NoHardenedSampler
 from dpcov.mechanisms import (
+    _discrete,
     draw_run_count,
     run_count_law,
     run_count_pmf,
@@ -155,3 +158,21 @@ def test_refusals():
         run_count_law(0.5, "poisson")
     with pytest.raises(ValueError, match="law must be"):
         run_count_law(2.0, "uniform")
+
+
+class _NoSource:
+    # Stands in for the CSPRNG (and for numpy's generator): any draw fails.
+    def __getattr__(self, name):
+        raise AssertionError(f"a random draw ({name}) was made")
+
+
+@pytest.mark.parametrize("mean", [10.0, 1.0])
+def test_general_shape_refuses_under_secure_noise(monkeypatch, mean):
+    # Only the logarithmic, geometric and Poisson laws have exact samplers;
+    # any other shape is refused before a single draw, whatever the mean
+    # (even a mean of 1, one run for sure), and the message names the laws
+    # that work.
+    monkeypatch.setattr(_discrete, "_source", _NoSource())
+    with dpcov.config_context(secure_noise=True):
+        with pytest.raises(NoHardenedSampler, match='law="logarithmic", "geometric"'):
+            draw_run_count(_NoSource(), mean, 2.5)
