@@ -15,7 +15,8 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..accounting import ZCDP, ApproxDP, BudgetAccountant, PureDP, compose
-from ..exceptions import NoHardenedSampler, NoPrivateResult
+from ..base import warn_if_seeded
+from ..exceptions import NoHardenedSampler, NoPrivateResult, SeededNoiseWarning
 from ..mechanisms import _noise, calibrate_additive
 from ..mechanisms._selection import (
     RUN_LAWS,
@@ -24,7 +25,7 @@ from ..mechanisms._selection import (
     selection_run_budget,
 )
 from ..utils._input import validate_rows
-from ..utils._random import check_random_state
+from ..utils._random import check_random_state, spawn_generators
 from ..utils._sklearn_compat import (
     HasMethods,
     Interval,
@@ -32,6 +33,7 @@ from ..utils._sklearn_compat import (
     _fit_context,
     check_params_always,
 )
+from ..utils._warnings import warn
 from ._cost import _dominating, private_steps
 from ._scoring import bounded_scores, score_kind
 
@@ -181,6 +183,13 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     redraw it, as they can redraw the noise: use ``random_state=None`` for
     releases.)
 
+    Under ``dpcov.set_config(secure_noise=True)`` the number of runs, the
+    split, the candidates' noise and the score's noise come from exact
+    samplers on the operating system's CSPRNG; the logarithmic, geometric and
+    Poisson laws have one, a general negative binomial shape does not, and a
+    search that would need a missing sampler (that law, or a candidate
+    without a hardened sampler) refuses before reading the data.
+
     Parameters
     ----------
     estimator : estimator instance
@@ -229,14 +238,21 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     accountant : BudgetAccountant or None, default=None
         Records the search's guarantee, once (the runs record nothing).
     random_state : int, numpy.random.Generator or None, default=None
-        Draws the number of runs, the candidates, the split, every run's
-        noise seed and the scores' noise. A release made with a known seed
-        is not private (see :func:`dpcov.utils.check_random_state`).
+        Draws the number of runs, the split and the scores' noise, and
+        spawns one generator per run, which draws its candidate and its
+        fit's noise and is removed from the model afterwards:
+        ``best_estimator_`` is released with ``random_state=None`` in every
+        private step, so refitting a clone of it draws fresh noise. A
+        release made with a known seed is not private (see
+        :func:`dpcov.utils.check_random_state`); ``fit`` then warns with
+        :class:`~dpcov.exceptions.SeededNoiseWarning`.
 
     Attributes
     ----------
     best_estimator_ : estimator
-        The selected run's model, fitted on the training part.
+        The selected run's model, fitted on the training part; the
+        ``random_state`` of its private steps is None (the run's generator
+        is not released).
     best_params_ : dict
         Its parameters as drawn, with the privacy parameters that set its
         budget (``rho`` when set, else ``epsilon`` and ``delta``), under the
@@ -291,9 +307,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     ...     {"data_norm": [0.01, 1.0, 100.0]},
     ...     epsilon=2.0,
     ...     score_norm=1.0,
-    ...     random_state=0,
+    ...     random_state=2,
     ... ).fit(X)
-    >>> search.best_params_["data_norm"]
+    >>> search.best_params_["data_norm"]  # the best of a random number of runs
     1.0
     >>> search.guarantee_
     ApproxDP(epsilon=1.99..., delta=1e-06)
@@ -469,17 +485,27 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     def _plan(self, rng):
         # Everything decided before the data are read, from public values
         # and the search's own randomness: the run budget, the number of
-        # runs, the candidates (configured clones) and their seeds.
+        # runs, the candidates (configured clones) and their generators.
         spaces, grid, own_budgets = self._grid()
         score_range = self._check_scoring(grid)
         sampled = {k for s in spaces for k, v in s.items() if hasattr(v, "rvs")}
         score_norm = self._score_norm(grid, sampled)
         run_budget = self._run_budget(grid, own_budgets)
         n_runs = draw_run_count(rng, self.n_iter, self.law)
+        # One independent generator per run, spawned from the search's (the
+        # selection theorems assume independent runs). A run's generator is
+        # set on its candidate for the fit only: the released model's
+        # random_state is None, so nothing on it can regenerate its noise.
+        generators = spawn_generators(rng, n_runs)
         candidates, drawn = [], []
-        for _ in range(n_runs):
-            seed = int(_noise.indices(rng, 2**31 - 1))
-            params = next(iter(ParameterSampler(spaces, 1, random_state=seed)))
+        for generator in generators:
+            # The candidate's parameters, from the run's generator (a legacy
+            # RandomState on its bit generator, which scikit-learn's sampler
+            # takes): public randomness, independent of the data.
+            sampler = ParameterSampler(
+                spaces, 1, random_state=np.random.RandomState(generator.bit_generator)
+            )
+            params = next(iter(sampler))
             candidate = clone(self.estimator).set_params(**clone(params, safe=False))
             leaves = _private_leaves(candidate)
             for _, leaf in leaves:
@@ -489,17 +515,20 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                         "PrivateSearchCV, which records the search's "
                         "guarantee once."
                     )
+                if _noise.secure() and not leaf._supports_hardened_noise():
+                    # Before the data are read, as a plain fit refuses.
+                    raise NoHardenedSampler(
+                        f"PrivateSearchCV: the candidate {type(leaf).__name__} "
+                        "with these parameters has no hardened sampler "
+                        "(secure_noise=True); the user guide's privacy model "
+                        "page ('Hardened noise') lists the estimators that have "
+                        "one."
+                    )
             if not own_budgets:
                 _set_run_budget(candidate, run_budget)
             elif not _within(_guarantee_of(candidate), run_budget):
                 raise ValueError("a candidate exceeds the run budget.")  # defensive
-            # Fresh, independent noise in every run (the selection theorems
-            # assume independent runs).
-            for prefix, leaf in leaves:  # set_params changed them in place
-                if "random_state" in leaf.get_params(deep=False):
-                    candidate.set_params(
-                        **{f"{prefix}random_state": int(_noise.indices(rng, 2**31 - 1))}
-                    )
+            _set_random_state(candidate, generator)
             candidates.append(candidate)
             drawn.append(params)
         guarantee = selection_guarantee(
@@ -535,15 +564,11 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             If every run's answer was "no result" (a private outcome).
         """
         check_params_always(self)
-        if _noise.secure():
-            # Before the data are read: the run count (a logarithmic or
-            # negative binomial law) has no exact sampler.
-            raise NoHardenedSampler(
-                "PrivateSearchCV has no hardened sampler: the number of runs "
-                "of its private selection has no exact discrete sampler. Fit "
-                "with secure_noise=False, or tune on public data."
-            )
         rng = check_random_state(self.random_state)
+        # Under secure_noise the run count, the candidates' noise, the split
+        # and the score's noise come from exact samplers on the operating
+        # system's CSPRNG; a law or a candidate without one refuses here,
+        # before the data are read.
         run_budget, guarantee, candidates, drawn, score_range, score_norm = self._plan(
             rng
         )
@@ -563,6 +588,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 f"PrivateSearchCV needs at least 2 rows (one to train, one to "
                 f"score), got {n_samples}."
             )
+        warn_if_seeded(self, guarantee)
         n_valid = min(
             max(1, math.ceil(self.validation_fraction * n_samples)), n_samples - 1
         )
@@ -608,9 +634,11 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             )
         score, scale, model, params, caught = best
         for message in caught:  # the selected run's warnings: its release's
-            # stacklevel 4: this fit, scikit-learn's and dpcov's fit
-            # wrappers, the caller.
-            warnings.warn(message.message, stacklevel=4)
+            # (its generator was the search's: the search's own seed warning,
+            # above, covers it).
+            if not issubclass(message.category, SeededNoiseWarning):
+                warn(message.message, message.category)
+        _set_random_state(model, None)
         self.best_estimator_ = model
         self.best_params_ = {**params, **_budget_params(model)}
         self.best_score_ = float(score)
@@ -732,6 +760,18 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         tags.non_deterministic = True
         tags.input_tags.sparse = True
         return tags
+
+
+def _set_random_state(model, generator):
+    # The random_state of every private step (a public step's own randomness,
+    # if any, is left as the user set it).
+    model.set_params(
+        **{
+            f"{prefix}random_state": generator
+            for prefix, leaf in _private_leaves(model)
+            if "random_state" in leaf.get_params(deep=False)
+        }
+    )
 
 
 def _budget_params(model):

@@ -48,3 +48,31 @@ def check_random_state(seed):
         "random_state must be None, an int, a numpy.random.Generator or a "
         f"numpy.random.RandomState, got {seed!r}."
     )
+
+
+def spawn_generators(rng, n):
+    """Draw ``n`` independent generators from ``rng``'s stream.
+
+    Their seed sequences are spawned (:meth:`numpy.random.SeedSequence.spawn`)
+    from 128 bits drawn from ``rng``, so they are reproducible when ``rng``
+    is and fresh when ``rng`` comes from operating-system entropy. A meta
+    estimator hands them to its inner fits and never leaves one on a released
+    estimator.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The parent generator (advanced by the draw).
+    n : int
+        How many generators.
+
+    Returns
+    -------
+    generators : list of numpy.random.Generator
+        Independent generators.
+    """
+    entropy = [int(word) for word in rng.integers(0, 2**32, size=4, dtype=np.uint64)]
+    return [
+        np.random.default_rng(child)
+        for child in np.random.SeedSequence(entropy).spawn(n)
+    ]

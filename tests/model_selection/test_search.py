@@ -277,6 +277,8 @@ def test_search_over_estimators_in_a_pipeline():
     search = PrivateSearchCV(pipe, {"cov": candidates}, random_state=0).fit(_rows())
     assert type(search.best_params_["cov"]) in {type(c) for c in candidates}
     assert search.best_estimator_["cov"].covariance_.shape == (5, 5)
+    # The run's generator is not released with the step it seeded.
+    assert search.best_estimator_["cov"].random_state is None
     assert np.isfinite(search.score(_rows(n=100, seed=9)))
 
 
@@ -487,6 +489,8 @@ def test_privacy_cost_before_the_data_and_pipeline_cost_after():
         "check_privacy_params_validated_in_fit",
         "check_geometry_resolved_privately",
         "check_no_undocumented_outputs",
+        "check_seeded_fit_warns",
+        "check_release_carries_no_seed",
     ],
 )
 def test_dp_conventions(check):
@@ -508,3 +512,36 @@ def test_seeded_searches_are_reproducible():
     np.testing.assert_array_equal(
         a.best_estimator_.covariance_, b.best_estimator_.covariance_
     )
+
+
+def test_a_released_winner_cannot_rebuild_its_noise():
+    # The attack an integer seed on best_estimator_ allowed: refit a clone of
+    # it on zero rows of the (public) training size and subtract. On
+    # constant rows v (assume_centered, raw releases) the raw release is
+    # v v^T + N, and on zero rows 0 + N' : a clone that redraws the same
+    # noise (N' = N) gives v v^T back to rounding, while fresh noise leaves
+    # N - N', whose 15 distinct entries are independent with s.d. sqrt(2)
+    # sigma (sigma about 0.002 here): each is within 1e-6 of 0 with
+    # probability below 3e-4, all of them below 1e-50.
+    from sklearn.base import clone
+
+    v = np.array([0.6, -0.3, 0.2, 0.1, 0.5])
+    X = np.tile(v, (5000, 1))
+    truth = np.outer(v, v)
+    search = PrivateSearchCV(
+        GaussianCovariance(data_norm=1.0, assume_centered=True, store_raw=True),
+        {"data_norm": [1.0]},
+        n_iter=2,
+    ).fit(X)
+    best = search.best_estimator_
+    assert best.random_state is None
+    n_train = 5000 - math.ceil(0.2 * 5000)
+    zeros = np.zeros((n_train, 5))
+
+    def recovered(model):
+        return model.raw_covariance_ - clone(model).fit(zeros).raw_covariance_
+
+    assert np.abs(recovered(best) - truth).max() > 1e-6
+    # The same attack on a model that carries a seed: the test's control.
+    seeded = clone(best).set_params(random_state=5).fit(X[:n_train])
+    np.testing.assert_allclose(recovered(seeded), truth, atol=1e-12)
