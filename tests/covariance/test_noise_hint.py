@@ -76,8 +76,8 @@ def test_warns_on_noise_and_not_on_signal(cls):
 
 @pytest.mark.parametrize("cls", [*ESTIMATORS, PCA])
 def test_warning_points_at_the_callers_line(cls):
-    # The warning names the user's fit call (its stack level counts the
-    # frames between fit and the warning), not a line of dpcov.
+    # The warning names the user's fit call (the first frame outside dpcov,
+    # scikit-learn and joblib), not a line of dpcov.
     params = {"n_components": 2} if cls is PCA else {}
     with pytest.warns(NoiseDominatedWarning) as record:
         cls(**_params(cls, data_norm=1.0, random_state=0, **params)).fit(
