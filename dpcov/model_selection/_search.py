@@ -369,6 +369,13 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             )
         for space in spaces:
             for key, values in space.items():
+                if key.rsplit("__", 1)[-1] == "random_state":
+                    raise ValueError(
+                        f"param_distributions sets {key!r}: the search draws "
+                        "every run's noise from a generator of its own (and "
+                        "releases the winner with random_state=None); seed "
+                        "the search itself with random_state."
+                    )
                 if _is_privacy_key(key) and not isinstance(values, (list, tuple)):
                     raise ValueError(
                         f"param_distributions[{key!r}] must be a list: the "

@@ -365,13 +365,45 @@ def _random_states(estimator, path="", seen=None):
             yield from _random_states(value, f"{path}{key}.", seen)
 
 
+_GENERATOR_TYPES = (
+    np.random.Generator,
+    np.random.RandomState,
+    np.random.BitGenerator,
+    np.random.SeedSequence,
+)
+
+
+def _generators(value, path, seen, depth=0):
+    # Paths of the generators (or seed sequences) held anywhere in a fitted
+    # object: attributes, dicts, lists and tuples, to a few levels (numeric
+    # arrays are skipped).
+    if id(value) in seen or depth > 6:
+        return
+    seen.add(id(value))
+    if isinstance(value, _GENERATOR_TYPES):
+        yield path
+        return
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, (list, tuple)):
+        items = enumerate(value)
+    elif hasattr(value, "__dict__") and not isinstance(value, type):
+        items = vars(value).items()
+    else:
+        return
+    for key, item in items:
+        if not (isinstance(item, np.ndarray) and item.dtype != object):
+            yield from _generators(item, f"{path}.{key}", seen, depth + 1)
+
+
 def check_release_carries_no_seed(estimator):
     """A release fitted with ``random_state=None`` cannot rebuild its noise.
 
     No ``random_state`` reachable from the fitted estimator (its parameters,
     nested ones included, and the fitted estimators it holds) is anything
-    but None: no seed and no generator whose state could replay the fit's
-    draws. And a clone of the release, refitted on the same rows, gives
+    but None, and no generator or seed sequence is held anywhere in its
+    attributes: nothing whose state could replay the fit's draws. And a
+    clone of the release, refitted on the same rows, gives
     another release: its noise is fresh, so refitting it on zero rows and
     subtracting cannot cancel the release's noise.
 
@@ -384,6 +416,8 @@ def check_release_carries_no_seed(estimator):
     release = clone(estimator).set_params(random_state=None).fit(X)
     carried = {k: v for k, v in _random_states(release) if v is not None}
     assert not carried, f"the fitted estimator carries random states: {carried}"
+    held = list(_generators(release, type(release).__name__, set()))
+    assert not held, f"the fitted estimator holds generators: {held}"
     if hasattr(release, "best_estimator_") or getattr(
         estimator, "_deterministic_release", False
     ):

@@ -412,6 +412,10 @@ def test_refusals_are_clear_and_free_of_data():
         PrivateSearchCV(
             mixed, {"step": [PCA(2, data_norm=1.0), SeparateCovariance(data_norm=1.0)]}
         ).fit(X)
+    with pytest.raises(ValueError, match="a generator of its own"):
+        PrivateSearchCV(
+            SeparateCovariance(data_norm=1.0), {"random_state": [0, 1]}
+        ).fit(X)
     with pytest.raises(ValueError, match="minimum of 2"):
         _norm_search().fit(X[:1])
     secret = X.copy()
