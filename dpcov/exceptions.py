@@ -115,5 +115,9 @@ class AccountantCopyError(BaseException):
     into scores of NaN and a summary) let it through: the search stops with
     this error as its last line instead of reporting every fit as failed.
     pytest's ``Skipped`` and ``Exit`` derive from ``BaseException`` for the
-    same reason.
+    same reason. joblib's backends pass it on to the caller; the pools of
+    :mod:`multiprocessing.pool` do not (their workers catch ``Exception``
+    only, and a task that raises it never completes): do not use them to fit
+    estimators that hold an accountant. Catch it by name
+    (``except AccountantCopyError``).
     """

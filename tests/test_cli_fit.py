@@ -936,3 +936,18 @@ def test_bounds_option_errors(data, tmp_path, capsys):
     assert "expected two rows" in capsys.readouterr().err
     assert main([*base, "--bounds=0,1", "--data-norm", "1"]) == 1
     assert "not both" in capsys.readouterr().err
+
+
+def test_fit_accountant_copy_error_is_one_line(monkeypatch, capsys):
+    # AccountantCopyError is no Exception (searches must let it through): the
+    # command still shows it as one line, exit status 1, no traceback.
+    import dpcov.cli as cli
+    from dpcov.exceptions import AccountantCopyError
+
+    def refuse(args):
+        raise AccountantCopyError("Estimator: this BudgetAccountant is a copy")
+
+    monkeypatch.setattr(cli, "run_fit", refuse)
+    assert main(["fit", "x.npy", *_FIT]) == 1
+    err = capsys.readouterr().err
+    assert err == "dpcov: error: Estimator: this BudgetAccountant is a copy\n"

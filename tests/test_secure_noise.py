@@ -399,8 +399,21 @@ def test_private_search_run_count_law_hardened(seeded, monkeypatch, law):
 
 def test_private_search_refuses_what_has_no_exact_sampler():
     # A general negative binomial law, or a candidate without a hardened
-    # sampler, refuses before any row is read or anything recorded.
+    # sampler, refuses before any row is read or anything recorded; the
+    # refusal checks every candidate the grid lists, so it does not depend on
+    # the candidates drawn (a user who retried a random refusal would draw
+    # the number of runs from another law than the guarantee's).
     accountant = BudgetAccountant()
+    mixed = PrivateSearchCV(
+        PCA(2, data_norm=5.0),
+        {"covariance": [None, "top_k"]},
+        n_iter=1,  # one run: a random refusal would pass half of the time
+        accountant=accountant,
+    )
+    for _ in range(10):
+        with dpcov.config_context(secure_noise=True):
+            with pytest.raises(NoHardenedSampler, match="top_k|PCA"):
+                mixed.fit(_unreadable())
     for search in (
         PrivateSearchCV(
             GaussianCovariance(data_norm=5.0),
@@ -869,9 +882,9 @@ _PLANTED = {
     [(bug, name) for bug, (_, scenarios) in _PLANTED.items() for name in scenarios],
 )
 def test_pins_catch_planted_bugs(monkeypatch, sampler_calls, bug, scenario):
-    # The mutations that survived the fast lane (a doubled exponent in the
-    # radius, a halved AboveThreshold scale), and a halved additive scale:
-    # the mechanism runs, and its pinning check fails.
+    # Bugs the fast lane once missed (a doubled exponent in the radius, a
+    # halved AboveThreshold scale), and a halved additive scale: the
+    # mechanism runs, and its pinning check fails.
     plant, scenarios = _PLANTED[bug]
     plant(monkeypatch)
     check = scenarios[scenario](sampler_calls)

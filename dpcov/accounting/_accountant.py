@@ -383,14 +383,16 @@ class BudgetAccountant:
             # A BaseException, so that scikit-learn's searches do not turn it
             # into "All the fits failed" (see AccountantCopyError).
             raise AccountantCopyError(
-                f"{label}: this BudgetAccountant is a pickled copy (joblib "
-                "pickles estimators for its worker processes, e.g. "
-                "GridSearchCV(n_jobs=2)), and what it records never reaches "
-                "the original ledger; fix: fit with n_jobs=1 or joblib's "
-                "threading backend (joblib.parallel_config(backend='threading')), "
-                "or leave the accountant out and charge "
-                "dpcov.model_selection.search_cost(search) to it after the "
-                "search. Nothing was recorded or read."
+                f"{label}: this BudgetAccountant is a pickled copy, and what it "
+                "records never reaches the original ledger (joblib pickles "
+                "estimators for its worker processes, e.g. GridSearchCV(n_jobs=2) "
+                "or cross_validate(n_jobs=2); a model loaded from a file holds a "
+                "copy too); fix: fit with n_jobs=1 or joblib's threading backend "
+                "(joblib.parallel_config(backend='threading')), or leave the "
+                "accountant out and charge dpcov.model_selection.search_cost("
+                "search) to it after a search, or give a loaded model your "
+                "accountant (set_params(accountant=...)). Nothing was recorded "
+                "or read."
             )
         if guarantee is self:
             raise ValueError("an accountant cannot spend its own ledger.")

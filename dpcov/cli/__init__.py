@@ -12,6 +12,7 @@ errors and warnings without quoting the data (``_errors``).
 
 import sys
 
+from ..exceptions import AccountantCopyError
 from ._errors import CommandError
 from ._fit import run_fit
 from ._parser import build_parser
@@ -42,7 +43,9 @@ def main(argv=None):
 
             return run_demo_command(args)
         return run_fit(args)
-    except CommandError as exc:
+    except (CommandError, AccountantCopyError) as exc:
+        # (An AccountantCopyError states public facts only; it is no
+        # Exception, so that searches let it through: caught by name here.)
         print(f"dpcov: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

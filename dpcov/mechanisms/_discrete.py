@@ -714,11 +714,11 @@ def logarithmic_count(gamma):
     Each proposal is accepted with probability ``gamma log(1 / gamma) / p``,
     so the expected number of proposals is the law's mean ``p / (gamma
     log(1 / gamma))``, each of expected length ``E[K'] = log(1 / gamma) /
-    p``: ``mean (log(1 / gamma) / p + 2)`` Bernoulli draws in all (the
-    chain's steps, its last failure and the acceptance step), about ``mean
-    log(mean)``, on the rationals of the float ``gamma`` in Python integers.
-    One draw took about 70 us at a
-    mean of 10 and 12 ms at a mean of 1000 (measured as for
+    p``: ``mean (log(1 / gamma) / p + 1)`` Bernoulli draws in all (the
+    chain's ``K'`` draws, its last failure included, and the acceptance
+    step), about ``mean log(mean)``, on the rationals of the float ``gamma``
+    in Python integers. One draw took about 70 us at a mean of 10 and 12 ms
+    at a mean of 1000 (measured as for
     :func:`geometric_count`).
 
     Parameters

@@ -309,7 +309,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     ...     score_norm=1.0,
     ...     random_state=2,
     ... ).fit(X)
-    >>> search.best_params_["data_norm"]  # the best of a random number of runs
+    >>> # The best of a random number of runs, each drawing one of the three
+    >>> # bounds: 1.0 here, and for about 70% of seeds (a good candidate may
+    >>> # not be drawn at all).
+    >>> search.best_params_["data_norm"]
     1.0
     >>> search.guarantee_
     ApproxDP(epsilon=1.99..., delta=1e-06)
@@ -494,48 +497,40 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         # and the search's own randomness: the run budget, the number of
         # runs, the candidates (configured clones) and their generators.
         spaces, grid, own_budgets = self._grid()
+        for candidate in grid:
+            _check_candidate(candidate)
         score_range = self._check_scoring(grid)
         sampled = {k for s in spaces for k, v in s.items() if hasattr(v, "rvs")}
         score_norm = self._score_norm(grid, sampled)
         run_budget = self._run_budget(grid, own_budgets)
         n_runs = draw_run_count(rng, self.n_iter, self.law)
         # One independent generator per run, spawned from the search's (the
-        # selection theorems assume independent runs). A run's generator is
-        # set on its candidate for the fit only: the released model's
-        # random_state is None, so nothing on it can regenerate its noise.
-        generators = spawn_generators(rng, n_runs)
+        # selection theorems assume independent, identically distributed
+        # runs). Under secure_noise every noise draw comes from the OS CSPRNG
+        # whatever the generator, and the runs' generators come from fresh
+        # OS entropy too, so that no seed fixes the candidates either.
+        parent = np.random.default_rng() if _noise.secure() else rng
         candidates, drawn = [], []
-        for generator in generators:
-            # The candidate's parameters, from the run's generator (a legacy
-            # RandomState on its bit generator, which scikit-learn's sampler
-            # takes): public randomness, independent of the data.
+        for generator in spawn_generators(parent, n_runs):
+            # The run's generator spawns one generator for its candidate's
+            # parameters and one per private step: steps that scikit-learn
+            # clones or caches separately (a ColumnTransformer, a Pipeline
+            # with memory) must not draw the same noise.
+            sampling, steps = spawn_generators(generator, 2)
+            # The candidate's parameters (a legacy RandomState on the
+            # generator's bit generator, which scikit-learn's sampler takes):
+            # public randomness, independent of the data.
             sampler = ParameterSampler(
-                spaces, 1, random_state=np.random.RandomState(generator.bit_generator)
+                spaces, 1, random_state=np.random.RandomState(sampling.bit_generator)
             )
             params = next(iter(sampler))
             candidate = clone(self.estimator).set_params(**clone(params, safe=False))
-            leaves = _private_leaves(candidate)
-            for _, leaf in leaves:
-                if getattr(leaf, "accountant", None) is not None:
-                    raise ValueError(
-                        f"{type(leaf).__name__} has an accountant: pass it to "
-                        "PrivateSearchCV, which records the search's "
-                        "guarantee once."
-                    )
-                if _noise.secure() and not leaf._supports_hardened_noise():
-                    # Before the data are read, as a plain fit refuses.
-                    raise NoHardenedSampler(
-                        f"PrivateSearchCV: the candidate {type(leaf).__name__} "
-                        "with these parameters has no hardened sampler "
-                        "(secure_noise=True); the user guide's privacy model "
-                        "page ('Hardened noise') lists the estimators that have "
-                        "one."
-                    )
+            _check_candidate(candidate)  # a sampled parameter may change it
             if not own_budgets:
                 _set_run_budget(candidate, run_budget)
             elif not _within(_guarantee_of(candidate), run_budget):
                 raise ValueError("a candidate exceeds the run budget.")  # defensive
-            _set_random_state(candidate, generator)
+            _seed_private_steps(candidate, steps)
             candidates.append(candidate)
             drawn.append(params)
         guarantee = selection_guarantee(
@@ -645,7 +640,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             # above, covers it).
             if not issubclass(message.category, SeededNoiseWarning):
                 warn(message.message, message.category)
-        _set_random_state(model, None)
+        _unseed(model)
         self.best_estimator_ = model
         self.best_params_ = {**params, **_budget_params(model)}
         self.best_score_ = float(score)
@@ -769,16 +764,67 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         return tags
 
 
-def _set_random_state(model, generator):
-    # The random_state of every private step (a public step's own randomness,
-    # if any, is left as the user set it).
-    model.set_params(
+def _check_candidate(candidate):
+    # Before the data are read, on every candidate the grid lists (so that a
+    # refusal does not depend on the candidates drawn) and on each one drawn.
+    for _, leaf in _private_leaves(candidate):
+        if getattr(leaf, "accountant", None) is not None:
+            raise ValueError(
+                f"{type(leaf).__name__} has an accountant: pass it to "
+                "PrivateSearchCV, which records the search's guarantee once."
+            )
+        if _noise.secure() and not leaf._supports_hardened_noise():
+            # As a plain fit refuses (secure_noise=True).
+            raise NoHardenedSampler(
+                f"PrivateSearchCV: the candidate {type(leaf).__name__} with "
+                "these parameters has no hardened sampler (secure_noise=True); "
+                "the user guide's privacy model page ('Hardened noise') lists "
+                "the estimators that have one."
+            )
+
+
+def _seed_private_steps(candidate, generator):
+    # One generator of its own for each private step, spawned from the
+    # run's. (A public step's own randomness, if any, is left as the user
+    # set it.)
+    leaves = [
+        prefix
+        for prefix, leaf in _private_leaves(candidate)
+        if "random_state" in leaf.get_params(deep=False)
+    ]
+    candidate.set_params(
         **{
-            f"{prefix}random_state": generator
-            for prefix, leaf in _private_leaves(model)
-            if "random_state" in leaf.get_params(deep=False)
+            f"{prefix}random_state": child
+            for prefix, child in zip(
+                leaves, spawn_generators(generator, len(leaves)), strict=True
+            )
         }
     )
+
+
+def _unseed(value, seen=None):
+    # Set random_state=None on every dpcov estimator reachable from a fitted
+    # model: its steps and their fitted copies (a ColumnTransformer's
+    # transformers_, a PCA's covariance_estimator_, ...), through lists,
+    # tuples and dicts. The runs' generators were set on private steps only,
+    # and copies of them (clone deep-copies a generator) may sit in any of
+    # those places.
+    seen = set() if seen is None else seen
+    if id(value) in seen or isinstance(value, (np.ndarray, str, type)):
+        return
+    seen.add(id(value))
+    if isinstance(value, dict):
+        items = list(value.values())
+    elif isinstance(value, (list, tuple)):
+        items = list(value)
+    elif hasattr(value, "get_params"):
+        if hasattr(value, "privacy_cost") and "random_state" in vars(value):
+            value.random_state = None
+        items = list(vars(value).values())
+    else:
+        return
+    for item in items:
+        _unseed(item, seen)
 
 
 def _budget_params(model):

@@ -45,11 +45,16 @@ def _in_library(filename):
 def user_frame():
     """The first frame, from the caller out, outside dpcov, scikit-learn and joblib.
 
+    In a parallel worker (a search with ``n_jobs > 1``, a thread pool) the
+    user's call is on another thread's or process's stack: the walk stops at
+    the first frame of the worker's machinery (``multiprocessing.pool``,
+    ``concurrent.futures``), the closest there is.
+
     Returns
     -------
     frame : frame
         That frame, or the outermost one when every frame belongs to those
-        packages (a worker thread of a parallel search, ``python -m dpcov``).
+        packages (``python -m dpcov``).
     """
     frame = sys._getframe(1)
     outermost = frame

@@ -375,9 +375,9 @@ _GENERATOR_TYPES = (
 
 def _generators(value, path, seen, depth=0):
     # Paths of the generators (or seed sequences) held anywhere in a fitted
-    # object: attributes, dicts, lists and tuples, to a few levels (numeric
-    # arrays are skipped).
-    if id(value) in seen or depth > 6:
+    # object: attributes, dicts, lists and tuples, at any depth (numeric
+    # arrays are skipped); the depth bound only stops a runaway walk.
+    if id(value) in seen or depth > 20:
         return
     seen.add(id(value))
     if isinstance(value, _GENERATOR_TYPES):

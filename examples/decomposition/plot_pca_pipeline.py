@@ -61,8 +61,11 @@ def count_noisy(fit):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", NoiseDominatedWarning)
         result = fit()
-    noisy = sum(issubclass(w.category, NoiseDominatedWarning) for w in caught)
-    return result, noisy
+    noisy = [w for w in caught if issubclass(w.category, NoiseDominatedWarning)]
+    for w in caught:  # any other warning is shown as usual
+        if w not in noisy:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return result, len(noisy)
 
 
 def public_scale(Z):

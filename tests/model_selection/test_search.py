@@ -508,6 +508,55 @@ def test_dp_conventions(check):
         getattr(estimator_checks, check)(_search_for_checks())
 
 
+def _column_pipeline():
+    # Two private scalers that scikit-learn clones separately (a
+    # ColumnTransformer), then a covariance: three private steps.
+    from sklearn.compose import ColumnTransformer
+
+    scalers = ColumnTransformer(
+        [
+            ("a", StandardScaler(bounds=(-1.0, 1.0), with_std=False), [0, 1]),
+            ("b", StandardScaler(bounds=(-1.0, 1.0), with_std=False), [2, 3]),
+        ]
+    )
+    return Pipeline([("scale", scalers), ("cov", GaussianCovariance(data_norm=2.0))])
+
+
+@pytest.mark.parametrize(
+    "search",
+    [
+        # PCA keeps its covariance estimator, a fitted copy of its own seed.
+        PrivateSearchCV(PCA(2, data_norm=1.0), {"data_norm": [0.5, 1.0]}),
+        PrivateSearchCV(_column_pipeline(), {"cov__data_norm": [2.0]}, score_norm=2.0),
+    ],
+    ids=["PCA", "ColumnTransformer"],
+)
+def test_meta_estimators_release_no_generator(search):
+    # The runs' generators reach fitted copies of the private steps too
+    # (PCA's covariance_estimator_, a ColumnTransformer's transformers_):
+    # none is left on the released model.
+    from dpcov.utils.estimator_checks import check_release_carries_no_seed
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoiseDominatedWarning)
+        check_release_carries_no_seed(search)
+
+
+def test_private_steps_of_a_run_draw_independent_noise():
+    # Two identical scalers on identical columns: with one generator shared
+    # by the steps, the fitted clones would draw the same noise and the
+    # released means would be equal (their difference, 0 here, exact). Each
+    # step has its own generator: the means differ by the difference of two
+    # independent continuous noises, never 0.
+    x = np.random.default_rng(0).uniform(-0.5, 0.5, size=(4000, 2))
+    X = np.hstack([x, x])
+    search = PrivateSearchCV(
+        _column_pipeline(), {"cov__data_norm": [2.0]}, n_iter=2, score_norm=2.0
+    ).fit(X)
+    scalers = search.best_estimator_["scale"].named_transformers_
+    assert np.all(scalers["a"].mean_ != scalers["b"].mean_)
+
+
 def test_seeded_searches_are_reproducible():
     a = _norm_search(random_state=7).fit(_rows())
     b = _norm_search(random_state=7).fit(_rows())

@@ -90,11 +90,11 @@ ROUTES = {
 
 
 @pytest.mark.parametrize("route", ROUTES)
-@pytest.mark.parametrize(
-    "category, seed", [(NoiseDominatedWarning, None), (SeededNoiseWarning, 0)]
-)
-def test_warnings_name_the_users_line(route, category, seed):
-    est = SeparateCovariance(data_norm=1.0, random_state=seed)
+@pytest.mark.parametrize("category", [NoiseDominatedWarning, SeededNoiseWarning])
+def test_warnings_name_the_users_line(route, category):
+    # Seeded: a noise-dominated release is then certain, not just likely
+    # (the figure of pure noise is above 1 now and then).
+    est = SeparateCovariance(data_norm=1.0, random_state=0)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         line = ROUTES[route](est)
