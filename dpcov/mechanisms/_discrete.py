@@ -718,8 +718,7 @@ def logarithmic_count(gamma):
     chain's ``K'`` draws, its last failure included, and the acceptance
     step), about ``mean log(mean)``, on the rationals of the float ``gamma``
     in Python integers. One draw took about 70 us at a mean of 10 and 12 ms
-    at a mean of 1000 (measured as for
-    :func:`geometric_count`).
+    at a mean of 1000 (measured as for :func:`geometric_count`).
 
     Parameters
     ----------

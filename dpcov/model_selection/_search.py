@@ -239,10 +239,11 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         Records the search's guarantee, once (the runs record nothing).
     random_state : int, numpy.random.Generator or None, default=None
         Draws the number of runs, the split and the scores' noise, and
-        spawns one generator per run, which draws its candidate and its
-        fit's noise and is removed from the model afterwards:
-        ``best_estimator_`` is released with ``random_state=None`` in every
-        private step, so refitting a clone of it draws fresh noise. A
+        spawns generators for each run (one draws its candidate, one each of
+        its private steps' noise), which are removed from the model
+        afterwards: ``best_estimator_`` is released with
+        ``random_state=None`` in every private step and every fitted copy of
+        one, so refitting a clone of it draws fresh noise. A
         release made with a known seed is not private (see
         :func:`dpcov.utils.check_random_state`); ``fit`` then warns with
         :class:`~dpcov.exceptions.SeededNoiseWarning`.
