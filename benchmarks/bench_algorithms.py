@@ -81,7 +81,7 @@ def lattice_subspace(rng, n, d, k):
 # (alternatives); the share is the largest cumulative time among the matches.
 STAGES = {
     "eigen_sampling": {
-        "gram": ["_gram.py:"],
+        "gram": ["__init__.py:row_statistics"],
         "eigh": ["_linalg.py:eigh"],
         "ACG rejection": ["_bingham.py:_acg_rejection"],
         "complement": ["_eigen_sampling.py:_complement"],

@@ -269,7 +269,7 @@ def test_sparse_input_gives_the_dense_fit(
     # rounding), and the noise is drawn from the same seed: the same release.
     # Both of its routes are forced in turn.
     cost = 0.0 if route == "sparse products" else np.inf
-    monkeypatch.setattr(_gram, "SPARSE_PAIR_COST", cost)
+    monkeypatch.setattr(_gram._sparse, "SPARSE_PAIR_COST", cost)
     X = _sparse_data().astype(dtype)
     dense = Estimator(random_state=0, **params).fit(X)
     ours = Estimator(random_state=0, **params).fit(container(X))

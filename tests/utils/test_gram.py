@@ -135,7 +135,7 @@ def test_memory_is_bounded_by_a_chunk(monkeypatch, dtype, threads):
     # No copy of X, no n x d temporary: the traced peak of a pass that clips,
     # centres and clips again (every row scaled) stays within a few chunks of
     # float64 rows per thread plus O(d^2), whatever n.
-    monkeypatch.setattr(_gram, "pass_threads", lambda: threads)
+    monkeypatch.setattr(_gram._dense, "pass_threads", lambda: threads)
     n, d, chunk_rows = 200_000, 10, 1000
     X = np.random.default_rng(0).normal(size=(n, d)).astype(dtype)
     center = np.full(d, 0.1)
@@ -343,7 +343,7 @@ ROUTES = {"sparse products": 0.0, "densified chunks": np.inf}
 
 @pytest.fixture(params=list(ROUTES))
 def route(request, monkeypatch):
-    monkeypatch.setattr(_gram, "SPARSE_PAIR_COST", ROUTES[request.param])
+    monkeypatch.setattr(_gram._sparse, "SPARSE_PAIR_COST", ROUTES[request.param])
     return request.param
 
 
@@ -480,8 +480,8 @@ def test_sparse_chunks_respect_their_budgets(monkeypatch, chunk_rows):
     # Consecutive row ranges covering every row; a range of more than one row
     # stays within the budgets of products of nonzeros (at least d**2),
     # stored values and rows.
-    monkeypatch.setattr(_gram, "SPARSE_CHUNK_PAIRS", 40)
-    monkeypatch.setattr(_gram, "SPARSE_CHUNK_NONZEROS", 12)
+    monkeypatch.setattr(_gram._sparse, "SPARSE_CHUNK_PAIRS", 40)
+    monkeypatch.setattr(_gram._sparse, "SPARSE_CHUNK_NONZEROS", 12)
     counts = np.random.default_rng(0).integers(0, 8, size=200)
     indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
     pairs = _gram._cumulative_pairs(indptr)
@@ -544,7 +544,7 @@ def test_pass_is_bit_for_bit_the_plain_formulas(monkeypatch, dtype, threads, par
     # exact product): the same operations on the same values as the plain
     # formulas, so the same bits, with one thread or several (the blocks'
     # sums are added in a fixed order whatever thread ran them).
-    monkeypatch.setattr(_gram, "pass_threads", lambda: threads)
+    monkeypatch.setattr(_gram._dense, "pass_threads", lambda: threads)
     rng = np.random.default_rng(3)
     X = (rng.normal(size=(2000, 6)) * rng.uniform(0.1, 1.5, (2000, 1))).astype(dtype)
     X[7] = 0.0
@@ -560,14 +560,14 @@ def test_pass_is_bit_for_bit_the_plain_formulas(monkeypatch, dtype, threads, par
 
 
 def test_threads_follow_the_blas_and_memory_caps(monkeypatch):
-    monkeypatch.setattr(_gram, "pass_threads", lambda: 8)
+    monkeypatch.setattr(_gram._dense, "pass_threads", lambda: 8)
     assert _gram._pass_threads(100, 5000, n_blocks=1) == 1
     assert _gram._pass_threads(100, 5000, n_blocks=3) == 3
     assert _gram._pass_threads(100, 5000, n_blocks=50) == 8
     # Sums and buffers of 8 (2 d^2 + chunk d) bytes per thread, at most
     # THREAD_BYTES in all: d = 2000 leaves room for one thread.
     assert _gram._pass_threads(2000, 500, n_blocks=50) == 1
-    monkeypatch.setattr(_gram, "pass_threads", lambda: 1)
+    monkeypatch.setattr(_gram._dense, "pass_threads", lambda: 1)
     assert _gram._pass_threads(100, 5000, n_blocks=50) == 1
 
 
@@ -674,7 +674,7 @@ def test_unformed_sum_matches_the_clipped_rows(monkeypatch, dtype, threads):
     # the same clip factors, the same function of the rows; only the
     # rounding differs (BLAS fuses f_i x_ij into the sum), by at most
     # n eps r per entry (a sum of n terms of magnitude <= r).
-    monkeypatch.setattr(_gram, "pass_threads", lambda: threads)
+    monkeypatch.setattr(_gram._dense, "pass_threads", lambda: threads)
     rng = np.random.default_rng(8)
     X = (rng.normal(size=(2000, 6)) * rng.uniform(0.1, 1.5, (2000, 1))).astype(dtype)
     stats = row_statistics(X, clip_norm=1.5, total=True, chunk_rows=23)

@@ -1,0 +1,351 @@
+"""The dense chunked pass: an in-memory array read chunk by chunk.
+
+A NumPy array (or a memmap), or a sparse matrix in densified chunks, is read
+in chunks of ``chunk_rows`` rows, each processed in a reused buffer; fixed
+blocks of chunks are summed on the threads the BLAS would use, and the
+blocks' sums added in a fixed order. This module holds the chunk and thread
+sizes, the processing of a chunk's rows (:meth:`_DensePass.process`, with
+the rows beyond float64's range), the sums that need no processed row
+(:meth:`_DensePass.unformed`), and :meth:`_DensePass.run`, the pass over
+any in-memory ``X``, which hands a sparse input that can stay sparse to the
+sparse pass (``_sparse.py``).
+"""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import queue
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from scipy import sparse
+
+from .._threads import pass_threads, single_threaded_blas
+from ._rows import _MAX, _clip, _clip_factors, _power_scaled, _row_norms, _scale_rows
+from ._sparse import _as_csr, _cumulative_pairs, _prefer_sparse
+
+#: Bytes of float64 rows per chunk. Measured with row_statistics's
+#: chunk_rows at n = 1e6, d = 100 on 2 cores (two threads, each with a
+#: single-threaded OpenBLAS): 4 MiB chunks made the Gram pass as fast as
+#: 1 MiB ones and the passes without a Gram update 1.2x to 2.2x faster (fewer
+#: per-chunk calls); 15 MiB ones were 1.5x slower on the Gram pass.
+CHUNK_BYTES = 4 * 2**20
+
+
+def _chunk_rows(n_features, chunk_rows):
+    if chunk_rows is not None:
+        return max(1, int(chunk_rows))
+    return max(1, CHUNK_BYTES // (8 * max(1, n_features)))
+
+
+#: Chunks per block: the unit of work of a thread, summed on its own.
+BLOCK_CHUNKS = 16
+#: At most this many bytes of per-thread sums and buffers (d x d matrices and
+#: a chunk each): more threads are not worth their memory.
+THREAD_BYTES = 64 * 2**20
+
+
+def _pass_threads(n_features, step, n_blocks):
+    """How many threads sum the blocks of a pass over dense rows.
+
+    As many as the BLAS would use (so ``OPENBLAS_NUM_THREADS``,
+    ``threadpoolctl`` and joblib's limits in its workers apply), each calling
+    a single-threaded BLAS on its own chunks: a chunk's Gram update is too
+    small for BLAS threads to pay (measured on 2 cores, n = 1e6, d = 100:
+    the Gram pass took 0.63 s with two BLAS threads per chunk, 0.37 s with
+    one, 0.24 s with two threads each on its own chunks). At most one thread
+    per block, and within ``THREAD_BYTES`` of sums and buffers.
+    """
+    if n_blocks < 2:
+        return 1
+    threads = pass_threads()
+    per_thread = 8 * (2 * n_features**2 + step * n_features)
+    cap = max(1, THREAD_BYTES // per_thread)
+    return int(max(1, min(threads, n_blocks, cap)))
+
+
+def _ordered_map(executor, function, items, window):
+    # executor.map with at most window items in flight and results yielded in
+    # the items' order: memory for window results, whatever the number of
+    # items.
+    pending = deque()
+    for item in items:
+        pending.append(executor.submit(function, item))
+        if len(pending) >= window:
+            yield pending.popleft().result()
+    while pending:
+        yield pending.popleft().result()
+
+
+def _add_sums(sums, more):
+    for name, value in more.items():
+        sums[name] += value
+
+
+class _DensePass:
+    # The methods of _Pass (_pass.py) that process dense rows and run the
+    # pass over an in-memory X; the fields they read are _Pass's.
+
+    def process(self, chunk, buffer=None):
+        """The chunk's processed rows and their norms before the final clip.
+
+        ``buffer`` (float64, at least the chunk's shape) receives the rows
+        when the steps can run in place: no array of the chunk's size is
+        allocated. The rows are the same bits either way.
+        """
+        self._check_chunk(chunk)
+        if buffer is None or self.may_overflow or self.transform is not None:
+            return self._process_new(chunk)
+        # The steps of _process_new, each written to the buffer: the same
+        # operations on the same values, so the same bits.
+        out = buffer[: chunk.shape[0], : chunk.shape[1]]
+        rows = chunk
+        if chunk.dtype != np.float64:
+            np.copyto(out, chunk)  # float32 to float64: exact
+            rows = out
+        if self.box is not None:
+            lower, upper, center, half = self.box
+            np.clip(rows, lower, upper, out=out)
+            np.subtract(out, center, out=out)
+            np.divide(out, half, out=out)
+            rows = out
+        if self.clip_norm is not None:
+            rows = _scale_rows(rows, self.clip_norm, out)
+        if self.center is not None:
+            # (No overflow: may_overflow is False.)
+            rows = np.subtract(rows, self.center, out=out)
+        norms = None
+        needs_norms = self.square_norm or self.norm_sums is not None
+        if needs_norms or self.final_clip is not None:
+            norms = _row_norms(rows)
+        if self.final_clip is not None:
+            rows = _scale_rows(rows, self.final_clip, out, norms)
+        return rows, norms
+
+    def _check_chunk(self, chunk):
+        if self.check_finite:
+            # A finite sum proves every entry finite; otherwise look closer (a
+            # sum can overflow on finite entries).
+            with np.errstate(over="ignore", invalid="ignore"):
+                suspect = not np.isfinite(chunk.sum(dtype=np.float64))
+            if suspect and not np.isfinite(chunk).all():
+                raise ValueError("Input X contains NaN or infinity.")
+
+    def rows_unformed(self):
+        """Whether the sums need no processed row: see :meth:`unformed`."""
+        return (
+            not (self.gram or self.square_total or self.may_overflow)
+            and self.box is None
+            and self.transform is None
+            and self.final_clip is None
+            and self.clip_norm is not None
+            and (self.center is None or not self.total)
+        )
+
+    def unformed(self, chunk, buffer):
+        """The sums' inputs for rows ``z = f x - m`` that are never formed.
+
+        Returns the chunk in float64 ``x``, the clip factors ``f = min(1, r /
+        ||x||)`` and the norms of ``z``, or None for a chunk with a row
+        beyond float64's range (the caller forms its rows). The sum of the
+        clipped rows is ``f @ x``: the same clip factors and the same
+        function of the rows as ``1 @ (f x)``; only the rounding differs (the
+        BLAS may fuse ``f_i x_ij`` into the sum). The norms are
+        ``f ||x||`` without a centre, else from ``||z||^2 = (f ||x||)^2 - 2 f
+        (x . m) + ||m||^2``: they agree with the norms of the formed rows up
+        to rounding, ``(d + 4) eps (||f x|| + ||m||)^2`` in the square (each
+        term a sum of at most ``d`` products, Higham 2002, Sec. 3.1). These
+        norms feed statistics whose sensitivity holds for any function of
+        the row (bin counts, sums of squares within the bound), never a clip.
+        """
+        rows = chunk
+        if chunk.dtype != np.float64:
+            rows = buffer[: chunk.shape[0], : chunk.shape[1]]
+            np.copyto(rows, chunk)
+        norms = _row_norms(rows)
+        scale, far = _clip_factors(norms, self.clip_norm)
+        if far.any():
+            return None
+        norms *= scale
+        if self.center is None:
+            return rows, scale, norms
+        with np.errstate(over="ignore", invalid="ignore"):
+            dots = rows @ self.center
+        if not np.isfinite(dots).all():
+            return None
+        dots *= scale
+        square = np.square(norms, out=norms)
+        square -= 2.0 * dots
+        square += self.center_square
+        np.maximum(square, 0.0, out=square)
+        return rows, scale, np.sqrt(square, out=square)
+
+    def _process_new(self, chunk):
+        # process() with new arrays: the rows of norm beyond float64 and
+        # the transform need them.
+        rows = chunk if chunk.dtype == np.float64 else chunk.astype(np.float64)
+        owned = rows is not chunk
+        if self.box is not None:
+            # Clip each feature to its public range, then map the box onto
+            # [-1, 1]^d (a new array: the input is never written to).
+            lower, upper, center, half = self.box
+            rows = (np.clip(rows, lower, upper) - center) / half
+            owned = True
+        if self.clip_norm is not None:
+            rows, owned = _clip(rows, self.clip_norm, owned)
+        # Kept only if it may be needed (holding it costs a chunk of memory).
+        source = rows if self.may_overflow else None
+        # Overflow here (huge rows, no clip before) gives inf or NaN in that
+        # row only; such rows are recomputed below, without a warning.
+        with np.errstate(over="ignore", invalid="ignore"):
+            if self.transform is not None:
+                rows = rows @ self.transform.T
+                owned = True
+            if self.center is not None:
+                rows = rows - self.center
+                owned = True
+        norms = None
+        needs_norms = self.square_norm or self.norm_sums is not None
+        if needs_norms or self.final_clip is not None:
+            norms = _row_norms(rows)
+        if source is not None and rows is not source:
+            if norms is None:
+                far = ~np.isfinite(rows).all(axis=1)
+            else:
+                # inf or NaN: an overflow in the row (or a norm beyond float64).
+                far = ~(norms <= _MAX)
+            if far.any():
+                rows[far], far_norms = self._affine_far(source[far])
+                if norms is None:
+                    return rows, norms
+                norms[far] = far_norms
+                if self.final_clip is not None:
+                    # Those rows come back clipped: not again.
+                    rows, owned = _clip(
+                        rows, self.final_clip, owned, np.where(far, 0.0, norms)
+                    )
+                    return rows, norms
+        if self.final_clip is not None:
+            rows, owned = _clip(rows, self.final_clip, owned, norms)
+        return rows, norms
+
+    def _affine_far(self, source):
+        # transform @ x - center for rows where it overflowed, computed on
+        # x 2**-j: with 2**k > max|x|, 2**t max|x| > max|T x| and 2**c >
+        # max|center|, j = max(k + t, c, k - 1000) + 1
+        # makes every entry of the scaled result below 1 and the scaled row
+        # finite, so nothing overflows. The rows come back as the exact
+        # result (inf where it is beyond float64) if final_clip is None,
+        # else already clipped, u (final_clip / ||u||) for u the scaled
+        # result brought to magnitude 1 (the rows' direction, up to
+        # rounding), and with their norms.
+        _, k = np.frexp(np.abs(source).max(axis=1))
+        j = (
+            np.maximum(
+                np.maximum(k + self.transform_exponent, k - 1000), self.center_exponent
+            )
+            + 1
+        )
+        with np.errstate(over="ignore", under="ignore"):
+            scaled = np.ldexp(source, -j[:, np.newaxis])
+            if self.transform is not None:
+                scaled = scaled @ self.transform.T
+            if self.center is not None:
+                scaled = scaled - np.ldexp(self.center, -j[:, np.newaxis])
+            unit, i = _power_scaled(scaled)
+            lengths = np.sqrt(np.einsum("ij,ij->i", unit, unit))
+            norms = np.ldexp(lengths, i + j)
+            if self.final_clip is None:
+                return np.ldexp(scaled, j[:, np.newaxis]), norms
+            over = norms > self.final_clip
+            rows = np.empty_like(scaled)
+            rows[over] = unit[over] * (self.final_clip / lengths[over])[:, np.newaxis]
+            rows[~over] = np.ldexp(scaled[~over], j[~over][:, np.newaxis])
+        return rows, norms
+
+    def run(self, X):
+        """Sum the statistics over the chunks of an in-memory ``X``."""
+        if sparse.issparse(X):
+            X = _as_csr(X)
+            if self.sparse_rows():
+                pairs = _cumulative_pairs(X.indptr)
+                if _prefer_sparse(X.shape, pairs):
+                    return self.run_sparse(X, pairs)
+                del pairs
+        # Fixed blocks of chunks, each summed on its own, the blocks' sums
+        # added in order: the result does not depend on how many threads
+        # run the blocks.
+        n_rows, n_features = X.shape
+        step = _chunk_rows(n_features, self.chunk_rows)
+        starts = range(0, n_rows, step)
+        blocks = [
+            starts[i : i + BLOCK_CHUNKS] for i in range(0, len(starts), BLOCK_CHUNKS)
+        ]
+        sums = self._zeros(n_features)
+        workers = _pass_threads(n_features, step, len(blocks))
+        if workers == 1:
+            buffer = np.empty((step, n_features))
+            for block in blocks:
+                _add_sums(sums, self._run_block(X, block, step, buffer))
+            return sums
+        buffers = queue.SimpleQueue()
+        for _ in range(workers):
+            buffers.put(np.empty((step, n_features)))
+
+        def run_block(block):
+            buffer = buffers.get()
+            try:
+                return self._run_block(X, block, step, buffer)
+            finally:
+                buffers.put(buffer)
+
+        with single_threaded_blas(), ThreadPoolExecutor(workers) as executor:
+            for block_sums in _ordered_map(executor, run_block, blocks, 2 * workers):
+                _add_sums(sums, block_sums)
+        return sums
+
+    def _run_block(self, X, starts, step, buffer):
+        # The sums over the chunks of rows that start at starts.
+        n_features = X.shape[1]
+        sums = self._zeros(n_features)
+        ones = np.ones(step)
+        unformed = self.rows_unformed()
+        for start in starts:
+            chunk = X[start : start + step]
+            if sparse.issparse(chunk):
+                # A chunk at a time: memory O(chunk_rows * d), never all of X.
+                chunk = chunk.toarray()
+            if unformed:
+                self._check_chunk(chunk)
+                parts = self.unformed(chunk, buffer)
+                if parts is not None:
+                    rows, scale, norms = parts
+                    if self.total:
+                        sums["total"] += scale @ rows
+                    self._add_norm_statistics(sums, norms)
+                    continue
+            rows, norms = self.process(chunk, buffer)
+            if self.gram:
+                # A contiguous array times its own transpose: NumPy calls
+                # BLAS syrk (half the flops of a general product).
+                sums["gram"] += rows.T @ rows
+            if self.total:
+                # A BLAS matrix-vector product: about 3x np.sum(axis=0).
+                sums["total"] += ones[: rows.shape[0]] @ rows
+            if self.square_total:
+                # Per-feature sums of squares (the Gram matrix's diagonal, in
+                # O(n d) rather than O(n d^2)); inf if the rows are not
+                # clipped and a sum is beyond float64.
+                with np.errstate(over="ignore"):
+                    sums["square_total"] += np.einsum("ij,ij->j", rows, rows)
+            self._add_norm_statistics(sums, norms)
+        return sums
+
+    def _add_norm_statistics(self, sums, norms):
+        if self.square_norm:
+            # inf if the rows are not clipped and the sum is beyond float64.
+            with np.errstate(over="ignore"):
+                sums["square_norm"] += np.dot(norms, norms)
+        if self.norm_sums is not None:
+            sums["norm_sums"] += self.norm_sums(norms)

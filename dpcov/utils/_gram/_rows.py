@@ -1,0 +1,89 @@
+"""Row norms and clips, and the float64 limits they keep to: what the paths share.
+
+The limits of float64 (``_MAX``, ``_TINY``, ``_EPS``, ``_LOW_NORM``) and
+``_exponent``, which every path uses; the norms of dense rows, computed
+without overflow and without digits lost to underflow; the clip factors
+``min(1, r / ||x||)``; and the clip of rows to a radius in their own
+direction, with the rule for rows beyond float64's range that the package's
+description states. The sparse pass applies the same rules to stored values
+(``_sparse.py``).
+"""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import numpy as np
+
+#: Norms below this (and above 0) are recomputed on the rescaled row: their
+#: squares may have lost digits to underflow.
+_LOW_NORM = 2.0**-400
+_MAX = float(np.finfo(np.float64).max)
+_TINY = float(np.finfo(np.float64).tiny)
+_EPS = float(np.finfo(np.float64).eps)
+
+
+def _exponent(value):
+    # The k with value < 2**k (value = m 2**k, m in [0.5, 1)); 0 for 0.
+    return int(np.frexp(float(value))[1])
+
+
+def _power_scaled(rows):
+    # rows * 2**-k, with k per row so that the largest magnitude lies in
+    # [0.5, 1), and k. A power of two: exact, except for entries that become
+    # subnormal (below 2**-1022 of the row's largest); a zero row keeps k = 0.
+    _, k = np.frexp(np.abs(rows).max(axis=1))
+    return np.ldexp(rows, -k[:, np.newaxis]), k
+
+
+def _row_norms(rows):
+    # Row L2 norms of finite rows, in one einsum pass (no squared copy of the
+    # chunk). A row whose sum of squares overflows, or is small enough to have
+    # lost digits to underflow, is recomputed as 2**k ||x 2**-k||: exact
+    # scaling, so the result is the norm correctly computed, or inf when it
+    # exceeds the float64 range. (np.linalg.norm is no help: it squares too.)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+        suspect = ~(norms <= _MAX) | ((norms < _LOW_NORM) & (norms > 0))
+        if suspect.any():
+            scaled, k = _power_scaled(rows[suspect])
+            norms[suspect] = np.ldexp(np.sqrt(np.einsum("ij,ij->i", scaled, scaled)), k)
+    return norms
+
+
+def _clip_factors(norms, radius):
+    # min(1, radius / ||x||) per row, and which rows need the far-row rule of
+    # _scale_rows (a norm beyond float64, or a subnormal factor).
+    with np.errstate(divide="ignore", under="ignore"):
+        scale = radius / norms  # inf for a zero row: its factor is 1
+    np.minimum(scale, 1.0, out=scale)
+    return scale, scale < _TINY
+
+
+def _scale_rows(rows, radius, out, norms=None):
+    # Rows of norm above radius scaled to it, in their own direction, written
+    # to out (which may be rows itself): every row is multiplied by
+    # min(1, radius / ||x||), so the work does not depend on how many rows
+    # are clipped, and a row within the radius is multiplied by 1 (exact).
+    # The factor radius / ||x|| is used as is when it is a normal float; for
+    # a row whose norm is beyond float64 (inf) or makes that factor subnormal,
+    # the row is first scaled by a power of two, u = x 2**-k, and becomes
+    # u (radius / ||u||): the same direction, norm radius up to rounding.
+    if norms is None:
+        norms = _row_norms(rows)
+    scale, far = _clip_factors(norms, radius)
+    if far.any():
+        index = np.flatnonzero(far)
+        unit, _ = _power_scaled(rows[index])
+        lengths = np.sqrt(np.einsum("ij,ij->i", unit, unit))
+        far_rows = unit * (radius / lengths)[:, np.newaxis]
+    np.multiply(rows, scale[:, np.newaxis], out=out)
+    if far.any():
+        out[index] = far_rows
+    return out
+
+
+def _clip(rows, radius, owned, norms=None):
+    # _scale_rows in place when the rows are ours to change, else into a new
+    # array; returns the rows and that they are now owned.
+    out = rows if owned else np.empty_like(rows)
+    return _scale_rows(rows, radius, out, norms), True
