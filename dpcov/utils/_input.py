@@ -293,38 +293,12 @@ def _input_error(
             "n_features) with rows of equal length; it could not be made into "
             "an array (are some rows longer than others?)."
         )
-    if array.ndim != 2:
-        return ValueError(
-            f"Expected 2D array, got {array.ndim}D array of shape {array.shape} "
-            f"instead in {where}. " + (_RESHAPE_HINT if array.ndim < 2 else "")
-        )
-    n_features = array.shape[1]
-    if array.dtype.kind == "c":
-        return ValueError(
-            f"Complex data not supported by {where}: X must be real-valued."
-        )
-    if array.dtype.kind in "mM":
-        return ValueError(
-            f"{where} needs numeric X; got dtype {array.dtype} (dates or "
-            "durations): convert them to numbers first."
-        )
+    error = _array_error(array, where)
+    if error is not None:
+        return error
     columns, bad, type_error = _columns_as_float(X, array)
     if bad:
-        labels = ", ".join(_column_label(X, position) for position in bad[:10])
-        more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
-        verb = "holds" if len(bad) == 1 else "hold"
-        message = (
-            f"{where} needs numeric X, but {labels}{more} (of {n_features}) "
-            f"{verb} values that are not numbers"
-        )
-        if type_error:
-            # The wording of float()'s own TypeError, which scikit-learn's
-            # common checks expect, without the offending object.
-            return TypeError(
-                message + " (a float() argument must be a string or a real "
-                "number). Encode or drop these columns before fitting."
-            )
-        return ValueError(message + ". Encode or drop these columns before fitting.")
+        return _non_numeric_error(X, bad, type_error, array.shape[1], where)
     error = _shape_error(
         estimator,
         array.shape,
@@ -334,6 +308,60 @@ def _input_error(
     )
     if error is not None:
         return error
+    error = _feature_names_error(
+        estimator, X, reset=reset, n_columns=n_columns, where=where
+    )
+    if error is not None:
+        return error
+    error = _non_finite_error(columns, where)
+    if error is not None:
+        return error
+    return ValueError(
+        f"{where} could not validate X: it needs a finite, numeric 2-D "
+        "array-like of shape (n_samples, n_features)."
+    )
+
+
+def _array_error(array, where):
+    """The error for an array that is not 2-D or not real (public facts), or None."""
+    if array.ndim != 2:
+        return ValueError(
+            f"Expected 2D array, got {array.ndim}D array of shape {array.shape} "
+            f"instead in {where}. " + (_RESHAPE_HINT if array.ndim < 2 else "")
+        )
+    if array.dtype.kind == "c":
+        return ValueError(
+            f"Complex data not supported by {where}: X must be real-valued."
+        )
+    if array.dtype.kind in "mM":
+        return ValueError(
+            f"{where} needs numeric X; got dtype {array.dtype} (dates or "
+            "durations): convert them to numbers first."
+        )
+    return None
+
+
+def _non_numeric_error(X, bad, type_error, n_features, where):
+    """The error for the columns at positions ``bad`` that are not numbers."""
+    labels = ", ".join(_column_label(X, position) for position in bad[:10])
+    more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
+    verb = "holds" if len(bad) == 1 else "hold"
+    message = (
+        f"{where} needs numeric X, but {labels}{more} (of {n_features}) "
+        f"{verb} values that are not numbers"
+    )
+    if type_error:
+        # The wording of float()'s own TypeError, which scikit-learn's
+        # common checks expect, without the offending object.
+        return TypeError(
+            message + " (a float() argument must be a string or a real "
+            "number). Encode or drop these columns before fitting."
+        )
+    return ValueError(message + ". Encode or drop these columns before fitting.")
+
+
+def _feature_names_error(estimator, X, *, reset, n_columns, where):
+    """The error for a DataFrame whose column names differ from fit's, or None."""
     fitted_names = getattr(estimator, "feature_names_in_", None)
     if (
         n_columns is None
@@ -348,6 +376,11 @@ def _input_error(
                 f"The feature names of X should match those seen in fit: {where} "
                 f"got {names[:20]}, fitted with {list(fitted_names)[:20]}."
             )
+    return None
+
+
+def _non_finite_error(columns, where):
+    """The error for columns that hold NaN or infinity, or None."""
     has_nan = any(bool(np.isnan(column).any()) for column in columns)
     has_inf = any(bool(np.isinf(column).any()) for column in columns)
     if has_nan or has_inf:
@@ -358,10 +391,7 @@ def _input_error(
             f"Input X contains {present}: {where} needs finite values; impute "
             "or drop the missing and infinite entries first."
         )
-    return ValueError(
-        f"{where} could not validate X: it needs a finite, numeric 2-D "
-        "array-like of shape (n_samples, n_features)."
-    )
+    return None
 
 
 def _shape_error(estimator, shape, *, reset, ensure_min_samples, n_columns):
