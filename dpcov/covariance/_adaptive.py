@@ -390,101 +390,35 @@ class AdaptiveCovariance(BasePrivateCovariance):
         return {"total": not self.assume_centered}
 
     def _release(self, X, *, box, clip_norm, center, radius, budget, rng, sums):
+        # The steps of Algorithm 3, as methods; they draw from rng in this
+        # order: the trace bound, the threshold search, the final mechanism.
         n_samples, n_features = X.shape
         steps = split_budget(budget, STEP_SHARES)
-        law = "laplace" if isinstance(budget, PureDP) else "gaussian"
-        # One pass over the processed rows for the trace and the bin counts of
-        # their norms (sums over rows: no per-row vector is kept).
-        norm_sums = row_statistics(
-            X,
-            box=box,
-            clip_norm=clip_norm,
-            center=center,
-            square_norm=True,
-            norm_sums=partial(
-                bias_bin_sums, radius=radius, n_thresholds=self.n_thresholds
-            ),
+        # A pass over the processed rows clip(box(x), clip_norm) - center.
+        rows = partial(row_statistics, X, box=box, clip_norm=clip_norm, center=center)
+        norm_sums = self._norm_pass(rows, radius=radius)
+        trace_bound = self._release_trace_bound(
+            norm_sums, steps["trace"], radius=radius, n_samples=n_samples, rng=rng
         )
-
-        # 1. Private upper bound on the trace (1/n) sum |y|^2: sensitivity R^2/n.
-        unit = radius**2 / n_samples
-        trace_noise = calibrate_additive(
-            steps["trace"], l2_sensitivity=unit, l1_sensitivity=unit
+        errors = self._error_predictor(
+            steps["final"], trace_bound, n_samples=n_samples, n_features=n_features
         )
-        # Shift so that it is an upper bound with probability 1 - beta/8:
-        # P(sigma Z < -sigma sqrt(2 log(8/beta))) <= beta/8 (Gaussian tail) and
-        # P(Lap(b) < -b log(4/beta)) = beta/8.
-        if law == "gaussian":
-            shift = trace_noise.scale * math.sqrt(2.0 * math.log(8.0 / self.beta))
-        else:
-            shift = trace_noise.scale * math.log(4.0 / self.beta)
-        trace = norm_sums.square_norm / n_samples
-        trace_bound = float(
-            np.clip(trace_noise.add(trace, rng) + shift, 1e-16 * radius**2, radius**2)
-        )
-
-        # 2. Predicted Frobenius errors of the final mechanisms at threshold
-        # tau. Every noise scale is proportional to tau^2: take the standard
-        # deviations at tau = 1 from the calibrations the mechanisms use.
-        final = steps["final"]
-        shape = dict(n_samples=n_samples, n_features=n_features, radius=1.0)
-        _, vector_noise, value_noise = separate_noise(final, **shape)
-        stds = dict(
-            gauss_std=gauss_noise(final, **shape).std,
-            vector_std=vector_noise.std,
-            value_std=value_noise.std,
-        )
-        constant = self.separate_constant
-        if constant is None:
-            constant = DEFAULT_SEPARATE_CONSTANT
-
-        def errors(tau):
-            return predicted_errors(
-                tau,
-                trace_bound=trace_bound,
-                n_features=n_features,
-                separate_constant=constant,
-                **stds,
-            )
-
-        # 3. Threshold search: first k where the bias bound exceeds the
-        # predicted error of the better mechanism. The prediction depends only
-        # on public values and the private trace bound, so each query
-        # n (B(tau_k) - E(tau_k)) / R^2 has sensitivity 1 (clipping_bias), and
-        # AboveThreshold with any public threshold is epsilon-DP (Dwork and
-        # Roth 2014, Theorem 3.23): here -margin, half the Laplace scale of its
-        # query noise, so that it rather stops early (cost: the noise of one
-        # grid step) than late (cost: the bias of the rows clipped).
-        taus = radius * 2.0 ** -np.arange(self.n_thresholds)
-        noise_bound = np.minimum(*errors(taus))
-        bias = clipping_bias_from_sums(norm_sums.norm_sums)
-        queries = bias - n_samples * noise_bound / radius**2
-        search_epsilon = steps["threshold"].pure_epsilon()
-        margin = SEARCH_MARGIN * above_threshold_scales(search_epsilon)[1]
-        k_star = above_threshold(queries, -margin, epsilon=search_epsilon, rng=rng)
-
-        # 4. The last threshold at which noise still dominated, and the
-        # mechanism with the smaller predicted error *at that threshold*, where
-        # it runs (Theorem 3's proof bounds the error by bias(tau*) plus
-        # min(E_G(tau*), E_S(tau*))): post-processing of k_star and the trace
-        # bound.
-        tau_star = min(radius * 2.0 ** (1 - k_star), radius)
-        gauss_error, separate_error = errors(tau_star)
-        use_gauss = bool(gauss_error <= separate_error)
-        gram = row_statistics(
-            X,
-            box=box,
-            clip_norm=clip_norm,
-            center=center,
-            final_clip=tau_star if tau_star < radius else None,
-            gram=True,
-        ).gram
-        mechanism = gauss_release if use_gauss else separate_release
-        release = mechanism(
-            gram / n_samples,
+        k_star = self._search_threshold(
+            norm_sums,
+            errors,
+            steps["threshold"],
+            radius=radius,
             n_samples=n_samples,
-            radius=tau_star,
-            budget=final,
+            rng=rng,
+        )
+        tau_star, use_gauss = self._choose_final(k_star, errors, radius=radius)
+        release = self._final_release(
+            rows,
+            steps["final"],
+            tau_star=tau_star,
+            use_gauss=use_gauss,
+            radius=radius,
+            n_samples=n_samples,
             rng=rng,
         )
         release.split = {
@@ -498,3 +432,102 @@ class AdaptiveCovariance(BasePrivateCovariance):
             "trace_bound_": trace_bound,
         }
         return release
+
+    def _norm_pass(self, rows, *, radius):
+        """The sum of the squared norms and their bin sums, in one pass."""
+        # One pass over the processed rows for the trace and the bin counts of
+        # their norms (sums over rows: no per-row vector is kept).
+        return rows(
+            square_norm=True,
+            norm_sums=partial(
+                bias_bin_sums, radius=radius, n_thresholds=self.n_thresholds
+            ),
+        )
+
+    def _release_trace_bound(self, norm_sums, budget, *, radius, n_samples, rng):
+        """Step 1: the private upper bound on the trace of the second moment."""
+        law = "laplace" if isinstance(budget, PureDP) else "gaussian"
+        # 1. Private upper bound on the trace (1/n) sum |y|^2: sensitivity R^2/n.
+        unit = radius**2 / n_samples
+        trace_noise = calibrate_additive(
+            budget, l2_sensitivity=unit, l1_sensitivity=unit
+        )
+        # Shift so that it is an upper bound with probability 1 - beta/8:
+        # P(sigma Z < -sigma sqrt(2 log(8/beta))) <= beta/8 (Gaussian tail) and
+        # P(Lap(b) < -b log(4/beta)) = beta/8.
+        if law == "gaussian":
+            shift = trace_noise.scale * math.sqrt(2.0 * math.log(8.0 / self.beta))
+        else:
+            shift = trace_noise.scale * math.log(4.0 / self.beta)
+        trace = norm_sums.square_norm / n_samples
+        return float(
+            np.clip(trace_noise.add(trace, rng) + shift, 1e-16 * radius**2, radius**2)
+        )
+
+    def _error_predictor(self, final, trace_bound, *, n_samples, n_features):
+        """Step 2: the predicted errors of the final mechanisms, a function of tau."""
+        # 2. Predicted Frobenius errors of the final mechanisms at threshold
+        # tau. Every noise scale is proportional to tau^2: take the standard
+        # deviations at tau = 1 from the calibrations the mechanisms use.
+        shape = dict(n_samples=n_samples, n_features=n_features, radius=1.0)
+        _, vector_noise, value_noise = separate_noise(final, **shape)
+        stds = dict(
+            gauss_std=gauss_noise(final, **shape).std,
+            vector_std=vector_noise.std,
+            value_std=value_noise.std,
+        )
+        constant = self.separate_constant
+        if constant is None:
+            constant = DEFAULT_SEPARATE_CONSTANT
+        return partial(
+            predicted_errors,
+            trace_bound=trace_bound,
+            n_features=n_features,
+            separate_constant=constant,
+            **stds,
+        )
+
+    def _search_threshold(self, norm_sums, errors, budget, *, radius, n_samples, rng):
+        """Step 3: the index AboveThreshold releases on the grid of thresholds."""
+        # 3. Threshold search: first k where the bias bound exceeds the
+        # predicted error of the better mechanism. The prediction depends only
+        # on public values and the private trace bound, so each query
+        # n (B(tau_k) - E(tau_k)) / R^2 has sensitivity 1 (clipping_bias), and
+        # AboveThreshold with any public threshold is epsilon-DP (Dwork and
+        # Roth 2014, Theorem 3.23): here -margin, half the Laplace scale of its
+        # query noise, so that it rather stops early (cost: the noise of one
+        # grid step) than late (cost: the bias of the rows clipped).
+        taus = radius * 2.0 ** -np.arange(self.n_thresholds)
+        noise_bound = np.minimum(*errors(taus))
+        bias = clipping_bias_from_sums(norm_sums.norm_sums)
+        queries = bias - n_samples * noise_bound / radius**2
+        search_epsilon = budget.pure_epsilon()
+        margin = SEARCH_MARGIN * above_threshold_scales(search_epsilon)[1]
+        return above_threshold(queries, -margin, epsilon=search_epsilon, rng=rng)
+
+    def _choose_final(self, k_star, errors, *, radius):
+        """Step 4: the clipping threshold and whether GaussCov runs there."""
+        # 4. The last threshold at which noise still dominated, and the
+        # mechanism with the smaller predicted error *at that threshold*, where
+        # it runs (Theorem 3's proof bounds the error by bias(tau*) plus
+        # min(E_G(tau*), E_S(tau*))): post-processing of k_star and the trace
+        # bound.
+        tau_star = min(radius * 2.0 ** (1 - k_star), radius)
+        gauss_error, separate_error = errors(tau_star)
+        return tau_star, bool(gauss_error <= separate_error)
+
+    def _final_release(
+        self, rows, budget, *, tau_star, use_gauss, radius, n_samples, rng
+    ):
+        """Step 5: the final mechanism on the rows clipped at ``tau_star``."""
+        # Calibrated to row norm tau_star: the rows it sees are clipped there
+        # (no second clip when tau_star is the processed rows' bound already).
+        gram = rows(final_clip=tau_star if tau_star < radius else None, gram=True).gram
+        mechanism = gauss_release if use_gauss else separate_release
+        return mechanism(
+            gram / n_samples,
+            n_samples=n_samples,
+            radius=tau_star,
+            budget=budget,
+            rng=rng,
+        )

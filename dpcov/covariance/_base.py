@@ -3,24 +3,27 @@
 A private covariance fit runs the same steps whatever the mechanism:
 
 1. validate the data and the parameters (privacy parameters unconditionally);
-2. split the budget: 1/8 for a private radius when ``data_norm`` and
+2. plan on public values (:meth:`_plan`: the geometry, the radius mechanism
+   and the budget split): 1/8 for a private radius when ``data_norm`` and
    ``bounds`` are None (sparse vector; 3/16 for the exponential mechanism,
    below the sparse vector's minimum number of rows), 1/8 for a private mean
    when ``assume_centered`` is False, the rest for the covariance mechanism;
 3. resolve the row-norm bound (given, the box's ``sqrt(d)`` in unit
    coordinates with ``bounds``, or the private radius from a pass of norm
-   counts) and clip to it;
+   counts) and clip to it (:meth:`_first_pass`, :meth:`_release_radius`);
 4. release the private mean and centre about it (the sum and the Gram matrix
-   of the clipped rows come from one chunked pass, or one Dask reduction);
+   of the clipped rows come from one chunked pass, or one Dask reduction;
+   :meth:`_release_mean`);
 5. run the mechanism (the subclass's :meth:`_release`) on the processed rows;
-6. post-process the noisy matrix (projection and eigenvalue floor);
-7. record the covariance attributes and the privacy spent.
+6. post-process the noisy matrix (projection and eigenvalue floor;
+   :meth:`_postprocess_release`);
+7. record the covariance attributes and the privacy spent (:meth:`_record`).
 """
 
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from numbers import Real
 
 import numpy as np
@@ -98,6 +101,90 @@ class Release:
     split: dict
     noise_level: float = None
     attributes: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FitPlan:
+    """The public plan of a fit, fixed before any entry of the data is read.
+
+    Every field is a function of public values only: the shape of the input,
+    the parameters and the budget.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of rows (public under replace-one neighbours).
+    n_features : int
+        Dimension ``d``.
+    box : tuple of (lower, upper) or None
+        The checked per-feature bounds (``bounds``), or None.
+    data_norm : float or None
+        The public row-norm bound: ``data_norm``, or ``sqrt(d)`` (the box in
+        unit coordinates); None when the fit finds it privately.
+    radius_mechanism : {"sparse_vector", "exponential"} or None
+        How the private radius is found; None with a public bound.
+    epsilon_radius : float or None
+        The private radius's epsilon; None with a public bound.
+    split : dict of str to PureDP or ZCDP
+        The budget of each step: ``"radius"`` and ``"mean"`` when needed,
+        then ``"covariance"`` (the mechanism's).
+    """
+
+    n_samples: int
+    n_features: int
+    box: tuple
+    data_norm: float
+    radius_mechanism: str
+    epsilon_radius: float
+    split: dict
+
+    @property
+    def find_radius(self):
+        """Whether the fit finds its row-norm bound privately."""
+        return self.radius_mechanism is not None
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The post-processed release, in the units of the input.
+
+    Parameters
+    ----------
+    location : ndarray of shape (n_features,)
+        The private mean (zeros with ``assume_centered``).
+    covariance : ndarray of shape (n_features, n_features)
+        The projected covariance.
+    score_covariance : ndarray of shape (n_features, n_features)
+        The covariance with its eigenvalues raised to the noise level, for
+        ``score``.
+    raw : ndarray of shape (n_features, n_features)
+        The mechanism's noisy matrix, before the projection.
+    noise_level : float
+        Public scale of the largest eigenvalue the noise alone would give.
+    signal_to_noise : float
+        The largest released eigenvalue over ``noise_level``.
+    """
+
+    location: np.ndarray
+    covariance: np.ndarray
+    score_covariance: np.ndarray
+    raw: np.ndarray
+    noise_level: float
+    signal_to_noise: float
+
+
+def _from_unit_box(estimate, box):
+    """The estimate of rows in the box's unit coordinates, in original units."""
+    # Back to the original units: x = center + half * z, so the
+    # covariance is diag(half) C_z diag(half) (post-processing).
+    box_center, half = unit_box(*box)
+    return replace(
+        estimate,
+        location=box_center + half * estimate.location,
+        covariance=estimate.covariance * np.outer(half, half),
+        score_covariance=estimate.score_covariance * np.outer(half, half),
+        raw=estimate.raw * np.outer(half, half),
+    )
 
 
 def second_moment_sensitivities(radius, n_samples, n_features):
@@ -321,10 +408,67 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             return self._fit_rows(X, budget=budget, lazy=lazy)
 
     def _fit_rows(self, X, *, budget, lazy):
-        """The fit, after the validation: passes, releases, attributes."""
-        rng = self._noise_generator(budget)
-        n_samples, n_features = X.shape
+        """The fit, after the validation: plan, read, release, post-process, record.
 
+        Each step is a method a subclass can replace on its own. The noise
+        generator is consumed in this order: the private radius (when
+        ``data_norm`` and ``bounds`` are None), the mean (unless
+        ``assume_centered``), then the covariance mechanism.
+        """
+        rng = self._noise_generator(budget)
+        # Plan on public values, then read the data; nothing is drawn before
+        # the fit is recorded (the budget spent).
+        plan = self._plan(X.shape, budget)
+        self._check_public(plan.n_samples, plan.n_features)
+        first = self._first_pass(X, plan, lazy=lazy)
+        self._spend_budget(budget)  # every check above used public values only
+        # Release the radius, the mean and the covariance, in this order.
+        data_norm, sums = self._release_radius(X, plan, first, lazy=lazy, rng=rng)
+        location, center, radius = self._release_mean(plan, data_norm, sums, rng=rng)
+        release = self._release(
+            X,
+            box=plan.box,
+            clip_norm=data_norm,
+            center=center,
+            radius=radius,
+            budget=plan.split["covariance"],
+            rng=rng,
+            sums=sums,
+        )
+        # Post-process (free) and record.
+        estimate = self._postprocess_release(
+            release, plan, location=location, data_norm=data_norm
+        )
+        self._record(estimate, release, plan, data_norm=data_norm)
+        # (this function, fit, two wrappers, the caller)
+        warn_if_noise_dominated(self, estimate.signal_to_noise)
+        return self
+
+    # Plan: public values only (the shape of X, the parameters, the budget).
+
+    def _plan(self, shape, budget):
+        """The public plan of the fit: geometry, radius mechanism, budget split."""
+        n_samples, n_features = shape
+        box, data_norm = self._plan_geometry(n_features)
+        radius_share, radius_mechanism = None, None
+        if data_norm is None:
+            radius_share, radius_mechanism = self._plan_radius_mechanism(
+                n_samples, budget
+            )
+        split = self._plan_split(budget, radius_share)
+        epsilon_radius = self._plan_radius_epsilon(radius_mechanism, split, n_samples)
+        return FitPlan(
+            n_samples=n_samples,
+            n_features=n_features,
+            box=box,
+            data_norm=data_norm,
+            radius_mechanism=radius_mechanism,
+            epsilon_radius=epsilon_radius,
+            split=split,
+        )
+
+    def _plan_geometry(self, n_features):
+        """The checked box and the public row-norm bound (None: find it privately)."""
         box = None
         if self.bounds is not None:
             if self.data_norm is not None:
@@ -333,42 +477,49 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
                     "(per-feature ranges), not both."
                 )
             box = check_bounds(self.bounds, n_features)
-        # With public bounds the rows live in the box's unit coordinates, where
-        # every entry is in [-1, 1]: their norm bound sqrt(d) is public.
-        find_radius = self.data_norm is None and box is None
+        if box is not None:
+            # With public bounds the rows live in the box's unit coordinates, where
+            # every entry is in [-1, 1]: their norm bound sqrt(d) is public.
+            return box, float(np.sqrt(n_features))
+        if self.data_norm is not None:
+            return None, float(self.data_norm)
+        return None, None
 
+    def _plan_radius_mechanism(self, n_samples, budget):
+        """The private radius's budget share and mechanism."""
         # Which private radius (a choice on public values: n and the budget).
         # Sparse vector, where it applies, was the more accurate in
         # benchmarks/bench_radius.py (it clips more of the tail); below its
         # minimum the exponential mechanism works from a few hundred rows,
         # with a larger share so that the minimum stays low.
-        radius_share, radius_mechanism = None, None
-        if find_radius:
-            svt_epsilon = split_budget(
-                budget, {"radius": RADIUS_SHARE, "rest": 1.0 - RADIUS_SHARE}
-            )["radius"].pure_epsilon()
-            if n_samples >= private_radius_min_samples(svt_epsilon):
-                radius_share, radius_mechanism = RADIUS_SHARE, "sparse_vector"
-            else:
-                radius_share, radius_mechanism = EM_RADIUS_SHARE, "exponential"
+        svt_epsilon = split_budget(
+            budget, {"radius": RADIUS_SHARE, "rest": 1.0 - RADIUS_SHARE}
+        )["radius"].pure_epsilon()
+        if n_samples >= private_radius_min_samples(svt_epsilon):
+            return RADIUS_SHARE, "sparse_vector"
+        return EM_RADIUS_SHARE, "exponential"
 
+    def _plan_split(self, budget, radius_share):
+        """The budget of each step: radius (share given), mean, covariance."""
         # Budget split between steps. The radius and the mean are cheap to get
         # right (one count, one d-vector), the covariance is not: they take 1/8
         # each (3/16 for the exponential radius) and only when needed; zCDP
         # and pure DP both compose additively.
         shares = {}
-        if find_radius:
+        if radius_share is not None:
             shares["radius"] = radius_share
         if not self.assume_centered:
             shares["mean"] = MEAN_SHARE
         shares["covariance"] = 1.0 - sum(shares.values())
-        split = split_budget(budget, shares)
+        return split_budget(budget, shares)
 
+    def _plan_radius_epsilon(self, radius_mechanism, split, n_samples):
+        """The private radius's epsilon (None without one); checks its minimum n."""
         if radius_mechanism == "sparse_vector":
             # Sparse vector over radius counts is pure DP; under zCDP it runs
             # at the largest epsilon whose epsilon^2/2 fits the share.
-            epsilon_radius = split["radius"].pure_epsilon()
-        elif radius_mechanism == "exponential":
+            return split["radius"].pure_epsilon()
+        if radius_mechanism == "exponential":
             # The exponential mechanism over the grid of radii: pure DP at
             # epsilon, and epsilon**2/8-zCDP (bounded range), so under zCDP it
             # runs at sqrt(8 rho) for its share rho.
@@ -382,73 +533,78 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
                     "the features) or data_norm (a public bound on the row "
                     "norms), or a larger budget."
                 )
-        self._check_public(n_samples, n_features)
+            return epsilon_radius
+        return None
 
+    # Read: the data passes.
+
+    def _first_pass(self, X, plan, *, lazy):
+        """The pass before the budget is spent: norm counts, or every sum."""
         # The data passes. Each is one chunked (or Dask) reduction; with a
         # given data_norm the first computes everything the mean and the
         # mechanism need, with the private radius a cheap pass of norm counts
         # comes first. Nothing is released before the fit is recorded.
-        wanted = self._clipped_sums()
-        if find_radius:
-            counts = row_statistics(
-                X, norm_sums=radius_counts, check_finite=lazy
-            ).norm_sums
-            sums = None
-        else:
-            data_norm = (
-                float(np.sqrt(n_features)) if box is not None else float(self.data_norm)
-            )
-            sums = row_statistics(
-                X, box=box, clip_norm=data_norm, check_finite=lazy, **wanted
-            )
-        self._spend_budget(budget)  # every check above used public values only
-
-        if find_radius:
-            if radius_mechanism == "sparse_vector":
-                data_norm = private_radius_from_counts(
-                    counts, epsilon=epsilon_radius, rng=rng
-                )
-            else:
-                data_norm = private_radius_exponential(
-                    counts, n_samples, epsilon=epsilon_radius, rng=rng
-                )
-            # (Dask: the entries are checked again, in case the source changed.)
-            sums = row_statistics(X, clip_norm=data_norm, check_finite=lazy, **wanted)
-
-        if self.assume_centered:
-            location = np.zeros(n_features)
-            center, radius = None, data_norm
-        else:
-            # Mean of rows of norm <= r, replace-one neighbours: L2 sensitivity
-            # 2r/n, L1 sensitivity 2r sqrt(d)/n (|v|_1 <= sqrt(d) |v|_2).
-            noise = calibrate_additive(
-                split["mean"],
-                l2_sensitivity=2.0 * data_norm / n_samples,
-                l1_sensitivity=2.0 * data_norm * np.sqrt(n_features) / n_samples,
-            )
-            # The exact mean lies in the r-ball (and, in unit coordinates, in
-            # the cube [-1, 1]^d): projecting onto it is free and never
-            # increases the error.
-            location = project_l2_ball(
-                noise.add(sums.total / n_samples, rng), data_norm
-            )
-            if box is not None:
-                location = np.clip(location, -1.0, 1.0)
-            center = location
-            # |clip(x) - location| <= r + |location|: the centred rows' bound.
-            radius = data_norm + float(np.linalg.norm(location))
-
-        release = self._release(
+        if plan.find_radius:
+            return row_statistics(X, norm_sums=radius_counts, check_finite=lazy)
+        return row_statistics(
             X,
-            box=box,
-            clip_norm=data_norm,
-            center=center,
-            radius=radius,
-            budget=split["covariance"],
-            rng=rng,
-            sums=sums,
+            box=plan.box,
+            clip_norm=plan.data_norm,
+            check_finite=lazy,
+            **self._clipped_sums(),
         )
 
+    # Release: the radius, the mean, then the covariance (:meth:`_release`).
+
+    def _release_radius(self, X, plan, first, *, lazy, rng):
+        """The row-norm bound and the sums over the rows clipped to it.
+
+        With a public bound, the first pass's sums; otherwise the private
+        radius, from the first pass's norm counts, and a second pass.
+        """
+        if not plan.find_radius:
+            return plan.data_norm, first
+        counts = first.norm_sums
+        if plan.radius_mechanism == "sparse_vector":
+            data_norm = private_radius_from_counts(
+                counts, epsilon=plan.epsilon_radius, rng=rng
+            )
+        else:
+            data_norm = private_radius_exponential(
+                counts, plan.n_samples, epsilon=plan.epsilon_radius, rng=rng
+            )
+        # (Dask: the entries are checked again, in case the source changed.)
+        sums = row_statistics(
+            X, clip_norm=data_norm, check_finite=lazy, **self._clipped_sums()
+        )
+        return data_norm, sums
+
+    def _release_mean(self, plan, data_norm, sums, *, rng):
+        """The private mean, the centre to subtract (or None), the rows' new bound."""
+        n_samples, n_features = plan.n_samples, plan.n_features
+        if self.assume_centered:
+            return np.zeros(n_features), None, data_norm
+        # Mean of rows of norm <= r, replace-one neighbours: L2 sensitivity
+        # 2r/n, L1 sensitivity 2r sqrt(d)/n (|v|_1 <= sqrt(d) |v|_2).
+        noise = calibrate_additive(
+            plan.split["mean"],
+            l2_sensitivity=2.0 * data_norm / n_samples,
+            l1_sensitivity=2.0 * data_norm * np.sqrt(n_features) / n_samples,
+        )
+        # The exact mean lies in the r-ball (and, in unit coordinates, in
+        # the cube [-1, 1]^d): projecting onto it is free and never
+        # increases the error.
+        location = project_l2_ball(noise.add(sums.total / n_samples, rng), data_norm)
+        if plan.box is not None:
+            location = np.clip(location, -1.0, 1.0)
+        # |clip(x) - location| <= r + |location|: the centred rows' bound.
+        radius = data_norm + float(np.linalg.norm(location))
+        return location, location, radius
+
+    # Post-process: free, on the release and public values only.
+
+    def _postprocess_release(self, release, plan, *, location, data_norm):
+        """The projected covariance, the score model and the noise figure."""
         bound = min(release.radius, data_norm) ** 2
         covariance = self._postprocess(
             release.raw, bound=bound, noise_std=release.noise_std
@@ -461,34 +617,50 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         values, vectors = np.linalg.eigh(covariance)
         score_floor = min(release.noise_std, bound)
         score_covariance = (vectors * np.maximum(values, score_floor)) @ vectors.T
+        noise_level, signal_to_noise = self._noise_figure(
+            release, float(values[-1]), plan.n_features
+        )
+        estimate = Estimate(
+            location=location,
+            covariance=covariance,
+            score_covariance=score_covariance,
+            raw=release.raw,
+            noise_level=noise_level,
+            signal_to_noise=signal_to_noise,
+        )
+        if plan.box is not None:
+            estimate = _from_unit_box(estimate, plan.box)
+        return estimate
+
+    def _noise_figure(self, release, top, n_features):
+        """The public noise level and the signal-to-noise figure."""
         # Signal to noise, from the release and public values only: the
         # largest released eigenvalue (in the mechanism's coordinates) over
         # the public scale of the noise's largest eigenvalue.
         noise_level = release.noise_level
         if noise_level is None:
             noise_level = 2.0 * np.sqrt(n_features) * release.noise_std
-        top = float(values[-1])
         signal_to_noise = top / noise_level if noise_level > 0 else np.inf
-        raw = release.raw
-        if box is not None:
-            # Back to the original units: x = center + half * z, so the
-            # covariance is diag(half) C_z diag(half) (post-processing).
-            box_center, half = unit_box(*box)
-            location = box_center + half * location
-            covariance = covariance * np.outer(half, half)
-            score_covariance = score_covariance * np.outer(half, half)
-            raw = raw * np.outer(half, half)
+        return noise_level, signal_to_noise
 
-        self.location_ = location
-        self._set_covariance(covariance)
-        self._score_covariance = (score_covariance + score_covariance.T) / 2.0
+    # Record: the fitted attributes.
+
+    def _record(self, estimate, release, plan, *, data_norm):
+        """Set the fitted attributes: the model, the geometry, the privacy spent."""
+        self.location_ = estimate.location
+        self._set_covariance(estimate.covariance)
+        self._score_covariance = (
+            estimate.score_covariance + estimate.score_covariance.T
+        ) / 2.0
         if self.store_raw:
-            self.raw_covariance_ = raw
+            self.raw_covariance_ = estimate.raw
         elif hasattr(self, "raw_covariance_"):
             del self.raw_covariance_  # from an earlier fit with store_raw=True
         self.data_norm_ = data_norm
-        self.bounds_ = box
-        steps = {name: share for name, share in split.items() if name != "covariance"}
+        self.bounds_ = plan.box
+        steps = {
+            name: share for name, share in plan.split.items() if name != "covariance"
+        }
         self.budget_split_ = {**steps, **release.split}
         self.guarantee_ = compose(self.budget_split_.values())
         self.noise_sampler_ = sampler_name()
@@ -497,14 +669,11 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         )
         for name, value in release.attributes.items():
             setattr(self, name, value)
-        self.noise_level_ = float(noise_level)
-        self.signal_to_noise_ = float(signal_to_noise)
-        # (this function, fit, two wrappers, the caller)
-        warn_if_noise_dominated(self, signal_to_noise)
-        return self
+        self.noise_level_ = float(estimate.noise_level)
+        self.signal_to_noise_ = float(estimate.signal_to_noise)
 
     def score(self, X_test, y=None):
-        """Log-likelihood of ``X_test`` under the private Gaussian model.
+        """Log-likelihood of ``X_test`` under the private Gaussian estimate.
 
         The model is ``N(location_, S)``, where ``S`` is ``covariance_`` with
         its eigenvalues raised to the public standard deviation of the noise
