@@ -124,6 +124,19 @@ def _minka_log_likelihoods(spectrum, n_samples):
     return ll
 
 
+def _remaining_variance(spectrum, k, max_components, n_features):
+    # The mean variance beyond the k kept components (post-processing).
+    values, _, total = spectrum
+    if k >= max_components:
+        return 0.0
+    if values.size == n_features:
+        # scikit-learn's noise variance: the mean variance of the
+        # components after the k kept, up to min(n_samples, n_features).
+        return float(values[k:max_components].mean())
+    # "top_k" releases the others' sum only: their mean.
+    return (total - values[:k].sum()) / (n_features - k)
+
+
 def _default_params(estimator):
     signature = inspect.signature(type(estimator).__init__)
     return {
@@ -540,6 +553,21 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         # PCA's seed is its covariance estimator's: PCA says so, once.
         warn_if_seeded(self, budget)
         n_samples, n_features = X.shape
+        max_components = self._check_n_components(n_samples, n_features)
+        estimator = self._release_covariance(X, max_components)
+        spectrum = self._spectrum(estimator, n_features)
+        # scikit-learn's n - 1 denominator (undefined for one sample: NaN, as
+        # scikit-learn's 0 / 0).
+        ddof = n_samples / (n_samples - 1) if n_samples > 1 else np.nan
+        k = self._n_components_kept(spectrum, ddof, n_samples, max_components)
+        rest = _remaining_variance(spectrum, k, max_components, n_features)
+        self._record_fit(estimator, X.dtype, spectrum, k, ddof, rest, n_samples)
+        warn_if_noise_dominated(self, self.signal_to_noise_, what="covariance release")
+        return X
+
+    def _check_n_components(self, n_samples, n_features):
+        # Public checks of n_components against the shape; returns the
+        # largest number of components.
         # n_samples is public (replace-one neighbours): scikit-learn's bound
         # on the number of components, and its rule for "mle", apply as is.
         max_components = min(n_samples, n_features)
@@ -558,7 +586,10 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
                 'covariance="top_k" needs an integer n_components (the number '
                 f"of directions to sample), got {k!r}."
             )
+        return max_components
 
+    def _release_covariance(self, X, max_components):
+        # PCA's one release: the inner covariance estimator, fitted on X.
         estimator = self._covariance_estimator(max_components)
         if self.accountant is not None:
             estimator.set_params(accountant=self.accountant)
@@ -570,6 +601,11 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             warnings.simplefilter("ignore", NoiseDominatedWarning)
             warnings.simplefilter("ignore", SeededNoiseWarning)
             estimator.fit(X)
+        return estimator
+
+    def _spectrum(self, estimator, n_features):
+        # Post-processing of the release: its variances in decreasing order
+        # (floored at 0), their axes, and its total variance.
         covariance = estimator.covariance_
         if self.covariance == "top_k" and self.bounds is None:
             # (With bounds the sampled directions are in the box's unit
@@ -586,10 +622,12 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             values, components = values[::-1], vectors[:, ::-1].T
         values = np.maximum(values, 0.0)
         total = max(float(np.trace(covariance)), 0.0)
+        return values, components, total
 
-        # scikit-learn's n - 1 denominator (undefined for one sample: NaN, as
-        # scikit-learn's 0 / 0).
-        ddof = n_samples / (n_samples - 1) if n_samples > 1 else np.nan
+    def _n_components_kept(self, spectrum, ddof, n_samples, max_components):
+        # The number of components, from n_components and the noisy spectrum.
+        values, _, total = spectrum
+        k = self.n_components
         if k is None:
             k = max_components
         elif isinstance(k, str):
@@ -599,17 +637,12 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             # Fewest components whose private ratio reaches k (post-processing).
             ratios = np.cumsum(values) / total if total > 0 else np.ones(values.size)
             k = int(min(np.searchsorted(ratios, k, side="left") + 1, max_components))
-        if k >= max_components:
-            rest = 0.0
-        elif values.size == n_features:
-            # scikit-learn's noise variance: the mean variance of the
-            # components after the k kept, up to min(n_samples, n_features).
-            rest = float(values[k:max_components].mean())
-        else:
-            # "top_k" releases the others' sum only: their mean.
-            rest = (total - values[:k].sum()) / (n_features - k)
+        return k
 
-        dtype = X.dtype
+    def _record_fit(self, estimator, dtype, spectrum, k, ddof, rest, n_samples):
+        # The fitted attributes: the kept part of the noisy spectrum, and the
+        # inner estimator's release and record of its fit.
+        values, components, total = spectrum
         self.components_ = components[:k].astype(dtype)
         self.explained_variance_ = (ddof * values[:k]).astype(dtype)
         self.explained_variance_ratio_ = (
@@ -632,8 +665,6 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         self.delta_spent_ = estimator.delta_spent_
         self.rho_spent_ = estimator.rho_spent_
         self.budget_split_ = estimator.budget_split_
-        warn_if_noise_dominated(self, self.signal_to_noise_, what="covariance release")
-        return X
 
     def inverse_transform(self, X):
         """Map projections back to the feature space.

@@ -435,14 +435,64 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         # Everything here reads n, d and the parameters only.
         rho = budget.rho
         m = n_samples // 2
-        reference = best_covariance_plan(
+        reference = self._covariance_plan(
+            m, n_features, REFERENCE_COVARIANCE_SHARE * rho, condition
+        )
+        share = self._mean_share(
+            n_samples, n_features, rho, condition, radius, reference
+        )
+        shares = split_budget(budget, {"cov": 1.0 - share, "mean": share})
+        cov_plan = self._covariance_plan(m, n_features, shares["cov"].rho, condition)
+        frame = self._mean_error(
+            n_samples, n_features, shares["mean"].rho, condition, radius, cov_plan
+        )[1]
+        return shares, cov_plan, frame
+
+    def _covariance_plan(self, m, n_features, rho_cov, condition):
+        # CoinPress's covariance plan on m pairs at the budget rho_cov.
+        return best_covariance_plan(
             m,
             n_features,
-            REFERENCE_COVARIANCE_SHARE * rho,
+            rho_cov,
             condition,
             beta=self.beta,
             n_steps=self.n_iterations,
         )
+
+    def _mean_error(self, n_samples, n_features, rho_mean, condition, radius, cov_plan):
+        # Predicted Mahalanobis error of the mean in each frame, and the
+        # frame: the public one (S <= K I, ||mu|| <= radius, S >= I, so a
+        # Euclidean error is at most the Mahalanobis one) or the frame
+        # whitened by the released covariance (A S A.T <= upper I, and
+        # ||A||**2 <= upper as S >= I; the Euclidean error there is at
+        # most sqrt(lower) times the Mahalanobis one).
+        upper, lower = cov_plan.upper[-1], cov_plan.lower[-1]
+        public = best_mean_plan(
+            n_samples,
+            n_features,
+            rho_mean,
+            radius,
+            condition,
+            beta=self.beta,
+            n_steps=self.n_iterations,
+        ).predicted_error
+        if not (math.isfinite(upper) and lower > 0):
+            return public, "public"
+        whitened = best_mean_plan(
+            n_samples,
+            n_features,
+            rho_mean,
+            math.sqrt(upper) * radius,
+            upper,
+            beta=self.beta,
+            n_steps=self.n_iterations,
+        ).predicted_error / math.sqrt(lower)
+        return (whitened, "whitened") if whitened < public else (public, "public")
+
+    def _mean_share(self, n_samples, n_features, rho, condition, radius, reference):
+        # The mean's share of the budget, among MEAN_SHARES: the one whose
+        # predicted errors give the smallest KL divergence (see objective).
+        m = n_samples // 2
         # The covariance's predicted error at another share: its non-private
         # floor sqrt(d (d + 1) / m) plus a noise part that scales as
         # 1 / sqrt(rho) (the noise scales of every step do).
@@ -452,37 +502,6 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         # the Mahalanobis error is then at most sqrt(d) (K - 1), whatever
         # the budget (with tight public bounds the covariance needs little).
         cap = math.sqrt(n_features) * (condition - 1.0)
-
-        def mean_error(rho_mean, cov_plan):
-            # Predicted Mahalanobis error of the mean in each frame, and the
-            # frame: the public one (S <= K I, ||mu|| <= radius, S >= I, so a
-            # Euclidean error is at most the Mahalanobis one) or the frame
-            # whitened by the released covariance (A S A.T <= upper I, and
-            # ||A||**2 <= upper as S >= I; the Euclidean error there is at
-            # most sqrt(lower) times the Mahalanobis one).
-            upper, lower = cov_plan.upper[-1], cov_plan.lower[-1]
-            public = best_mean_plan(
-                n_samples,
-                n_features,
-                rho_mean,
-                radius,
-                condition,
-                beta=self.beta,
-                n_steps=self.n_iterations,
-            ).predicted_error
-            if not (math.isfinite(upper) and lower > 0):
-                return public, "public"
-            whitened = best_mean_plan(
-                n_samples,
-                n_features,
-                rho_mean,
-                math.sqrt(upper) * radius,
-                upper,
-                beta=self.beta,
-                n_steps=self.n_iterations,
-            ).predicted_error / math.sqrt(lower)
-            return (whitened, "whitened") if whitened < public else (public, "public")
-
         # The mean's plan predicts a radius that holds with probability
         # 1 - beta, tau sqrt(v) for a per-coordinate variance v; the expected
         # error is about sqrt(d v).
@@ -500,21 +519,13 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
                 REFERENCE_COVARIANCE_SHARE / (1.0 - share)
             )
             cov = min(cov, cap)
-            mean = typical * mean_error(share * rho, reference)[0]
+            mean_error = self._mean_error(
+                n_samples, n_features, share * rho, condition, radius, reference
+            )[0]
+            mean = typical * mean_error
             return (min(cov, 1.0) ** 2 / 4.0 + min(mean, 1.0) ** 2 / 2.0, mean)
 
-        share = min(MEAN_SHARES, key=objective)
-        shares = split_budget(budget, {"cov": 1.0 - share, "mean": share})
-        cov_plan = best_covariance_plan(
-            m,
-            n_features,
-            shares["cov"].rho,
-            condition,
-            beta=self.beta,
-            n_steps=self.n_iterations,
-        )
-        frame = mean_error(shares["mean"].rho, cov_plan)[1]
-        return shares, cov_plan, frame
+        return min(MEAN_SHARES, key=objective)
 
     def _fit_coinpress(self, X, plan, condition, radius, rng):
         n_samples, n_features = X.shape

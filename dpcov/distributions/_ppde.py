@@ -546,42 +546,14 @@ def ppde_release(X, *, rho, rng, orientation="private", beta=0.1):
     (4, array([6]), array([0, 0, 1, 2, 3, 3, 1, 3]))
     """
     n, d = X.shape
-    plan = ppde_schedule(n, d, orientation=orientation)
+    plan = _checked_schedule(n, d, orientation)
     n_rounds = plan.n_rounds
-    if min(plan.block_sizes) < 1 or plan.n_orientation > n:
-        raise ValueError(
-            f"PPDE needs at least one row per block ({plan.n_blocks} blocks at "
-            f"d={d} with orientation={orientation!r}), got n={n}."
-        )
-    # Public randomness, drawn before any row is read: a uniform shuffle
-    # assigns rows to blocks, whatever their values.
-    order = _noise.permutation(rng, n)
-    bounds = np.cumsum((plan.n_orientation,) + plan.block_sizes)
-    # blocks[0] is the orientation block (empty when the orientation is known).
-    orientation_rows, *blocks = np.split(order, bounds[:-1])
+    orientation_rows, blocks = _shuffled_blocks(plan, n, rng)
 
     flipped = np.zeros(d, dtype=bool)
     orientation_step = None
     if plan.n_orientation:
-        rows = orientation_rows
-        mean = truncated_binary_mean(X[rows], math.inf)  # each row read once
-        # Plain mean of n_0 rows of {0, 1}^d: L2 sensitivity sqrt(d) / n_0
-        # (binary_row_distance without truncation).
-        sensitivity = binary_row_distance(d) / rows.size
-        # Gaussian mechanism, rho-zCDP on its own block (parallel composition).
-        sigma = gaussian_scale(sensitivity, rho)
-        noisy = _noise.add_gaussian(rng, mean, sigma, sensitivity)
-        flipped = noisy > 0.5
-        orientation_step = RoundRecord(
-            rows=rows,
-            active=np.arange(d),
-            upper_bound=1.0,
-            radius=math.inf,
-            sensitivity=sensitivity,
-            sigma=sigma,
-            noisy=noisy,
-            locked=np.zeros(0, dtype=np.intp),
-        )
+        flipped, orientation_step = _orientation_step(X, orientation_rows, rho, rng)
 
     estimate = np.zeros(d)
     noise_std = np.zeros(d)
@@ -589,52 +561,26 @@ def ppde_release(X, *, rho, rng, orientation="private", beta=0.1):
     active = np.arange(d)
     records = []
     for r, (rows, u) in enumerate(zip(blocks, plan.upper_bounds, strict=True)):
-        final = r == n_rounds - 1
         if active.size == 0:
             # Nothing left to estimate: the block is not read.
-            records.append(
-                RoundRecord(
-                    rows=rows[:0],
-                    active=active,
-                    upper_bound=u,
-                    radius=math.nan,
-                    sensitivity=0.0,
-                    sigma=0.0,
-                    noisy=np.zeros(0),
-                    locked=active,
-                )
-            )
+            records.append(_unread_round(rows, active, u))
             continue
-        # The block's rows on the active coordinates, oriented: flipping is a
-        # fixed bijection of {0, 1}^k given the private flips, so neighbouring
-        # blocks stay neighbouring.
-        block = _oriented_block(X, rows, active, flipped[active])
-        noisy, radius, sensitivity, sigma = ppde_round(
-            block, upper_bound=u, n_rounds=n_rounds, beta=beta, rho=rho, rng=rng
+        record, lock, value = _block_round(
+            X,
+            rows,
+            active,
+            flipped,
+            upper_bound=u,
+            final=r == n_rounds - 1,
+            n_rounds=n_rounds,
+            beta=beta,
+            rho=rho,
+            rng=rng,
         )
-        # Post-processing of the private values from here on.
-        if final:
-            lock = np.ones(active.size, dtype=bool)
-            value = np.clip(noisy, 0.0, u)
-        else:
-            lock = noisy > u / 4.0
-            value = np.clip(noisy, u / 8.0, u)
-        locked = active[lock]
-        estimate[locked] = value[lock]
-        noise_std[locked] = sigma
-        set_in_round[locked] = r
-        records.append(
-            RoundRecord(
-                rows=rows,
-                active=active,
-                upper_bound=u,
-                radius=radius,
-                sensitivity=sensitivity,
-                sigma=sigma,
-                noisy=noisy,
-                locked=locked,
-            )
-        )
+        estimate[record.locked] = value[lock]
+        noise_std[record.locked] = record.sigma
+        set_in_round[record.locked] = r
+        records.append(record)
         active = active[~lock]
 
     estimate[flipped] = 1.0 - estimate[flipped]
@@ -646,6 +592,108 @@ def ppde_release(X, *, rho, rng, orientation="private", beta=0.1):
         flipped=flipped,
         set_in_round=set_in_round,
     )
+
+
+def _checked_schedule(n, d, orientation):
+    # The public plan (ppde_schedule), refused unless every block has a row.
+    plan = ppde_schedule(n, d, orientation=orientation)
+    if min(plan.block_sizes) < 1 or plan.n_orientation > n:
+        raise ValueError(
+            f"PPDE needs at least one row per block ({plan.n_blocks} blocks at "
+            f"d={d} with orientation={orientation!r}), got n={n}."
+        )
+    return plan
+
+
+def _shuffled_blocks(plan, n, rng):
+    # The rows of each block.
+    # Public randomness, drawn before any row is read: a uniform shuffle
+    # assigns rows to blocks, whatever their values.
+    order = _noise.permutation(rng, n)
+    bounds = np.cumsum((plan.n_orientation,) + plan.block_sizes)
+    # blocks[0] is the orientation block (empty when the orientation is known).
+    orientation_rows, *blocks = np.split(order, bounds[:-1])
+    return orientation_rows, blocks
+
+
+def _orientation_step(X, rows, rho, rng):
+    # Step 0: the private flips (coordinates whose noisy mean exceeds 1/2)
+    # and the step's record.
+    d = X.shape[1]
+    mean = truncated_binary_mean(X[rows], math.inf)  # each row read once
+    # Plain mean of n_0 rows of {0, 1}^d: L2 sensitivity sqrt(d) / n_0
+    # (binary_row_distance without truncation).
+    sensitivity = binary_row_distance(d) / rows.size
+    # Gaussian mechanism, rho-zCDP on its own block (parallel composition).
+    sigma = gaussian_scale(sensitivity, rho)
+    noisy = _noise.add_gaussian(rng, mean, sigma, sensitivity)
+    flipped = noisy > 0.5
+    step = RoundRecord(
+        rows=rows,
+        active=np.arange(d),
+        upper_bound=1.0,
+        radius=math.inf,
+        sensitivity=sensitivity,
+        sigma=sigma,
+        noisy=noisy,
+        locked=np.zeros(0, dtype=np.intp),
+    )
+    return flipped, step
+
+
+def _unread_round(rows, active, upper_bound):
+    # The record of a round with no active coordinate: its block is not read.
+    return RoundRecord(
+        rows=rows[:0],
+        active=active,
+        upper_bound=upper_bound,
+        radius=math.nan,
+        sensitivity=0.0,
+        sigma=0.0,
+        noisy=np.zeros(0),
+        locked=active,
+    )
+
+
+def _block_round(
+    X, rows, active, flipped, *, upper_bound, final, n_rounds, beta, rho, rng
+):
+    # One round on its block (ppde_round, then the lock-in): its record, the
+    # mask of the active coordinates it sets, and their values.
+    u = upper_bound
+    # The block's rows on the active coordinates, oriented: flipping is a
+    # fixed bijection of {0, 1}^k given the private flips, so neighbouring
+    # blocks stay neighbouring.
+    block = _oriented_block(X, rows, active, flipped[active])
+    noisy, radius, sensitivity, sigma = ppde_round(
+        block, upper_bound=u, n_rounds=n_rounds, beta=beta, rho=rho, rng=rng
+    )
+    # Post-processing of the private values from here on.
+    lock, value = _lock_in(noisy, u, final)
+    record = RoundRecord(
+        rows=rows,
+        active=active,
+        upper_bound=u,
+        radius=radius,
+        sensitivity=sensitivity,
+        sigma=sigma,
+        noisy=noisy,
+        locked=active[lock],
+    )
+    return record, lock, value
+
+
+def _lock_in(noisy, upper_bound, final):
+    # Which active coordinates a round sets, and their values (clipped); the
+    # final round sets them all.
+    u = upper_bound
+    if final:
+        lock = np.ones(noisy.size, dtype=bool)
+        value = np.clip(noisy, 0.0, u)
+    else:
+        lock = noisy > u / 4.0
+        value = np.clip(noisy, u / 8.0, u)
+    return lock, value
 
 
 def ppde_step_error(n_rows, n_active, *, variance, sigma, beta):

@@ -577,6 +577,28 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         )
         if self.accountant is not None:
             self.accountant.check(guarantee, label=type(self).__name__)
+        X = self._read_rows(X)
+        warn_if_seeded(self, guarantee)
+        X_train, X_valid = self._split_rows(X, rng)
+        if self.accountant is not None:
+            self.accountant.spend(guarantee, label=type(self).__name__)
+        if not candidates:
+            # Theorem 6 of Papernot and Steinke (2022) covers this outcome as
+            # part of the release: the budget is spent. Fitting again is
+            # another search (a retry until a run is drawn is a different law,
+            # which the theorem does not cover).
+            raise NoPrivateResult(
+                "the Poisson law drew no run: the search's answer is 'no result' "
+                "(its budget is spent). A truncated negative binomial law "
+                "always runs at least once."
+            )
+        calibration = (run_budget, score_range, score_norm)
+        best = self._best_run(candidates, drawn, X_train, X_valid, calibration, rng)
+        self._release_best(best, run_budget, guarantee)
+        return self
+
+    def _read_rows(self, X):
+        # The rows, validated (their names and width recorded).
         if hasattr(X, "iloc"):
             # A DataFrame stays one (a ColumnTransformer step may select its
             # columns by name): its names and width are recorded here, its
@@ -591,54 +613,62 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 f"PrivateSearchCV needs at least 2 rows (one to train, one to "
                 f"score), got {n_samples}."
             )
-        warn_if_seeded(self, guarantee)
+        return X
+
+    def _split_rows(self, X, rng):
+        # The training and held-out rows, by a random permutation (the draw
+        # after the plan's).
+        n_samples = X.shape[0]
         n_valid = min(
             max(1, math.ceil(self.validation_fraction * n_samples)), n_samples - 1
         )
         order = _noise.permutation(rng, n_samples)
         X_train = _safe_indexing(X, np.sort(order[n_valid:]))
         X_valid = _safe_indexing(X, np.sort(order[:n_valid]))
-        if self.accountant is not None:
-            self.accountant.spend(guarantee, label=type(self).__name__)
-        if not candidates:
-            # Theorem 6 of Papernot and Steinke (2022) covers this outcome as
-            # part of the release: the budget is spent. Fitting again is
-            # another search (a retry until a run is drawn is a different law,
-            # which the theorem does not cover).
-            raise NoPrivateResult(
-                "the Poisson law drew no run: the search's answer is 'no result' "
-                "(its budget is spent). A truncated negative binomial law "
-                "always runs at least once."
-            )
+        return X_train, X_valid
 
+    def _best_run(self, candidates, drawn, X_train, X_valid, calibration, rng):
+        # The runs, in the order drawn (their scores' noise comes from rng in
+        # that order): the best run's (score, scale, model, params, warnings).
         best = None
         for index, params in enumerate(drawn):
             # Only the best model so far is kept: the others are dropped as
             # soon as they lose (the number of runs has a long tail).
             candidate, candidates[index] = candidates[index], None
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                try:
-                    candidate.fit(X_train)
-                except NoPrivateResult:
-                    continue  # a private "no result": this run scores -inf
-            with warnings.catch_warnings():
-                # Whatever the scoring of held-out rows warns is about those
-                # rows, not a release: never shown.
-                warnings.simplefilter("ignore")
-                score, scale = self._noisy_score(
-                    candidate, X_valid, run_budget, score_range, score_norm, rng
-                )
+            outcome = self._run(candidate, X_train, X_valid, calibration, rng)
+            if outcome is None:
+                continue  # a private "no result": this run scores -inf
+            score, scale, caught = outcome
             if best is None or score > best[0]:
                 best = (score, scale, candidate, params, caught)
         if best is None:
             raise NoPrivateResult(
                 "every run of the search answered 'no result' (a private outcome)."
             )
+        return best
+
+    def _run(self, candidate, X_train, X_valid, calibration, rng):
+        # One run: fit the candidate (its warnings recorded, not shown), then
+        # its noisy score; None for a private "no result".
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                candidate.fit(X_train)
+            except NoPrivateResult:
+                return None
+        with warnings.catch_warnings():
+            # Whatever the scoring of held-out rows warns is about those
+            # rows, not a release: never shown.
+            warnings.simplefilter("ignore")
+            score, scale = self._noisy_score(candidate, X_valid, *calibration, rng)
+        return score, scale, caught
+
+    def _release_best(self, best, run_budget, guarantee):
+        # The selected run's model, its warnings and the search's record.
         score, scale, model, params, caught = best
         for message in caught:  # the selected run's warnings: its release's
             # (its generator was the search's: the search's own seed warning,
-            # above, covers it).
+            # in fit, covers it).
             if not issubclass(message.category, SeededNoiseWarning):
                 warn(message.message, message.category)
         _unseed(model)
@@ -651,7 +681,6 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.noise_sampler_ = _noise.sampler_name()
         self.epsilon_spent_ = float(guarantee.epsilon)
         self.delta_spent_ = float(getattr(guarantee, "delta", 0.0))
-        return self
 
     def _noisy_score(self, model, X_valid, run_budget, score_range, score_norm, rng):
         n_valid = X_valid.shape[0]
