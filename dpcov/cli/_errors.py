@@ -9,8 +9,10 @@ its type is named.
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import contextlib
 import re
 import sys
+import warnings
 
 from ..exceptions import BudgetExceeded, NoPrivateResult
 
@@ -107,3 +109,17 @@ def _show_warnings(caught):
         if line not in seen:
             seen.add(line)
             print(line, file=sys.stderr)
+
+
+@contextlib.contextmanager
+def _warnings_as_lines():
+    # Record every warning raised inside (each time it is raised), and print
+    # each once, as one line, on leaving: after a failure too.
+    caught = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = _recorder(caught)
+        try:
+            yield
+        finally:
+            _show_warnings(caught)

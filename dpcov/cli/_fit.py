@@ -16,18 +16,18 @@ is printed.
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import dataclasses
 import json
 import os
-import warnings
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from .._config import config_context
-from ..exceptions import BudgetExceeded
 from ..utils._sklearn_compat import check_params_always
 from ._atomic import write_atomically
-from ._errors import CommandError, _fit_failure, _one_line, _recorder, _show_warnings
+from ._errors import CommandError, _fit_failure, _one_line, _warnings_as_lines
 from ._estimators import (
     RELEASED_ATTRIBUTE,
     build_estimator,
@@ -35,17 +35,35 @@ from ._estimators import (
     resolve_estimator,
 )
 from ._ledger import (
-    _cap_text,
-    _fits,
     _locked,
-    _refusal,
-    _total_text,
-    ledger_json,
+    ledger_line,
+    ledger_report,
     load_ledger,
+    refuse_over_cap,
 )
 from ._progress import Progress
 from ._reading import read_matrix
 from ._report import build_report
+
+
+class _Files(NamedTuple):
+    # The files of a fit: the input, the release (and its format, ".npy" or
+    # ".csv"), the report and the ledger (None without --ledger).
+    input: Path
+    output: Path
+    fmt: str
+    report: Path
+    ledger: Path | None
+
+
+@dataclasses.dataclass(frozen=True)
+class _Plan:
+    # What the checks before reading settled.
+    estimator: object
+    files: _Files
+    accountant: object
+    attribute: str
+    delimiter: str
 
 
 def run_fit(args):
@@ -70,6 +88,28 @@ def run_fit(args):
 
 
 def _run_fit(args):
+    # Every check that needs no data comes first, in this order; the data file
+    # is opened only once all of them (and the ledger's refusal) have passed.
+    estimator = _checked_estimator(args)
+    name = type(estimator).__name__
+    files = _destinations(args, name)
+    accountant = _open_ledger(args, estimator, files.ledger)
+    attribute = _released_attribute(args, type(estimator))
+    delimiter = _delimiter(args.delimiter)
+    if accountant is not None:
+        # Refuse before the data file is even opened.
+        refuse_over_cap(accountant, estimator, name)
+    plan = _Plan(estimator, files, accountant, attribute, delimiter)
+    # Warnings are shown one line each, even when the fit fails.
+    with _warnings_as_lines():
+        X, names, released = _read_fit_and_write(plan, args)
+    if not args.quiet:
+        _print_summary(plan, X, names, released)
+    return 0
+
+
+def _checked_estimator(args):
+    # The estimator named on the command line, with its parameters checked.
     cls = resolve_estimator(args.estimator)
     estimator = build_estimator(cls, args)
     try:
@@ -92,9 +132,15 @@ def _run_fit(args):
                 "(--secure-noise); see the user guide's privacy model page, "
                 "'Hardened noise'"
             )
+    return estimator
+
+
+def _destinations(args, name):
+    # The files of the fit, each destination checked: its directory exists,
+    # it is no directory, and no two of the files (input included) are one.
     input_path = Path(args.input)
     if args.output is None:
-        output = Path(f"{input_path.stem}.{cls.__name__.lower()}.npy")
+        output = Path(f"{input_path.stem}.{name.lower()}.npy")
     else:
         output = Path(args.output)
     fmt = output.suffix.lower()
@@ -110,22 +156,34 @@ def _run_fit(args):
             raise CommandError(f"{path}: refusing to overwrite the input file")
     if _same_file(output, report_path):
         raise CommandError("the output and the report must be different files")
-    accountant = None
+    ledger_path = None
     if args.ledger is not None:
         ledger_path = Path(args.ledger)
         _check_destination(ledger_path, "ledger")
         for path in (input_path, output, report_path):
             if _same_file(path, ledger_path):
                 raise CommandError("the ledger must be a file of its own")
-        accountant = load_ledger(
-            ledger_path,
-            epsilon=args.max_epsilon,
-            delta=args.max_delta,
-            rho=args.max_rho,
-        )
-        estimator.set_params(accountant=accountant)
-    elif (args.max_epsilon, args.max_delta, args.max_rho) != (None, None, None):
-        raise CommandError("--max-epsilon, --max-delta and --max-rho need --ledger")
+    return _Files(input_path, output, fmt, report_path, ledger_path)
+
+
+def _open_ledger(args, estimator, ledger_path):
+    # The ledger's accountant, given to the estimator; None without --ledger.
+    if ledger_path is None:
+        if (args.max_epsilon, args.max_delta, args.max_rho) != (None, None, None):
+            raise CommandError("--max-epsilon, --max-delta and --max-rho need --ledger")
+        return None
+    accountant = load_ledger(
+        ledger_path,
+        epsilon=args.max_epsilon,
+        delta=args.max_delta,
+        rho=args.max_rho,
+    )
+    estimator.set_params(accountant=accountant)
+    return accountant
+
+
+def _released_attribute(args, cls):
+    # The fitted attribute to save: --attribute, or the estimator's release.
     attribute = args.attribute or RELEASED_ATTRIBUTE.get(cls.__name__, "covariance_")
     documented = documented_attributes(cls)
     if attribute not in documented:
@@ -133,96 +191,100 @@ def _run_fit(args):
             f"{cls.__name__} has no fitted attribute {attribute!r}; its "
             f"attributes: {', '.join(documented)}"
         )
-    delimiter = "\t" if args.delimiter == "\\t" else args.delimiter
+    return attribute
+
+
+def _delimiter(text):
+    # The CSV delimiter: one character, or "\\t" for a tab.
+    delimiter = "\t" if text == "\\t" else text
     if len(delimiter) != 1:
         raise CommandError("--delimiter must be one character")
+    return delimiter
 
-    if accountant is not None:
-        # Refuse before the data file is even opened.
-        try:
-            cost = estimator.privacy_cost()
-            accountant.check(cost, label=cls.__name__)
-        except BudgetExceeded:
-            raise CommandError(_refusal(accountant, cost, cls.__name__)) from None
-        except ValueError as exc:
-            raise CommandError(f"{cls.__name__}: {_one_line(exc)}") from None
 
+def _read_fit_and_write(plan, args):
+    # Read the matrix, fit, and write the release and its report (all or
+    # none), under a progress bar of three steps.
     enabled = False if args.quiet else (True if args.progress else None)
-    caught = []
-    with warnings.catch_warnings():
-        warnings.simplefilter("always")
-        warnings.showwarning = _recorder(caught)
-        try:
-            with Progress(3, enabled=enabled) as bar:
-                bar.update(0, label=f"reading {input_path.name}")
-                X, names = read_matrix(
-                    input_path, delimiter=delimiter, header=args.header
-                )
-                bar.update(1, label=f"fitting {cls.__name__}")
-                try:
-                    # None keeps the process's setting (DPCOV_SECURE_NOISE).
-                    secure = True if args.secure_noise else None
-                    with config_context(secure_noise=secure):
-                        estimator.fit(X)
-                except CommandError:
-                    raise
-                except Exception as exc:  # noqa: BLE001
-                    # A fit recorded before it failed is already in the ledger
-                    # file (FileLedger saves at every record).
-                    raise CommandError(_fit_failure(estimator, exc)) from None
-                bar.update(1, label="writing")
-                released = _released(estimator, attribute, fmt)
-                report = build_report(
-                    estimator,
-                    X=X,
-                    input_path=input_path,
-                    output_path=output,
-                    attribute=attribute,
-                    feature_names=names,
-                )
-                report["params"].pop("accountant", None)
-                if accountant is not None:
-                    report["ledger"] = {
-                        "path": str(ledger_path),
-                        "n_fits": len(accountant),
-                        "total": ledger_json(accountant)["total"],
-                    }
-                text = json.dumps(report, indent=2, allow_nan=False) + "\n"
-                if fmt == ".npy":
-
-                    def write_release(handle):
-                        np.save(handle, released, allow_pickle=False)
-                else:
-
-                    def write_release(handle):
-                        np.savetxt(handle, released, fmt="%.17g", delimiter=",")
-
-                try:
-                    writers = [
-                        (output, write_release),
-                        (report_path, lambda handle: handle.write(text.encode())),
-                    ]
-                    write_atomically(writers)
-                except OSError as exc:
-                    reason = exc.strerror or _one_line(exc)
-                    raise CommandError(f"cannot write the output: {reason}") from None
-                bar.update(1, label="done")
-        finally:
-            _show_warnings(caught)
-    if not args.quiet:
-        after = ", after a header row" if names is not None else ""
-        print(
-            f"read {X.shape[0]} rows of {X.shape[1]} columns from {input_path}{after}"
+    with Progress(3, enabled=enabled) as bar:
+        bar.update(0, label=f"reading {plan.files.input.name}")
+        X, names = read_matrix(
+            plan.files.input, delimiter=plan.delimiter, header=args.header
         )
-        print(f"wrote {attribute} {released.shape} to {output}")
-        print(f"wrote the report to {report_path}")
-        print(f"guarantee: {_describe(estimator)}")
-        if accountant is not None:
-            print(
-                f"ledger {ledger_path}: {_fits(len(accountant))}, total "
-                f"{_total_text(accountant, accountant)}, cap {_cap_text(accountant)}"
-            )
-    return 0
+        bar.update(1, label=f"fitting {type(plan.estimator).__name__}")
+        _fit(plan.estimator, X, secure_noise=args.secure_noise)
+        bar.update(1, label="writing")
+        released = _released(plan.estimator, plan.attribute, plan.files.fmt)
+        text = _report_text(plan, X, names)
+        _write(plan.files, released, text)
+        bar.update(1, label="done")
+    return X, names, released
+
+
+def _fit(estimator, X, *, secure_noise):
+    # Fit under the hardened-noise setting; a failure becomes one line that
+    # quotes no data.
+    try:
+        # None keeps the process's setting (DPCOV_SECURE_NOISE).
+        secure = True if secure_noise else None
+        with config_context(secure_noise=secure):
+            estimator.fit(X)
+    except CommandError:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        # A fit recorded before it failed is already in the ledger
+        # file (FileLedger saves at every record).
+        raise CommandError(_fit_failure(estimator, exc)) from None
+
+
+def _report_text(plan, X, names):
+    # The JSON report, with the ledger's state in place of the accountant.
+    report = build_report(
+        plan.estimator,
+        X=X,
+        input_path=plan.files.input,
+        output_path=plan.files.output,
+        attribute=plan.attribute,
+        feature_names=names,
+    )
+    report["params"].pop("accountant", None)
+    if plan.accountant is not None:
+        report["ledger"] = ledger_report(plan.accountant, plan.files.ledger)
+    return json.dumps(report, indent=2, allow_nan=False) + "\n"
+
+
+def _write(files, released, text):
+    # The release and the report, both or neither.
+    if files.fmt == ".npy":
+
+        def write_release(handle):
+            np.save(handle, released, allow_pickle=False)
+    else:
+
+        def write_release(handle):
+            np.savetxt(handle, released, fmt="%.17g", delimiter=",")
+
+    try:
+        writers = [
+            (files.output, write_release),
+            (files.report, lambda handle: handle.write(text.encode())),
+        ]
+        write_atomically(writers)
+    except OSError as exc:
+        reason = exc.strerror or _one_line(exc)
+        raise CommandError(f"cannot write the output: {reason}") from None
+
+
+def _print_summary(plan, X, names, released):
+    # What was read and written, the guarantee spent and the ledger's state.
+    files = plan.files
+    after = ", after a header row" if names is not None else ""
+    print(f"read {X.shape[0]} rows of {X.shape[1]} columns from {files.input}{after}")
+    print(f"wrote {plan.attribute} {released.shape} to {files.output}")
+    print(f"wrote the report to {files.report}")
+    print(f"guarantee: {_describe(plan.estimator)}")
+    if plan.accountant is not None:
+        print(ledger_line(plan.accountant, files.ledger))
 
 
 def _check_destination(path, what):

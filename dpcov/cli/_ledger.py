@@ -293,3 +293,76 @@ def _refusal(accountant, cost, label):
 
 def _fits(n):
     return f"{n} fit" if n == 1 else f"{n} fits"
+
+
+def refuse_over_cap(accountant, estimator, label):
+    """Refuse a fit that the ledger's cap does not allow.
+
+    Called before the data file is opened: the cost is the estimator's
+    declared guarantee, which depends on its parameters alone.
+
+    Parameters
+    ----------
+    accountant : BudgetAccountant
+        The cap and the recorded fits.
+    estimator : estimator
+        The unfitted estimator.
+    label : str
+        The estimator's name, for the messages.
+
+    Raises
+    ------
+    CommandError
+        If the fit would pass the cap, or its cost cannot be computed from
+        these parameters.
+    """
+    try:
+        cost = estimator.privacy_cost()
+        accountant.check(cost, label=label)
+    except BudgetExceeded:
+        raise CommandError(_refusal(accountant, cost, label)) from None
+    except ValueError as exc:
+        raise CommandError(f"{label}: {_one_line(exc)}") from None
+
+
+def ledger_report(accountant, path):
+    """The ledger's entry in a fit's JSON report.
+
+    Parameters
+    ----------
+    accountant : BudgetAccountant
+        The ledger, this fit recorded.
+    path : path-like
+        The ledger file.
+
+    Returns
+    -------
+    entry : dict
+        The path, the number of fits and the total (as in the ledger file).
+    """
+    return {
+        "path": str(path),
+        "n_fits": len(accountant),
+        "total": ledger_json(accountant)["total"],
+    }
+
+
+def ledger_line(accountant, path):
+    """The line that ``dpcov fit`` prints about the ledger after a fit.
+
+    Parameters
+    ----------
+    accountant : BudgetAccountant
+        The ledger, this fit recorded.
+    path : path-like
+        The ledger file.
+
+    Returns
+    -------
+    line : str
+        The number of fits, the total and the cap, in the cap's units.
+    """
+    return (
+        f"ledger {path}: {_fits(len(accountant))}, total "
+        f"{_total_text(accountant, accountant)}, cap {_cap_text(accountant)}"
+    )
