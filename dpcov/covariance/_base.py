@@ -440,7 +440,6 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             release, plan, location=location, data_norm=data_norm
         )
         self._record(estimate, release, plan, data_norm=data_norm)
-        # (this function, fit, two wrappers, the caller)
         warn_if_noise_dominated(self, estimate.signal_to_noise)
         return self
 
