@@ -25,7 +25,7 @@ from ..mechanisms._selection import (
     selection_run_budget,
 )
 from ..utils._input import validate_rows
-from ..utils._random import check_random_state, spawn_generators
+from ..utils._random import check_random_state, held_objects, spawn_generators
 from ..utils._sklearn_compat import (
     HasMethods,
     Interval,
@@ -832,29 +832,15 @@ def _seed_private_steps(candidate, generator):
     )
 
 
-def _unseed(value, seen=None):
+def _unseed(model):
     # Set random_state=None on every dpcov estimator reachable from a fitted
     # model: its steps and their fitted copies (a ColumnTransformer's
-    # transformers_, a PCA's covariance_estimator_, ...), through lists,
-    # tuples and dicts. The runs' generators were set on private steps only,
-    # and copies of them (clone deep-copies a generator) may sit in any of
-    # those places.
-    seen = set() if seen is None else seen
-    if id(value) in seen or isinstance(value, (np.ndarray, str, type)):
-        return
-    seen.add(id(value))
-    if isinstance(value, dict):
-        items = list(value.values())
-    elif isinstance(value, (list, tuple)):
-        items = list(value)
-    elif hasattr(value, "get_params"):
-        if hasattr(value, "privacy_cost") and "random_state" in vars(value):
-            value.random_state = None
-        items = list(vars(value).values())
-    else:
-        return
-    for item in items:
-        _unseed(item, seen)
+    # transformers_, a PCA's covariance_estimator_, ...). The runs'
+    # generators were set on private steps only, and copies of them (clone
+    # deep-copies a generator) may sit in any of those places.
+    for _, obj in held_objects(model):
+        if hasattr(obj, "privacy_cost") and "random_state" in vars(obj):
+            obj.random_state = None
 
 
 def _budget_params(model):

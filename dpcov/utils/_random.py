@@ -4,6 +4,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numbers
+from types import ModuleType
 
 import numpy as np
 
@@ -76,3 +77,46 @@ def spawn_generators(rng, n):
         np.random.default_rng(child)
         for child in np.random.SeedSequence(entropy).spawn(n)
     ]
+
+
+def held_objects(value, path="", _seen=None):
+    """Every object reachable from ``value``, with its path.
+
+    The walk goes through attributes (``vars``), dicts, lists and tuples, to
+    any depth, each object once; arrays, strings, classes and modules are
+    not entered. A fitted estimator's nested estimators, their fitted copies
+    (a ColumnTransformer's ``transformers_``, a PCA's
+    ``covariance_estimator_``) and anything they hold are reached: where a
+    seed or a generator could sit on a released model.
+
+    Parameters
+    ----------
+    value : object
+        Where the walk starts (yielded first).
+    path : str, default=""
+        Its name, the prefix of the paths yielded.
+
+    Yields
+    ------
+    path : str
+        ``path`` followed by the attribute names, keys and indices walked.
+    obj : object
+        The object found there.
+    """
+    _seen = set() if _seen is None else _seen
+    if id(value) in _seen:
+        return
+    _seen.add(id(value))
+    yield path, value
+    if isinstance(value, (np.ndarray, str, bytes, type, ModuleType)):
+        return
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, (list, tuple)):
+        items = enumerate(value)
+    elif hasattr(value, "__dict__"):
+        items = vars(value).items()
+    else:
+        return
+    for key, item in list(items):
+        yield from held_objects(item, f"{path}.{key}", _seen)

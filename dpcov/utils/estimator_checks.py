@@ -18,6 +18,7 @@ from sklearn import clone, config_context
 
 from ..accounting import ApproxDP, BudgetAccountant, PureDP, compose
 from ..exceptions import BudgetExceeded, NoiseDominatedWarning, SeededNoiseWarning
+from ._random import held_objects
 from ._warnings import user_frame
 from .validation import (
     check_approx_privacy_params,
@@ -373,29 +374,6 @@ _GENERATOR_TYPES = (
 )
 
 
-def _generators(value, path, seen, depth=0):
-    # Paths of the generators (or seed sequences) held anywhere in a fitted
-    # object: attributes, dicts, lists and tuples, at any depth (numeric
-    # arrays are skipped); the depth bound only stops a runaway walk.
-    if id(value) in seen or depth > 20:
-        return
-    seen.add(id(value))
-    if isinstance(value, _GENERATOR_TYPES):
-        yield path
-        return
-    if isinstance(value, dict):
-        items = value.items()
-    elif isinstance(value, (list, tuple)):
-        items = enumerate(value)
-    elif hasattr(value, "__dict__") and not isinstance(value, type):
-        items = vars(value).items()
-    else:
-        return
-    for key, item in items:
-        if not (isinstance(item, np.ndarray) and item.dtype != object):
-            yield from _generators(item, f"{path}.{key}", seen, depth + 1)
-
-
 def check_release_carries_no_seed(estimator):
     """A release fitted with ``random_state=None`` cannot rebuild its noise.
 
@@ -416,7 +394,11 @@ def check_release_carries_no_seed(estimator):
     release = clone(estimator).set_params(random_state=None).fit(X)
     carried = {k: v for k, v in _random_states(release) if v is not None}
     assert not carried, f"the fitted estimator carries random states: {carried}"
-    held = list(_generators(release, type(release).__name__, set()))
+    held = [
+        path
+        for path, obj in held_objects(release, type(release).__name__)
+        if isinstance(obj, _GENERATOR_TYPES)
+    ]
     assert not held, f"the fitted estimator holds generators: {held}"
     if hasattr(release, "best_estimator_") or getattr(
         estimator, "_deterministic_release", False

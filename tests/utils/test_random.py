@@ -29,3 +29,20 @@ def test_none_draws_fresh_entropy():
 def test_bad_seed(bad):
     with pytest.raises(ValueError, match="random_state"):
         check_random_state(bad)
+
+
+def test_held_objects_reach_nested_and_fitted_copies():
+    # Attributes, dicts, lists and tuples, each object once (a cycle ends);
+    # arrays are not entered.
+    from types import SimpleNamespace
+
+    from dpcov.utils._random import held_objects
+
+    rng = np.random.default_rng(0)
+    inner = SimpleNamespace(random_state=rng, values=np.zeros(3))
+    outer = SimpleNamespace(steps=[("a", inner)], extra={"same": inner})
+    outer.me = outer
+    found = dict(held_objects(outer, "outer"))
+    assert found["outer.steps.0.1.random_state"] is rng
+    assert sum(obj is inner for obj in found.values()) == 1
+    assert not any(path.startswith("outer.steps.0.1.values.") for path in found)
