@@ -2,10 +2,11 @@
 
 Dong, Liang and Yi (2022), Algorithm 3 ("tail-sensitive"). Clipping the rows at
 a threshold ``tau`` trades noise (decreasing in ``tau``) for bias (increasing
-as ``tau`` shrinks). AdaptiveCov scans ``tau = R, R/2, R/4, ...`` with the
-sparse vector technique and stops when a private upper bound on the clipping
-bias first exceeds the predicted noise error; then it runs the better of
-GaussCov and SeparateCov on the rows clipped at the previous grid point.
+as ``tau`` shrinks). AdaptiveCov scores the thresholds ``tau = R, R/2, R/4,
+...`` by an upper bound on the root mean square error of clipping there (a
+private bound on the clipping bias and the predicted noise), picks one with the
+exponential mechanism, and runs the better of GaussCov and SeparateCov on the
+rows clipped at it.
 """
 
 # Authors: The dpcov developers
@@ -18,7 +19,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from ..accounting import PureDP, split_budget
-from ..mechanisms import above_threshold, above_threshold_scales, calibrate_additive
+from ..mechanisms import calibrate_additive, exponential_mechanism
 from ..utils._docstrings import fill_doc
 from ..utils._gram import row_statistics
 from ..utils._sklearn_compat import Interval
@@ -36,12 +37,6 @@ STEP_SHARES = {"trace": 0.015625, "threshold": 0.046875, "final": 0.9375}
 #: Default constant ``c`` in front of SeparateCov's predicted eigenvector error
 #: ``c sqrt(T ||E||)`` (see :func:`predicted_errors`).
 DEFAULT_SEPARATE_CONSTANT = 0.5
-#: The threshold search compares its queries with ``-SEARCH_MARGIN`` times the
-#: Laplace scale of AboveThreshold's query noise (half a scale): a public
-#: threshold, so the search stays epsilon-DP; it makes late stops (clipping
-#: rows whose bias exceeds the noise saved) rarer when the search's budget is
-#: small, while a full scale makes it stop too early to clip where clipping pays.
-SEARCH_MARGIN = 0.5
 
 
 def predicted_errors(
@@ -202,18 +197,56 @@ def clipping_bias(norms, radius, n_thresholds):
     return clipping_bias_from_sums(bias_bin_sums(norms, radius, n_thresholds))
 
 
+def threshold_scores(bias, noise):
+    """Scores of the clipping thresholds for the exponential mechanism, in rows.
+
+    Clipping the rows at ``tau`` moves the second moment by a bias matrix
+    ``D(tau)`` with ``||D||_F <= B(tau)`` (Lemma 9's bound,
+    :func:`clipping_bias`), and the final mechanism adds zero-mean noise of
+    root mean square Frobenius norm ``E(tau)`` (:func:`predicted_errors`), so
+    ``E ||D + noise||_F**2 = ||D||_F**2 + E(tau)**2`` and
+    ``sqrt(B(tau)**2 + E(tau)**2)`` bounds the root mean square error. In rows
+    (multiplied by ``n / R**2``) the score of ``tau_k`` is minus that bound.
+    ``sqrt(b**2 + e**2)`` is 1-Lipschitz in ``b`` and ``e`` is public, so each
+    score has sensitivity 1 (that of the bias query).
+
+    Thresholds past the first whose predicted noise is at most one row are
+    left out: every deeper threshold clips more (its bias bound is at least
+    that threshold's) and saves less than one row of noise, so none can score
+    better by more than the sensitivity, and a long tail of such candidates
+    would only take probability from the good ones.
+
+    Parameters
+    ----------
+    bias : ndarray of shape (n_thresholds,)
+        ``n B(tau_k) / R**2`` (:func:`clipping_bias`).
+    noise : ndarray of shape (n_thresholds,)
+        ``n E(tau_k) / R**2``, non-increasing in ``k`` (public).
+
+    Returns
+    -------
+    scores : ndarray of shape (m,)
+        ``-sqrt(bias_k**2 + noise_k**2)`` for the ``m <= n_thresholds``
+        candidates ``k = 0, ..., m - 1``.
+    """
+    small = np.flatnonzero(noise <= 1.0)
+    m = small[0] + 1 if small.size else noise.shape[0]
+    return -np.hypot(bias[:m], noise[:m])
+
+
 @fill_doc
 class AdaptiveCovariance(BasePrivateCovariance):
     """Tail-sensitive private covariance with a private clipping threshold.
 
     AdaptiveCov [1]_ privately estimates an upper bound on the trace, then
-    scans the clipping thresholds ``tau = R, R/2, R/4, ...`` with the sparse
-    vector technique, stopping when a private upper bound on the clipping bias
-    exceeds the predicted Frobenius error of the better of GaussCov and
-    SeparateCov at that threshold. It then runs the mechanism with the smaller
-    predicted error on the rows clipped at the previous threshold. On data whose
-    norms are skewed (most rows short, a few long) it can be much more accurate
-    than either mechanism alone.
+    picks a clipping threshold among ``tau = R, R/2, R/4, ...`` with the
+    exponential mechanism, scoring each by an upper bound on the error of
+    clipping there: a private bound on the clipping bias combined with the
+    predicted noise of the better of GaussCov and SeparateCov at that
+    threshold. It then runs the mechanism with the smaller predicted error on
+    the rows clipped at the chosen threshold. On data whose norms are skewed
+    (most rows short, a few long) it can be much more accurate than either
+    mechanism alone.
 
     With ``delta > 0`` (or ``rho`` set) every step is Gaussian or
     pure-DP-within-zCDP and the fit is rho-zCDP, hence
@@ -280,21 +313,23 @@ class AdaptiveCovariance(BasePrivateCovariance):
 
     - Trace: sensitivity ``R**2 / n``; Gaussian (or Laplace) noise plus a
       shift that makes it an upper bound with probability ``1 - beta/8``.
-    - Threshold: AboveThreshold over the queries ``n (B(tau_k) - E(tau_k)) / R**2``
-      with the public threshold ``-m``, ``m`` half the Laplace scale of its
-      query noise. The bias bound ``n B(tau) = sum_i (||y_i||**2 - tau**2)_+`` has
-      sensitivity ``R**2`` (each row contributes a number in ``[0, R**2]``;
-      Dong, Liang and Yi 2022, Lemma 9), and the predicted error ``E``
-      (:func:`predicted_errors`) depends only on public values (``n``, ``d``,
-      the budget, ``tau``) and the private trace bound, a released value: so
-      every query has sensitivity 1 and AboveThreshold is
-      ``epsilon_threshold``-DP (Dwork and Roth 2014, Theorem 3.23) for any
-      public threshold. Under zCDP it runs as pure ``sqrt(2 rho_threshold)``-DP,
-      which is ``rho_threshold``-zCDP (Bun and Steinke 2016, Proposition 1.4).
+    - Threshold: the exponential mechanism over the grid ``tau_k = R 2**-k``
+      with the scores ``-sqrt(b_k**2 + e_k**2)`` in rows
+      (:func:`threshold_scores`). The bias bound ``b_k = n B(tau_k) / R**2 =
+      sum_i (||y_i||**2 - tau_k**2)_+ / R**2`` has sensitivity 1 (each row
+      contributes a number in ``[0, 1]``; Dong, Liang and Yi 2022, Lemma 9),
+      and the predicted error ``e_k = n E(tau_k) / R**2``
+      (:func:`predicted_errors`) depends only
+      on public values (``n``, ``d``, the budget, ``tau``) and the private
+      trace bound, a released value; ``sqrt(b**2 + e**2)`` is 1-Lipschitz in
+      ``b``. So every score has sensitivity 1 and the choice is
+      ``epsilon_threshold``-DP (McSherry and Talwar 2007). Under zCDP it runs
+      at ``epsilon = sqrt(8 rho_threshold)``: the exponential mechanism is
+      ``epsilon``-bounded range, hence ``epsilon**2 / 8``-zCDP (Durfee and
+      Rogers 2019; Cesar and Rogers 2021).
     - Final: GaussCov or SeparateCov at ``15B/16`` on the rows clipped at
-      ``tau*``, calibrated to row norm ``tau*``; the choice of mechanism and
-      ``tau*`` are post-processing of the trace bound and the index released
-      by AboveThreshold.
+      ``tau*``, calibrated to row norm ``tau*``; the choice of mechanism is
+      post-processing of the trace bound and ``tau*``.
 
     Choices (utility only). The mechanisms are compared by their predicted
     Frobenius errors, the metric of Dong, Liang and Yi (2022), Section 7:
@@ -302,27 +337,38 @@ class AdaptiveCovariance(BasePrivateCovariance):
     standard deviation ``s``) and, for SeparateCov, its eigenvalue noise
     ``sqrt(d) s_lambda`` combined in quadrature with ``0.5 sqrt(tr ||E||)``
     for its eigenvectors, where ``||E|| = 2 sqrt(d) s_E`` is the semicircle
-    edge of its matrix noise and ``tr <= min(trace bound, tau**2)``. The
-    threshold ``-m`` makes the search stop half a noise scale earlier: a late stop
-    clips rows whose bias exceeds the noise saved, while an early stop costs
-    at most the noise of the previous grid point.
+    edge of its matrix noise and ``tr <= min(trace bound, tau**2)``. Bias and
+    noise add in quadrature because the noise has mean zero. Thresholds past
+    the first whose predicted noise is below one row are not candidates (none
+    of them can score better by more than the sensitivity).
 
-    Departures from the reference code: the shares above; predicted errors
-    instead of high-probability bounds with the empirical 1/6 (1/14 under pure
-    DP) in front of SeparateCov's eigenvector term; the mechanism is chosen at
-    ``tau*``, the threshold it runs at (the code compares at ``tau*/2``, which
-    picks GaussCov where SeparateCov is 2-3 times more accurate); the GaussCov
-    term inside the threshold queries scales with ``tau**2`` (the code:
-    ``tau``); the threshold ``-m`` instead of 0; the bias bound is the exact sum
-    of Lemma 9 rather than the paper's charge of each row's dyadic bin edge (up
-    to 4 times larger; same sensitivity); the trace bound is clipped at
-    ``R**2``.
+    Departures from the paper and the reference code: the threshold is chosen
+    by the exponential mechanism on the error bound rather than by the sparse
+    vector technique stopping at the first ``tau`` whose bias bound exceeds
+    the predicted noise. Where the noise is large (``d >= 100``, small
+    ``rho``) the queries differ by fewer rows than the sparse vector's noise,
+    so the first crossing is decided by the noise and the search stops at
+    ``tau = R`` (no clipping) in most fits, while the exponential mechanism
+    only errs in proportion to the number of poor thresholds, and its
+    ``epsilon`` is twice the sparse vector's at the same zCDP budget. Also:
+    the shares above; predicted errors instead of high-probability bounds with
+    the empirical 1/6 (1/14 under pure DP) in front of SeparateCov's
+    eigenvector term; the mechanism is chosen at ``tau*``, the threshold it
+    runs at (the code compares at ``tau*/2``, which picks GaussCov where
+    SeparateCov is 2-3 times more accurate); the GaussCov term scales with
+    ``tau**2`` (the code: ``tau``); the bias bound is the exact sum of Lemma 9
+    rather than the paper's charge of each row's dyadic bin edge (up to 4
+    times larger; same sensitivity); the trace bound is clipped at ``R**2``.
 
     References
     ----------
     .. [1] Dong, W., Liang, Y. and Yi, K. "Differentially Private Covariance
        Revisited". NeurIPS 2022, Algorithm 3 and Theorems 3-4.
        https://arxiv.org/abs/2205.14324.
+    .. [2] McSherry, F. and Talwar, K. "Mechanism Design via Differential
+       Privacy". FOCS 2007.
+    .. [3] Cesar, M. and Rogers, R. "Bounding, Concentrating, and Truncating:
+       Unifying Privacy Loss Composition for Data Analytics". ALT 2021.
 
     Examples
     --------
@@ -488,31 +534,27 @@ class AdaptiveCovariance(BasePrivateCovariance):
         )
 
     def _search_threshold(self, norm_sums, errors, budget, *, radius, n_samples, rng):
-        """Step 3: the index AboveThreshold releases on the grid of thresholds."""
-        # 3. Threshold search: first k where the bias bound exceeds the
-        # predicted error of the better mechanism. The prediction depends only
-        # on public values and the private trace bound, so each query
-        # n (B(tau_k) - E(tau_k)) / R^2 has sensitivity 1 (clipping_bias), and
-        # AboveThreshold with any public threshold is epsilon-DP (Dwork and
-        # Roth 2014, Theorem 3.23): here -margin, half the Laplace scale of its
-        # query noise, so that it rather stops early (cost: the noise of one
-        # grid step) than late (cost: the bias of the rows clipped).
+        """Step 3: the index of the threshold the exponential mechanism picks."""
+        # 3. Threshold choice: the exponential mechanism on minus a bound on
+        # the RMS error of clipping at tau_k (threshold_scores), in rows. The
+        # prediction depends only on public values and the private trace
+        # bound, so each score has the bias query's sensitivity 1
+        # (clipping_bias) and the choice is epsilon-DP (McSherry and Talwar
+        # 2007) and epsilon**2/8-zCDP (bounded range: Cesar and Rogers 2021).
         taus = radius * 2.0 ** -np.arange(self.n_thresholds)
-        noise_bound = np.minimum(*errors(taus))
+        noise = n_samples * np.minimum(*errors(taus)) / radius**2
         bias = clipping_bias_from_sums(norm_sums.norm_sums)
-        queries = bias - n_samples * noise_bound / radius**2
-        search_epsilon = budget.pure_epsilon()
-        margin = SEARCH_MARGIN * above_threshold_scales(search_epsilon)[1]
-        return above_threshold(queries, -margin, epsilon=search_epsilon, rng=rng)
+        scores = threshold_scores(bias, noise)
+        epsilon = budget.exponential_epsilon()
+        return exponential_mechanism(scores, epsilon=epsilon, rng=rng)
 
     def _choose_final(self, k_star, errors, *, radius):
         """Step 4: the clipping threshold and whether GaussCov runs there."""
-        # 4. The last threshold at which noise still dominated, and the
-        # mechanism with the smaller predicted error *at that threshold*, where
-        # it runs (Theorem 3's proof bounds the error by bias(tau*) plus
+        # 4. The mechanism with the smaller predicted error at the chosen
+        # threshold (Theorem 3's proof bounds the error by bias(tau*) plus
         # min(E_G(tau*), E_S(tau*))): post-processing of k_star and the trace
         # bound.
-        tau_star = min(radius * 2.0 ** (1 - k_star), radius)
+        tau_star = radius * 2.0**-k_star
         gauss_error, separate_error = errors(tau_star)
         return tau_star, bool(gauss_error <= separate_error)
 

@@ -21,6 +21,7 @@ from ._calibration import (
     truncated_laplace_params,
 )
 from ._eigen_sampling import sample_eigenvectors
+from ._exponential import exponential_mechanism, exponential_probabilities
 from ._histogram import stable_histogram, stable_histogram_threshold
 from ._nuclear import (
     haar_orthogonal,
@@ -73,6 +74,8 @@ __all__ = [
     "wigner_norm_bound",
     "bounded_range_epsilon",
     "exponential_scale",
+    "exponential_mechanism",
+    "exponential_probabilities",
     "gaussian_scale",
     "laplace_scale",
     "above_threshold",

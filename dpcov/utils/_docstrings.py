@@ -112,7 +112,10 @@ eigenvalue_floor : "auto" or float, default=0.0
     true inverse, at a cost in Frobenius error when the covariance has
     eigenvalues below it; "auto" uses the standard deviation of the noise
     added to each eigenvalue or entry (a public quantity). With ``bounds``
-    the floor applies in the box's unit coordinates.""",
+    the floor applies in the box's unit coordinates. A floor above the
+    largest eigenvalue the release can have (the squared row bound its
+    mechanism ran at: ``data_norm_**2``, or AdaptiveCovariance's
+    ``clip_threshold_**2``) is lowered to it.""",
     "store_precision": """
 store_precision : bool, default=True
     Whether to store ``precision_``.""",

@@ -14,9 +14,12 @@ from dpcov.covariance._adaptive import (
     clipping_bias,
     clipping_bias_from_sums,
     predicted_errors,
+    threshold_scores,
 )
 from dpcov.covariance._gauss import gauss_noise
+from dpcov.covariance._separate import separate_noise
 from dpcov.datasets import make_zipf_norms
+from dpcov.mechanisms import exponential_probabilities
 
 from ._privacy_checks import gaussian_shift
 
@@ -110,6 +113,99 @@ def test_predicted_errors_by_hand():
     taus = np.array([1.0, 0.5])
     gauss, _ = predicted_errors(taus, trace_bound=0.05, **kwargs)
     assert np.allclose(gauss, 0.1 * taus**2)
+
+
+def test_threshold_scores_by_hand():
+    # Minus sqrt(bias^2 + noise^2), in rows; the candidates stop at the first
+    # threshold whose predicted noise is at most one row (index 3 here).
+    bias = np.array([0.0, 3.0, 5.0, 12.0, 40.0, 41.0])
+    noise = np.array([40.0, 10.0, 4.0, 1.0, 0.25, 0.0625])
+    np.testing.assert_allclose(
+        threshold_scores(bias, noise),
+        [-40.0, -math.hypot(3, 10), -math.hypot(5, 4), -math.hypot(12, 1)],
+        rtol=1e-15,
+    )
+    # Noise above one row everywhere: every threshold is a candidate.
+    assert threshold_scores(bias, noise + 1.0).shape == (6,)
+    # A bias bound moved by at most 1 (one row replaced) moves every score by
+    # at most 1: sqrt(b^2 + e^2) is 1-Lipschitz in b.
+    rng = np.random.default_rng(0)
+    b2 = bias + rng.uniform(-1.0, 1.0, size=bias.shape)
+    moved = threshold_scores(np.maximum(b2, 0.0), noise) - threshold_scores(bias, noise)
+    assert np.abs(moved).max() <= 1.0
+
+
+def _one_dimensional_threshold_law(X, params, budget):
+    # The law of the chosen threshold in one dimension, where the predicted
+    # errors do not depend on the private trace bound (no eigenvector term):
+    # the exponential mechanism on threshold_scores at the search's epsilon.
+    n, K = X.shape[0], 80
+    final = budget.fraction(STEP_SHARES["final"])
+    shape = dict(n_samples=n, n_features=1, radius=1.0)
+    _, vector_noise, value_noise = separate_noise(final, **shape)
+    gauss, separate = predicted_errors(
+        2.0 ** -np.arange(K),
+        trace_bound=1.0,
+        n_features=1,
+        gauss_std=gauss_noise(final, **shape).std,
+        vector_std=vector_noise.std,
+        value_std=value_noise.std,
+    )
+    bias = clipping_bias(np.abs(X[:, 0]), 1.0, K)
+    scores = threshold_scores(bias, n * np.minimum(gauss, separate))
+    epsilon = budget.fraction(STEP_SHARES["threshold"]).exponential_epsilon()
+    return scores, epsilon
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "params, budget",
+    [(dict(rho=0.01), ZCDP(0.01)), (dict(epsilon=2.0, delta=0.0), PureDP(2.0))],
+)
+def test_threshold_choice_has_the_closed_form_law(params, budget, global_random_seed):
+    # 30 rows of norm 1 and 100 of norm 0.45 among 1000: the bias bounds at
+    # tau = 1/2, 1/4 are 22.5 and 42.1 rows against a predicted noise of a few
+    # rows, so the three candidate thresholds 1, 1/2, 1/4 get probabilities
+    # of about 0.48, 0.33, 0.19 under zCDP (under pure DP at epsilon 2 the
+    # noise is one row at tau = 1, so the candidates are 1 and 1/2, at about
+    # 0.73 and 0.27). 2000 fits against the closed form, chi-square at level
+    # 1e-4; the search run at half its epsilon (under zCDP: a pure-DP step's
+    # sqrt(2 rho) instead of the bounded range's sqrt(8 rho)) moves a
+    # probability by 0.06 or more, 7 standard errors or more, which the test
+    # must reject (p < 1e-6).
+    X = np.r_[np.ones(30), np.full(100, 0.45), np.full(870, 0.1)][:, np.newaxis]
+    scores, epsilon = _one_dimensional_threshold_law(X, params, budget)
+    rng = np.random.default_rng(global_random_seed)
+    fits = [
+        AdaptiveCovariance(
+            data_norm=1.0, assume_centered=True, random_state=rng, **params
+        ).fit(X)
+        for _ in range(2000)
+    ]
+    k = np.rint(-np.log2([est.clip_threshold_ for est in fits])).astype(int)
+    observed = np.bincount(k, minlength=scores.size)
+    assert observed.size == scores.size
+    law = exponential_probabilities(scores, epsilon=epsilon)
+    assert stats.chisquare(observed, law * k.size).pvalue > 1e-4
+    halved = exponential_probabilities(scores, epsilon=epsilon / 2) * k.size
+    assert stats.chisquare(observed, halved).pvalue < 1e-6
+
+
+def test_threshold_choice_neighbours_closed_form():
+    # Neighbours: one row of norm 1 replaced by a row of norm 0. Every
+    # threshold's probability moves by a factor of at most e^epsilon of the
+    # search (closed form of the law above), and by a good part of it here.
+    X = np.r_[np.ones(30), np.full(100, 0.45), np.full(870, 0.1)][:, np.newaxis]
+    Y = X.copy()
+    Y[0] = 0.0
+    budget = ZCDP(0.01)
+    laws = []
+    for data in (X, Y):
+        scores, epsilon = _one_dimensional_threshold_law(data, {}, budget)
+        laws.append(exponential_probabilities(scores, epsilon=epsilon))
+    ratio = np.abs(np.log(laws[0] / laws[1]))
+    assert ratio.max() <= epsilon + 1e-12
+    assert ratio.max() >= 0.25 * epsilon
 
 
 @pytest.mark.parametrize("pure", [False, True])
@@ -275,17 +371,12 @@ def test_tracks_the_better_mechanism_without_clipping(global_random_seed):
 def test_skewed_norms_clip_and_beat_separate(global_random_seed):
     # 3 rows of norm 1 among 2e4 of norm 1/32 (d = 100, rho = 1): clipping the
     # long rows costs a bias of about 3 rows while the predicted noise at
-    # tau = 1 is tens of rows, comparable to the search's noise (Laplace scale
-    # 13 rows at 3/64 of the budget) and margin (half of it). Measured with
-    # those shares and margin: over 200 fits (two datasets) it clipped at
-    # tau <= 1/2 in 44%, with a mean error 0.26 times SeparateCov's there and
-    # 1.04 times elsewhere (0.70 overall; s.e. of a 60-fit mean about 0.05).
-    # With 60 fits, P(fewer than 5 clipped) < 1e-9 under Binomial(60, 0.44)
-    # (and < 2e-3 even at a 23% rate); the clipped fits' 0.26 is far below
-    # 0.5, and the overall 0.70 is 6 s.e. below 1.
-    # (The Zipf settings of Dong, Liang and Yi at rho = 0.1 are noisier: the
-    # sparse-vector noise, scale 41 rows, swamps bias counts of a few rows, so
-    # the search there clips only where the noise saved is many rows.)
+    # tau = 1 is tens of rows. Measured with the exponential-mechanism search
+    # (3/64 of the budget): over 200 fits (two datasets) it clipped at
+    # tau <= 1/2 in 99%, with a mean error 0.20 times SeparateCov's there
+    # (0.21 overall; s.e. of a 60-fit mean about 0.02). With 60 fits,
+    # P(fewer than 5 clipped) < 1e-9 even at a 44% rate (Binomial(60, 0.44));
+    # 0.21 is far below the bounds 0.5 (clipped fits) and 1 (all fits).
     rng = np.random.default_rng(global_random_seed)
     X = rng.normal(size=(20_000, 100))
     X /= 32 * np.linalg.norm(X, axis=1, keepdims=True)
@@ -309,15 +400,14 @@ def test_skewed_norms_clip_and_beat_separate(global_random_seed):
 def test_final_release_is_calibrated_to_the_clipping_threshold(global_random_seed):
     # After the search, GaussCov runs on the rows clipped at tau* with noise
     # s.d. tau*^2 / (n sqrt(15 rho / 16)) per entry (15/16 of the budget). At
-    # d = 5 the search always picks GaussCov here; it clipped in 19% of 900
-    # fits, measured with the shares and margin of STEP_SHARES and
-    # SEARCH_MARGIN (at d = 5 the predicted noise, 5 rows, is below the
-    # search's noise scale of 13 rows: the search's own noise decides), so 300
-    # fits give about 56 clipped ones, and fewer than 15 with probability 6e-4
-    # even at a 10% rate (Binomial(300, 0.1)). The pooled standardised
+    # d = 5 the search always picks GaussCov here; measured with the shares
+    # of STEP_SHARES, it clipped (tau* = 1/2 or 1/4) in 83% of 900 fits
+    # (three datasets) and left tau* = 1 in 17%, so 300 fits give about 51
+    # unclipped ones; fewer than 15 has probability 6e-11 at that rate (6e-4
+    # even at a 10% rate, Binomial(300, 0.1)). The pooled standardised
     # residual has s.d. 1 (5 s.e. of a sample s.d. of N values is
-    # 5 / sqrt(2N)); calibrating to R instead of tau* would inflate the clipped
-    # fits' residuals 4x or more.
+    # 5 / sqrt(2N)); calibrating to R instead of tau* would inflate the
+    # clipped fits' residuals 4x or more.
     rng = np.random.default_rng(global_random_seed)
     n, rho = 20_000, 1.0
     X = rng.normal(size=(n, 5))

@@ -192,7 +192,11 @@ def test_fixed_floor(Estimator):
             random_state=0,
         ).fit(X)
         w = np.linalg.eigvalsh(est.covariance_)
-        assert w.min() >= 0.01 - 1e-12
+        # The floor is capped at the largest eigenvalue the release can have,
+        # the squared row bound its mechanism ran at (for AdaptiveCovariance,
+        # the clipping threshold it picked, here often far below 1).
+        bound = min(getattr(est, "clip_threshold_", 1.0), 1.0) ** 2
+        assert w.min() >= min(0.01, bound) - 1e-12
         if projection == "feasible":
             assert w.sum() <= 1.0 + 1e-12  # 8 * 0.01 fits within the trace bound
 
