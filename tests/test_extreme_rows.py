@@ -132,8 +132,13 @@ CASES = {
         ),
         _gaussian_rows(300, D),
     ),
+    # A budget and bounds for which the covariance is fitted privately (with
+    # the defaults, 300 rows would release the public prior min_variance * I
+    # and never read them for the covariance).
     "MultivariateGaussian (coinpress)": (
-        lambda: MultivariateGaussian(random_state=0),
+        lambda: MultivariateGaussian(
+            epsilon=100.0, min_variance=0.1, max_variance=10.0, random_state=0
+        ),
         _gaussian_rows(300, D),
     ),
     "MultivariateGaussian (klsu)": (

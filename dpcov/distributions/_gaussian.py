@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..accounting import ZCDP, BudgetAccountant, split_budget
 from ..base import PrivateEstimatorMixin, warn_if_noise_dominated
+from ..exceptions import NoiseDominatedWarning
 from ..mechanisms import _noise
 from ..mechanisms._projection import project_l2_ball, project_psd_bounded
 from ..mechanisms._tails import gaussian_norm_tail
@@ -28,6 +29,7 @@ from ..utils._sklearn_compat import (
     _fit_context,
     check_params_always,
 )
+from ..utils._warnings import warn
 from ..utils.validation import check_n_draws
 from ._coinpress import (
     best_covariance_plan,
@@ -155,7 +157,15 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
     precision_ : ndarray of shape (n_features, n_features)
         Inverse of ``covariance_``.
     n_iterations_ : dict of str to int
-        Steps (or rounds) run by each part of the fit (public).
+        Steps (or rounds) run by each part of the fit (public); 0 for a part
+        released from its public prior.
+    prior_parts_ : tuple of str
+        The parts released from their public prior instead of the data:
+        "covariance" (``min_variance * I``), "mean" (the zero vector, the
+        centre of the ``mean_bound`` ball), both, or none (empty). With
+        "coinpress" a part is taken from its prior where its plan predicts a
+        larger error than the prior's; the choice reads public values only,
+        before the data are read (see Notes). Always empty with "klsu".
     mean_frame_ : {{"public", "whitened"}}
         The frame the mean was estimated in: "public" (the rows scaled by
         the public bounds) or "whitened" (by the released covariance). With
@@ -174,6 +184,9 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         from the release and public values only. Below 1 the fit is mostly
         noise (its mean too, being whitened by the released covariance), and
         ``fit`` warns with :class:`~dpcov.exceptions.NoiseDominatedWarning`.
+        ``inf`` (and ``noise_level_`` 0) when the covariance is the public
+        prior, which carries no noise; ``fit`` then warns that the prior was
+        released.
     {privacy_attributes_zcdp}
     n_features_in_ : int
         Number of features seen during ``fit``.
@@ -195,16 +208,33 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
     pairing: each row enters one pair, so replacing a row replaces one pair.
 
     **method="coinpress"**. The covariance gets a share ``1 - q`` of rho and
-    the mean ``q``, with ``q`` among 1/16, 1/8, 1/4, 1/2, 3/4 and 15/16: the
-    one whose planned errors give the smallest ``min(||E||_F, 1)**2 / 4 +
-    min(||v||, 1)**2 / 2`` (the KL divergence for small covariance and mean
-    errors ``E`` and ``v`` in the Mahalanobis metric, each capped at 1, where
-    the total variation distance saturates). The covariance's planned error
-    is at most ``sqrt(d) (K - 1)``, which the final clipping of its
-    eigenvalues to ``[min_variance, max_variance]`` guarantees whatever the
-    budget: with tight bounds the mean gets most of it. The plans read
+    the mean ``q``. **Never worse than the public prior**: each part has a
+    public prior that needs no data, ``min_variance * I`` for the covariance
+    (its Mahalanobis-Frobenius error ``||Sigma^(-1/2) C Sigma^(-1/2) -
+    I||_F`` is at most ``sqrt(d) (1 - 1/K)`` for any ``Sigma`` within the
+    bounds) and the zero vector for the mean (Mahalanobis error at most
+    ``mean_bound / sqrt(min_variance)``). A part is fitted privately only
+    where its plan predicts a smaller error than its prior's bound; the
+    covariance's prediction is the plan's simulated error on public
+    synthetic data at ``Sigma = min_variance I``, where the noise is largest
+    against the signal, and the mean's is its planned radius scaled to an
+    expected error. The candidates are ``q`` among 1/16, 1/8, 1/4, 1/2, 3/4
+    and 15/16 with both parts private (where both predictions beat the
+    priors), ``q = 1`` with the prior covariance (and the prior mean too
+    where even the whole budget leaves the mean worse than its prior), and
+    ``q = 0`` with the prior mean; the fit takes the one of smallest
+    ``||E||_F**2 / 4 + ||v||**2 / 2`` (the KL divergence for small
+    covariance and mean errors ``E`` and ``v`` in the Mahalanobis metric),
+    each error being the predicted one, at most its prior's bound. A part
+    from its prior gives its budget to the other part; the budget is charged
+    in full whatever the choice (the guarantee is the one declared;
+    ``budget_split_`` records what each part got, and a budget spent on
+    neither part as "not spent (public prior)"), and ``prior_parts_`` names
+    the parts from the prior. The plans and this choice read
     ``n_samples``, ``n_features``, the budget, ``beta`` and the public bounds
-    only, so the split is public.
+    only, before the data are read: releasing a prior is releasing a
+    constant, so privacy is unchanged. At ``epsilon = inf`` (no noise) both
+    parts are fitted.
     Covariance step ``i`` whitens the pairs by the current ``A`` (``w = A
     z``), clips them to ``c_i``, and releases ``PSD(W.T W / m + Y)`` with
     symmetric Gaussian noise ``Y`` of scale ``c_i**2 / (m sqrt(rho_i))``: the
@@ -401,6 +431,7 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         self.mean_ = scale * project_l2_ball(mean, radius)
         self.n_iterations_ = steps
         self.mean_frame_ = plan[2] if self.method == "coinpress" else "whitened"
+        self.prior_parts_ = plan[3] if self.method == "coinpress" else ()
         # Signal to noise, from the release and public values only: the final
         # step adds symmetric noise of public scale `sigma` in the frame of its
         # whitening A (itself a function of earlier releases); its largest
@@ -421,6 +452,18 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = self._privacy_spent(
             budget
         )
+        if self.prior_parts_:
+            # Public values only: the choice was made before the data were read.
+            parts = " and ".join(self.prior_parts_)
+            warn(
+                f"{type(self).__name__}: with this budget and number of rows a "
+                f"private {parts} would be dominated by noise (its planned error "
+                "exceeds that of the public prior: min_variance * I for the "
+                "covariance, the zero vector for the mean), so the prior was "
+                "released instead (prior_parts_). Use a larger budget or more "
+                "rows, or give public bounds closer to the data.",
+                NoiseDominatedWarning,
+            )
         warn_if_noise_dominated(
             self,
             signal_to_noise,
@@ -432,21 +475,37 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         return self
 
     def _plan_coinpress(self, n_samples, n_features, budget, condition, radius):
-        # Everything here reads n, d and the parameters only.
+        # Everything here reads n, d and the parameters only: the split, the
+        # plans and the choice of the parts released from the public prior
+        # are public, fixed before the data are read.
         rho = budget.rho
         m = n_samples // 2
-        reference = self._covariance_plan(
-            m, n_features, REFERENCE_COVARIANCE_SHARE * rho, condition
+        if math.isinf(rho):
+            # No noise: the fit is the non-private one (every part private).
+            shares = split_budget(budget, {"cov": 0.75, "mean": 0.25})
+            cov_plan = self._covariance_plan(m, n_features, rho, condition)
+            frame = self._mean_error(
+                n_samples, n_features, rho, condition, radius, cov_plan
+            )[1]
+            return shares, cov_plan, frame, ()
+        share, prior_parts = self._mean_share(
+            n_samples, n_features, budget, condition, radius
         )
-        share = self._mean_share(
-            n_samples, n_features, rho, condition, radius, reference
-        )
+        if "covariance" in prior_parts and "mean" in prior_parts:
+            return {"not spent (public prior)": budget}, None, "public", prior_parts
+        if "covariance" in prior_parts:
+            # The prior covariance is the identity (in the scaled frame): the
+            # public frame is the whitened one.
+            return {"mean": budget}, None, "public", prior_parts
+        if "mean" in prior_parts:
+            cov_plan = self._covariance_plan(m, n_features, rho, condition)
+            return {"cov": budget}, cov_plan, "public", prior_parts
         shares = split_budget(budget, {"cov": 1.0 - share, "mean": share})
         cov_plan = self._covariance_plan(m, n_features, shares["cov"].rho, condition)
         frame = self._mean_error(
             n_samples, n_features, shares["mean"].rho, condition, radius, cov_plan
         )[1]
-        return shares, cov_plan, frame
+        return shares, cov_plan, frame, prior_parts
 
     def _covariance_plan(self, m, n_features, rho_cov, condition):
         # CoinPress's covariance plan on m pairs at the budget rho_cov.
@@ -465,8 +524,8 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         # Euclidean error is at most the Mahalanobis one) or the frame
         # whitened by the released covariance (A S A.T <= upper I, and
         # ||A||**2 <= upper as S >= I; the Euclidean error there is at
-        # most sqrt(lower) times the Mahalanobis one).
-        upper, lower = cov_plan.upper[-1], cov_plan.lower[-1]
+        # most sqrt(lower) times the Mahalanobis one). Without a covariance
+        # plan (the covariance is the public prior) only the public frame.
         public = best_mean_plan(
             n_samples,
             n_features,
@@ -476,6 +535,9 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
             beta=self.beta,
             n_steps=self.n_iterations,
         ).predicted_error
+        if cov_plan is None:
+            return public, "public"
+        upper, lower = cov_plan.upper[-1], cov_plan.lower[-1]
         if not (math.isfinite(upper) and lower > 0):
             return public, "public"
         whitened = best_mean_plan(
@@ -489,78 +551,137 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         ).predicted_error / math.sqrt(lower)
         return (whitened, "whitened") if whitened < public else (public, "public")
 
-    def _mean_share(self, n_samples, n_features, rho, condition, radius, reference):
-        # The mean's share of the budget, among MEAN_SHARES: the one whose
-        # predicted errors give the smallest KL divergence (see objective).
+    def _mean_share(self, n_samples, n_features, budget, condition, radius):
+        # The mean's share of the budget and the parts released from the
+        # public prior: the candidate of smallest objective (see below) among
+        # the shares MEAN_SHARES with both parts private, all of the budget
+        # to the mean with the prior covariance, and all of it to the
+        # covariance with the prior mean. A part is private only where its
+        # plan predicts a smaller error than its prior's bound.
+        #
+        # Why this is private: every value read here (n, d, rho, beta, the
+        # bounds, and the plans' predictions, which simulate public synthetic
+        # data from a fixed public seed) is public, so the choice is a
+        # function of public values; releasing a prior is releasing a
+        # constant, and moving a part's budget to the other part keeps the
+        # total at rho (the steps compose to it). The guarantee is the one
+        # declared, whichever candidate wins.
+        rho = budget.rho
         m = n_samples // 2
-        # The covariance's predicted error at another share: its non-private
-        # floor sqrt(d (d + 1) / m) plus a noise part that scales as
-        # 1 / sqrt(rho) (the noise scales of every step do).
-        floor = math.sqrt(n_features * (n_features + 1) / m)
-        noise_part = max(reference.predicted_error - floor, 0.0)
-        # The release's eigenvalues are clipped to [1, K], where S lies too:
-        # the Mahalanobis error is then at most sqrt(d) (K - 1), whatever
-        # the budget (with tight public bounds the covariance needs little).
-        cap = math.sqrt(n_features) * (condition - 1.0)
+        # The priors' errors, for any S with I <= S <= K I (scaled frame):
+        # the identity's Mahalanobis-Frobenius error ||S^(-1) - I||_F has d
+        # eigenvalues in [1/K - 1, 0], hence at most sqrt(d) (1 - 1/K); the
+        # centre of the ball, 0, has ||S^(-1/2) mu|| <= ||mu|| <= radius.
+        cov_prior = math.sqrt(n_features) * (1.0 - 1.0 / condition)
+        mean_prior = radius
         # The mean's plan predicts a radius that holds with probability
         # 1 - beta, tau sqrt(v) for a per-coordinate variance v; the expected
-        # error is about sqrt(d v).
+        # error is about sqrt(d v), comparable with the covariance plan's
+        # predicted_error (a simulated mean error).
         typical = math.sqrt(n_features) / gaussian_norm_tail(n_features, self.beta)
 
-        def objective(share):
-            # KL(N(mu, S) || N(mu_hat, S_hat)) ~ ||E||_F**2 / 4 + ||v||**2 / 2
-            # for small Mahalanobis errors E (covariance) and v (mean). Each
-            # error counts up to 1, where the total variation distance it
-            # causes saturates (Devroye, Mehrabian and Reddad 2018): budget
-            # spent on a part that stays beyond 1 buys nothing. Ties (both
-            # beyond 1) go to the better mean: it is always the part nearer
-            # to useful (its noise is on d entries, the covariance's on d**2).
-            cov = floor + noise_part * math.sqrt(
-                REFERENCE_COVARIANCE_SHARE / (1.0 - share)
-            )
-            cov = min(cov, cap)
-            mean_error = self._mean_error(
-                n_samples, n_features, share * rho, condition, radius, reference
-            )[0]
-            mean = typical * mean_error
-            return (min(cov, 1.0) ** 2 / 4.0 + min(mean, 1.0) ** 2 / 2.0, mean)
+        def covariance_error(rho_cov):
+            # The plan's simulated Mahalanobis-Frobenius error at S = I,
+            # where the noise is largest against the signal (the noise is
+            # calibrated to the public upper bound K); a check on log-spaced
+            # and two-point spectra between 1 and K gave no larger errors.
+            plan = self._covariance_plan(m, n_features, rho_cov, condition)
+            return plan.predicted_error, plan
 
-        return min(MEAN_SHARES, key=objective)
+        def mean_error(rho_mean, cov_plan):
+            return (
+                typical
+                * self._mean_error(
+                    n_samples, n_features, rho_mean, condition, radius, cov_plan
+                )[0]
+            )
+
+        def objective(cov, mean):
+            # KL(N(mu, S) || N(mu_hat, S_hat)) ~ ||E||_F**2 / 4 + ||v||**2 / 2
+            # for Mahalanobis errors E (covariance) and v (mean); each error
+            # counts up to its prior's bound, the largest error the fit can
+            # make under this rule. Ties go to the better mean.
+            return (cov**2 / 4.0 + mean**2 / 2.0, mean)
+
+        candidates = []
+        for share in MEAN_SHARES:
+            shares = split_budget(budget, {"cov": 1.0 - share, "mean": share})
+            cov, plan = covariance_error(shares["cov"].rho)
+            mean = mean_error(shares["mean"].rho, plan)
+            # A part predicted worse than its prior is not released at this
+            # share: that candidate is one of the two below.
+            if cov < cov_prior and mean < mean_prior:
+                candidates.append((objective(cov, mean), share, ()))
+        # The prior covariance, the whole budget to the mean (or nothing
+        # spent, if even then the mean is predicted worse than its prior).
+        mean = mean_error(rho, None)
+        if mean < mean_prior:
+            candidates.append((objective(cov_prior, mean), 1.0, ("covariance",)))
+        else:
+            parts = ("covariance", "mean")
+            candidates.append((objective(cov_prior, mean_prior), 1.0, parts))
+        # The prior mean, the whole budget to the covariance; its plan is
+        # only computed where the candidate could win (the prior mean's
+        # term alone must not exceed the best objective so far).
+        best = min(candidates)[0][0]
+        if mean_prior**2 / 2.0 < best:
+            cov = covariance_error(rho)[0]
+            if cov < cov_prior:
+                candidates.append((objective(cov, mean_prior), 0.0, ("mean",)))
+        _, share, parts = min(candidates, key=lambda c: c[0])
+        return share, parts
 
     def _fit_coinpress(self, X, plan, condition, radius, rng):
         n_samples, n_features = X.shape
-        shares, cov_plan, frame = plan
-        pairs = _pairs(X, rng)
-        covariance, whitening, last = coinpress_covariance(
-            pairs, cov_plan, rng, return_frame=True
-        )
-        if frame == "whitened":
-            upper = cov_plan.upper[-1]
-            # ||A mu|| <= ||A|| ||mu||: the prior radius in the whitened frame
-            # (A is released, so this is public).
-            prior = np.linalg.norm(whitening, 2) * radius
-        else:
-            whitening, upper, prior = np.eye(n_features), condition, radius
-        mean_plan = best_mean_plan(
-            n_samples,
-            n_features,
-            shares["mean"].rho,
-            prior,
-            upper,
-            beta=self.beta,
-            n_steps=self.n_iterations,
-        )
-        whitened_mean = coinpress_mean(
-            X, mean_plan, rng, transform=whitening if frame == "whitened" else None
-        )
-        mean = linalg.solve(whitening, whitened_mean)
+        shares, cov_plan, frame, prior_parts = plan
         split = {}
-        for i, rho_step in enumerate(cov_plan.rhos, start=1):
-            split[f"covariance step {i}"] = ZCDP(rho_step)
-        for i, rho_step in enumerate(mean_plan.rhos, start=1):
-            split[f"mean step {i}"] = ZCDP(rho_step)
-        steps = {"covariance": cov_plan.n_steps, "mean": mean_plan.n_steps}
-        return covariance, mean, split, steps, (cov_plan.noise_scales[-1], last)
+        if "covariance" in prior_parts:
+            # The public prior, min_variance * I: no noise, no data read.
+            covariance, whitening = np.eye(n_features), np.eye(n_features)
+            noise = (0.0, np.eye(n_features))
+            steps = {"covariance": 0}
+        else:
+            pairs = _pairs(X, rng)
+            covariance, whitening, last = coinpress_covariance(
+                pairs, cov_plan, rng, return_frame=True
+            )
+            for i, rho_step in enumerate(cov_plan.rhos, start=1):
+                split[f"covariance step {i}"] = ZCDP(rho_step)
+            noise = (cov_plan.noise_scales[-1], last)
+            steps = {"covariance": cov_plan.n_steps}
+        if "mean" in prior_parts:
+            # The centre of the public ball.
+            mean = np.zeros(n_features)
+            steps["mean"] = 0
+        else:
+            if frame == "whitened":
+                upper = cov_plan.upper[-1]
+                # ||A mu|| <= ||A|| ||mu||: the prior radius in the whitened
+                # frame (A is released, so this is public).
+                prior = np.linalg.norm(whitening, 2) * radius
+            else:
+                whitening, upper, prior = np.eye(n_features), condition, radius
+            mean_plan = best_mean_plan(
+                n_samples,
+                n_features,
+                shares["mean"].rho,
+                prior,
+                upper,
+                beta=self.beta,
+                n_steps=self.n_iterations,
+            )
+            whitened_mean = coinpress_mean(
+                X, mean_plan, rng, transform=whitening if frame == "whitened" else None
+            )
+            mean = linalg.solve(whitening, whitened_mean)
+            for i, rho_step in enumerate(mean_plan.rhos, start=1):
+                split[f"mean step {i}"] = ZCDP(rho_step)
+            steps["mean"] = mean_plan.n_steps
+        if not split:
+            # Both parts from the public prior: the budget is charged as
+            # declared and recorded as not spent on the rows.
+            split = dict(shares)
+        return covariance, mean, split, steps, noise
 
     def _plan_klsu(self, n_samples, n_features, budget, condition, radius):
         if n_samples < 6:
