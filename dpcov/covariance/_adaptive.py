@@ -275,8 +275,10 @@ class AdaptiveCovariance(BasePrivateCovariance):
         The private trace bound is an upper bound with probability
         ``1 - beta/8``. It affects accuracy only, not privacy.
     n_thresholds : int, default=80
-        Number ``K`` of clipping thresholds ``R 2**-k`` scanned (as in the
-        reference code). Privacy does not depend on it.
+        Number ``K`` of clipping thresholds ``R 2**-k`` on the grid (as in the
+        reference code); those past the first whose predicted noise is below
+        one row are not candidates (:func:`threshold_scores`). Privacy does
+        not depend on it.
     separate_constant : float, default=None
         Constant ``c`` in front of SeparateCov's predicted eigenvector error
         ``c sqrt(tr ||E||)`` (:func:`predicted_errors`). ``None`` uses 0.5;
