@@ -43,7 +43,7 @@ SWEEPS = {
 FIG2 = {"d": [10, 20, 50, 100, 200, 400], "n": [1_000, 4_000, 16_000]}
 # Strongly skewed norms in low dimension (N = 8, d = 10), where clipping and
 # the choice of mechanism both matter; AdaptiveCov is also run with the
-# reference code's GaussCov term linear in tau inside the threshold queries.
+# reference code's GaussCov term linear in tau inside the threshold scores.
 SKEWED = dict(N=8, d=10, n=[5_000, 20_000], rho=[0.1, 1.0])
 METHODS = ["GaussCov", "SeparateCov", "AdaptiveCov", "Zero"]
 LINEAR = "AdaptiveCov (tau-linear)"
@@ -51,10 +51,10 @@ LINEAR = "AdaptiveCov (tau-linear)"
 
 @contextmanager
 def _tau_linear_search():
-    """AdaptiveCov whose threshold queries charge GaussCov ``tau R``, not ``tau**2``.
+    """AdaptiveCov whose threshold scores charge GaussCov ``tau R``, not ``tau**2``.
 
     The reference code's form of the GaussCov term, for comparison only: the
-    array call of ``predicted_errors`` is the threshold search, the scalar
+    array call of ``predicted_errors`` is the threshold choice, the scalar
     call the choice of mechanism at ``tau*`` (left as is). Privacy is
     unaffected (the term is public).
     """
