@@ -105,16 +105,18 @@ def test_components_are_post_processing_of_the_covariance():
     assert pca.data_norm_ == 20.0
 
 
-def test_default_covariance_depends_on_the_privacy_model():
-    # The benchmark's pick: AdaptiveCov under zCDP, GaussCov under pure DP.
+def test_default_covariance_is_adaptive_under_both_privacy_models():
+    # The benchmark's pick: AdaptiveCov under zCDP, AdaptiveLapCov under pure
+    # DP (its budget then is pure: the fit is pure epsilon-DP).
     X = _data()
     zcdp = PCA(2, data_norm=20.0, random_state=0).fit(X)
-    assert isinstance(zcdp.covariance_estimator_, AdaptiveCovariance)
+    assert type(zcdp.covariance_estimator_) is AdaptiveCovariance
     rho = PCA(2, rho=0.1, delta=0.0, data_norm=20.0, random_state=0).fit(X)
-    assert isinstance(rho.covariance_estimator_, AdaptiveCovariance)
+    assert type(rho.covariance_estimator_) is AdaptiveCovariance
     pure = PCA(2, delta=0.0, data_norm=20.0, random_state=0).fit(X)
-    assert type(pure.covariance_estimator_) is GaussianCovariance
+    assert type(pure.covariance_estimator_) is AdaptiveCovariance
     assert pure.covariance_estimator_.eigenvalue_floor == "auto"
+    assert isinstance(pure.guarantee_, PureDP)
 
 
 def test_top_k_spends_on_k_directions():
@@ -472,7 +474,8 @@ def test_one_sample_as_sklearn(n_features, n_components, container):
 
 SPARSE_COVARIANCES = {
     "AdaptiveCovariance (default)": dict(),
-    "GaussianCovariance (pure default)": dict(delta=0.0),
+    "AdaptiveCovariance (pure default)": dict(delta=0.0),
+    "GaussianCovariance (pure)": dict(covariance=GaussianCovariance(), delta=0.0),
     "top_k": dict(covariance="top_k", delta=0.0),
     "private radius": dict(data_norm=None, epsilon=4.0),
 }
