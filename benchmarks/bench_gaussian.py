@@ -148,9 +148,11 @@ log10 K, d)) Q^T`` with ``Q`` a uniformly random rotation, in the cells
 the repetitions (20 by default) of the learner's covariance error, of the
 prior's (``min_variance I``, whose error needs no data) and of the learner's
 mean error, all in the Mahalanobis metric, the largest per-fit ratio of the
-covariance errors, and the parts released from the prior (``prior_parts_``).
-The columns "before" are the same measurement at commit 5a896c5, before the
-learner could release its priors (constants in ``PRIOR_BEFORE``).
+covariance errors, the parts released from the prior (``prior_parts_``) and
+the rows the covariance was learnt from (``covariance_rows_``: pair
+differences or all rows centred at a coarse private mean). The columns
+"before" are the same measurement at commit 5a896c5, before the learner could
+release its priors (constants in ``PRIOR_BEFORE``).
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/bench_gaussian.py --prior
 
@@ -1271,7 +1273,10 @@ _REF_LEARNER_NOTE = [
     "the public prior ``min_variance I`` is predicted better than any private "
     "covariance, so ours releases it and gives the mean the whole budget "
     "(the covariance's steps then read 0 and its early share -); so it does "
-    "at ``max_variance = 100`` except at ``d = 10``, ``n = 8000``. The rows' "
+    "at ``max_variance = 100`` except at ``d = 10``, ``n = 8000``, where ours "
+    "learns the covariance from all rows centred at a coarse private mean "
+    '(``covariance_rows_`` "centred"; the steps and early shares shown are '
+    "the covariance's and the final mean's). The rows' "
     "covariance is ``I = min_variance I``, so the released prior is exact "
     "there: its error 0 flatters ours (the prior mode's table measures the "
     "rule on covariances away from the bound).",
@@ -1393,6 +1398,7 @@ def _prior_run(cell, repeat):
         "prior_error": float(np.linalg.norm(root @ root - eye)),
         "mean_error": float(np.linalg.norm(root @ est.mean_)),
         "prior_parts": list(getattr(est, "prior_parts_", ())),
+        "covariance_rows": getattr(est, "covariance_rows_", "pairs"),
         "seconds": seconds,
     }
 
@@ -1404,6 +1410,7 @@ def _prior_rst(results):
         "K",
         "rho",
         "prior parts",
+        "covariance rows",
         "covariance error",
         "before",
         "prior's error",
@@ -1420,6 +1427,7 @@ def _prior_rst(results):
         ratio = max(r["cov_error"] / r["prior_error"] for r in runs)
         mean = np.mean([r["mean_error"] for r in runs])
         parts = sorted({" and ".join(r["prior_parts"]) or "none" for r in runs})
+        layouts = sorted({r.get("covariance_rows", "pairs") for r in runs})
         before = PRIOR_BEFORE.get((d, n, condition, rho), (None, None))
         rows.append(
             [
@@ -1428,6 +1436,7 @@ def _prior_rst(results):
                 f"{condition:g}",
                 rho,
                 ", ".join(parts),
+                ", ".join(layouts),
                 _fmt(cov),
                 "" if before[0] is None else _fmt(before[0]),
                 _fmt(prior),

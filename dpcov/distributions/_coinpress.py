@@ -617,20 +617,38 @@ def coinpress_covariance(Z, plan, rng, *, return_frame=False):
         Only with ``return_frame=True``: the last step's ``A``; the last
         noise enters the estimate as ``A^(-1) Y A^(-T)``.
     """
+
+    def schedule(step, A):
+        # The plan's public radius, noise scale and ridge.
+        return (
+            plan.clip_radii[step],
+            plan.noise_scales[step],
+            plan.sensitivities[step],
+            plan.ridges[step],
+        )
+
+    covariance, A, frame, _ = _covariance_steps(Z, plan.n_steps, schedule, rng)
+    if return_frame:
+        return covariance, A, frame
+    return covariance, A
+
+
+def _covariance_steps(Z, n_steps, schedule, rng):
+    # The CoinPress covariance iteration; schedule(step, A) gives the step's
+    # clip radius, noise scale, sensitivity and ridge from public values and
+    # the current A (itself a function of earlier releases).
     n_features = Z.shape[1]
     A = np.eye(n_features)
-    for step in range(plan.n_steps):
-        moment = clipped_second_moment(Z, plan.clip_radii[step], A)
-        noisy = _noise.add_symmetric(
-            rng,
-            moment,
-            plan.noise_scales[step],
-            sensitivity=plan.sensitivities[step],
-        )
+    scales = []
+    for step in range(n_steps):
+        radius, scale, sensitivity, ridge = schedule(step, A)
+        scales.append(scale)
+        moment = clipped_second_moment(Z, radius, A)
+        noisy = _noise.add_symmetric(rng, moment, scale, sensitivity=sensitivity)
         # True projection onto the PSD cone (eigenvalues clipped at zero), not
         # the matrix absolute value of the reference code.
         released = project_psd(noisy)
-        if step == plan.n_steps - 1:
+        if step == n_steps - 1:
             frame = A
             A_inv = linalg.inv(A)
             covariance = A_inv @ released @ A_inv.T
@@ -638,10 +656,110 @@ def coinpress_covariance(Z, plan, rng, *, return_frame=False):
         # Column convention w = A x: the new whitening acts after the old one,
         # A <- B A (the reference code's A <- B A with rows x A is the
         # multiplication-order bug).
-        A = inverse_sqrt(released + plan.ridges[step] * np.eye(n_features)) @ A
-    if return_frame:
-        return covariance, A, frame
-    return covariance, A
+        A = inverse_sqrt(released + ridge * np.eye(n_features)) @ A
+    return covariance, A, frame, tuple(scales)
+
+
+def centred_clip_radius(radius, target, offset, beta):
+    """Clip radius of a CoinPress covariance step on rows centred at an estimate.
+
+    A row ``y = x - mu1`` whitened by ``A`` is ``A (x - mu) + o`` with the
+    offset ``o = A (mu - mu1)``. Where ``||A (x - mu)|| <= c`` (the plan's
+    radius), its projection on the direction of ``o`` is at most ``s
+    sqrt(target)`` (``A S A.T <= target I``; ``s = sqrt(2 ln(2 / beta))``, a
+    Gaussian tail) and ``||o|| <= offset``, hence ``||A y||**2 <= c**2 + 2 s
+    sqrt(target) offset + offset**2``.
+
+    Parameters
+    ----------
+    radius : float
+        The plan's radius ``c`` for rows centred at the true mean.
+    target : float
+        Bound on the largest eigenvalue of ``A S A.T``.
+    offset : float
+        Bound on ``||A (mu - mu1)||``.
+    beta : float
+        Failure probability of the one-dimensional tail.
+
+    Returns
+    -------
+    radius : float
+        The widened radius ``c'``.
+    """
+    s = math.sqrt(2.0 * math.log(2.0 / beta))
+    return math.sqrt(
+        radius * radius + 2.0 * s * math.sqrt(target) * offset + offset * offset
+    )
+
+
+def coinpress_centred_covariance(Y, plan, rng, *, mean_noise, condition, beta):
+    """Run a CoinPress covariance plan on rows centred at a released mean.
+
+    The rows are ``y = x - mu1`` for a private estimate ``mu1`` of the mean
+    released with Gaussian noise of scale ``mean_noise`` on each coordinate.
+    Step ``i`` follows ``plan`` but widens its radius for the offset ``A (mu
+    - mu1)`` (see :func:`centred_clip_radius`), with the bound ``offset =
+    (tau / sqrt(d)) sqrt(d t / n + mean_noise**2 ||A||_F**2)`` (``t = K`` at
+    the first step and 1 after, ``tau`` the Gaussian norm tail at ``beta``):
+    the sampling error of ``mu1`` is ``N(0, S / n)`` and its noise ``N(0,
+    mean_noise**2 I)``. The noise scale and ridge are recomputed from the
+    widened radius ``c'`` as in :func:`covariance_plan`.
+
+    Satisfies ``sum(plan.rhos)``-zCDP with respect to replacing one row of
+    ``Y``, whatever the rows: ``c'`` depends only on public values and on
+    ``A`` (earlier releases), and the clipped second moment has Frobenius
+    sensitivity ``sqrt(2) c'**2 / n``.
+
+    Parameters
+    ----------
+    Y : ndarray of shape (n, d)
+        Rows centred at the released mean.
+    plan : CovariancePlan
+        From :func:`covariance_plan` on ``n`` rows (public).
+    rng : numpy.random.Generator
+        Source of the noise.
+    mean_noise : float
+        Public noise scale of the released mean.
+    condition : float
+        Public bound ``K`` with ``I <= S <= K I``.
+    beta : float
+        Failure probability of each bound.
+
+    Returns
+    -------
+    covariance : ndarray of shape (d, d)
+        The estimate ``A^(-1) Z_t A^(-T)`` (PSD); it estimates ``S + (mu -
+        mu1)(mu - mu1).T``.
+    preconditioner : ndarray of shape (d, d)
+        The whitening ``(Z_t + eta_t I)^(-1/2) A`` (post-processing).
+    frame : ndarray of shape (d, d)
+        The last step's ``A``.
+    noise_scales : tuple of float
+        The noise scale of each step.
+    """
+    n_samples, n_features = Y.shape
+    tau = gaussian_norm_tail(n_features, beta)
+    base = sampling_ridge(n_features, n_samples)
+
+    def schedule(step, A):
+        target = float(condition) if step == 0 else 1.0
+        offset = (tau / math.sqrt(n_features)) * math.sqrt(
+            n_features * target / n_samples
+            + mean_noise**2 * np.linalg.norm(A, "fro") ** 2
+        )
+        radius = centred_clip_radius(plan.clip_radii[step], target, offset, beta)
+        # Replacing one row of x replaces one y (mu1 is an earlier release):
+        # the Frobenius sensitivity of W.T W / n for rows clipped to c' is
+        # sqrt(2) c'**2 / n, and sigma = sqrt(2) c'**2 / (n sqrt(2 rho_i)).
+        sensitivity = math.sqrt(2.0) * radius**2 / n_samples
+        scale = gaussian_scale(sensitivity, plan.rhos[step])
+        ridge = base + scale
+        if step == plan.n_steps - 1:
+            ridge = max(ridge, wigner_norm_bound(n_features, scale, beta))
+        ridge = max(ridge, MIN_RIDGE * target)
+        return radius, scale, sensitivity, ridge
+
+    return _covariance_steps(Y, plan.n_steps, schedule, rng)
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ Biswas, Dong, Kamath and Ullman 2020)."""
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
+from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
@@ -34,6 +35,7 @@ from ..utils.validation import check_n_draws
 from ._coinpress import (
     best_covariance_plan,
     best_mean_plan,
+    coinpress_centred_covariance,
     coinpress_covariance,
     coinpress_mean,
 )
@@ -51,6 +53,24 @@ MEAN_SHARES = (1 / 16, 1 / 8, 1 / 4, 1 / 2, 3 / 4, 15 / 16)
 #: Covariance share at which the planner's prediction is computed before the
 #: mean's share is chosen (CoinPress's own split).
 REFERENCE_COVARIANCE_SHARE = 0.75
+#: Candidate shares (q1, q3) of the coarse and final mean in the centred
+#: layout of method="coinpress" (the covariance gets 1 - q1 - q3).
+CENTRED_SHARES = ((1 / 16, 1 / 16), (1 / 8, 1 / 8), (1 / 4, 1 / 8), (1 / 8, 1 / 4))
+
+
+@dataclass(frozen=True)
+class _CoinpressPlan:
+    # The public plan of a CoinPress fit, fixed before the data are read.
+    # shares: the budget of each part; cov_plan: the covariance plan (None
+    # for the prior covariance); frame: the mean's frame; prior_parts: the
+    # parts released from their prior; rows: "pairs" or "centred";
+    # coarse_plan: the coarse mean's plan of the centred layout.
+    shares: dict
+    cov_plan: object
+    frame: str
+    prior_parts: tuple
+    rows: str = "pairs"
+    coarse_plan: object = None
 
 
 #: Rows are brought within 2**LIMIT_EXPONENT in the frame scaled by
@@ -166,6 +186,12 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         "coinpress" a part is taken from its prior where its plan predicts a
         larger error than the prior's; the choice reads public values only,
         before the data are read (see Notes). Always empty with "klsu".
+    covariance_rows_ : {{"pairs", "centred"}}
+        The rows the covariance was learnt from (public): "pairs" (pair
+        differences of a public random pairing, ``n // 2`` rows) or
+        "centred" (all ``n`` rows centred at a coarse private mean). With
+        "coinpress" the planner chooses it from public values before the data
+        are read (see Notes); "klsu" always uses pairs.
     mean_frame_ : {{"public", "whitened"}}
         The frame the mean was estimated in: "public" (the rows scaled by
         the public bounds) or "whitened" (by the released covariance). With
@@ -205,7 +231,9 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
     Neighbouring datasets differ in one row (replace-one); ``n_samples`` is
     public. The mean is unknown, so the covariance is learnt from pair
     differences ``(x_2i - x_2i-1) / sqrt(2) ~ N(0, Sigma)`` of a public random
-    pairing: each row enters one pair, so replacing a row replaces one pair.
+    pairing (each row enters one pair, so replacing a row replaces one pair)
+    or, with "coinpress", possibly from all rows centred at a coarse private
+    mean (the centred layout, below; ``covariance_rows_``).
 
     **method="coinpress"**. The covariance gets a share ``1 - q`` of rho and
     the mean ``q``. **Never worse than the public prior**: each part has a
@@ -253,6 +281,34 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
     up to rho. Unlike the reference code of [2]_, the whitening acts on
     columns consistently (its order is wrong for three or more steps) and the
     PSD projection clips eigenvalues (it returns the matrix absolute value).
+
+    **The centred layout** (``covariance_rows_ == "centred"``, "coinpress"
+    only) keeps all ``n`` rows for the covariance, in three parts of shares
+    ``q1``, ``1 - q1 - q3`` and ``q3`` of rho, each a run of the CoinPress
+    iterations of [2]_. (1) A coarse mean ``mu1`` in
+    the public frame (planned radius ``r1``, final noise scale ``sigma1``).
+    (2) The covariance iteration, planned on ``n`` rows, on ``y = x - mu1``;
+    since ``A y = A (x - mu) + A (mu - mu1)``, each step widens its radius
+    to ``c' = sqrt(c**2 + 2 s sqrt(t) o + o**2)`` with ``o = (tau / sqrt(d))
+    sqrt(d t / n + sigma1**2 ||A||_F**2)``, ``t = K`` at the first step and
+    1 after, ``s = sqrt(2 ln(2 / beta))``, and recomputes the noise scale
+    ``sqrt(2) c'**2 / (n sqrt(2 rho_i))`` and the ridges from ``c'``. (3) The
+    final mean of ``x - mu1`` in the frame whitened by the released
+    covariance, from the radius ``||A|| r1``; the mean is ``mu1`` plus it,
+    mapped back. Privacy: ``mu1`` is an earlier release, so replacing one row
+    replaces one ``y``; ``c'`` is a function of public values and of ``A``
+    (earlier releases), so each covariance step's Frobenius sensitivity is
+    ``sqrt(2) c'**2 / n`` and it is ``rho_i``-zCDP given the past; the mean
+    steps keep the mean iteration's sensitivity. By adaptive composition the
+    parts are ``(q1 + (1 - q1 - q3) + q3) rho = rho``-zCDP;
+    ``budget_split_`` lists every step ("coarse mean step i", "covariance
+    step i", "mean step i"). The layout competes with the candidates above,
+    under the same objective, with ``(q1, q3)`` among (1/16, 1/16), (1/8,
+    1/8), (1/4, 1/8) and (1/8, 1/4); its predicted covariance error is the
+    plan's simulated error on ``n`` rows plus the bias ``d (1 / n +
+    sigma1**2)`` of centring at ``mu1``, its predicted mean error the
+    whitened frame's planned error, and a candidate predicted worse than a
+    prior is dropped. These are public values, read before the data.
 
     **method="klsu"** ([1]_, Sections 3-4). The rows are split by a public
     random permutation into three thirds. PPC runs ``r`` rounds of NaivePCE
@@ -430,8 +486,10 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         self.precision_ = linalg.pinvh(self.covariance_)
         self.mean_ = scale * project_l2_ball(mean, radius)
         self.n_iterations_ = steps
-        self.mean_frame_ = plan[2] if self.method == "coinpress" else "whitened"
-        self.prior_parts_ = plan[3] if self.method == "coinpress" else ()
+        coinpress = self.method == "coinpress"
+        self.mean_frame_ = plan.frame if coinpress else "whitened"
+        self.prior_parts_ = plan.prior_parts if coinpress else ()
+        self.covariance_rows_ = plan.rows if coinpress else "pairs"
         # Signal to noise, from the release and public values only: the final
         # step adds symmetric noise of public scale `sigma` in the frame of its
         # whitening A (itself a function of earlier releases); its largest
@@ -487,25 +545,56 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
             frame = self._mean_error(
                 n_samples, n_features, rho, condition, radius, cov_plan
             )[1]
-            return shares, cov_plan, frame, ()
-        share, prior_parts = self._mean_share(
+            return _CoinpressPlan(shares, cov_plan, frame, ())
+        share, prior_parts, centred = self._mean_share(
             n_samples, n_features, budget, condition, radius
         )
+        if centred is not None:
+            shares, coarse_plan, cov_plan = self._centred_plans(
+                n_samples, n_features, budget, condition, radius, centred
+            )
+            return _CoinpressPlan(
+                shares, cov_plan, "whitened", (), "centred", coarse_plan
+            )
         if "covariance" in prior_parts and "mean" in prior_parts:
-            return {"not spent (public prior)": budget}, None, "public", prior_parts
+            return _CoinpressPlan(
+                {"not spent (public prior)": budget}, None, "public", prior_parts
+            )
         if "covariance" in prior_parts:
             # The prior covariance is the identity (in the scaled frame): the
             # public frame is the whitened one.
-            return {"mean": budget}, None, "public", prior_parts
+            return _CoinpressPlan({"mean": budget}, None, "public", prior_parts)
         if "mean" in prior_parts:
             cov_plan = self._covariance_plan(m, n_features, rho, condition)
-            return {"cov": budget}, cov_plan, "public", prior_parts
+            return _CoinpressPlan({"cov": budget}, cov_plan, "public", prior_parts)
         shares = split_budget(budget, {"cov": 1.0 - share, "mean": share})
         cov_plan = self._covariance_plan(m, n_features, shares["cov"].rho, condition)
         frame = self._mean_error(
             n_samples, n_features, shares["mean"].rho, condition, radius, cov_plan
         )[1]
-        return shares, cov_plan, frame, prior_parts
+        return _CoinpressPlan(shares, cov_plan, frame, prior_parts)
+
+    def _centred_plans(self, n_samples, n_features, budget, condition, radius, q):
+        # The centred layout's split and public plans: the coarse mean (share
+        # q1, public frame), the covariance of the centred rows (all n rows,
+        # share 1 - q1 - q3), and the final mean gets q3.
+        q1, q3 = q
+        shares = split_budget(
+            budget, {"coarse mean": q1, "cov": 1.0 - q1 - q3, "mean": q3}
+        )
+        coarse_plan = best_mean_plan(
+            n_samples,
+            n_features,
+            shares["coarse mean"].rho,
+            radius,
+            condition,
+            beta=self.beta,
+            n_steps=self.n_iterations,
+        )
+        cov_plan = self._covariance_plan(
+            n_samples, n_features, shares["cov"].rho, condition
+        )
+        return shares, coarse_plan, cov_plan
 
     def _covariance_plan(self, m, n_features, rho_cov, condition):
         # CoinPress's covariance plan on m pairs at the budget rho_cov.
@@ -552,12 +641,14 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         return (whitened, "whitened") if whitened < public else (public, "public")
 
     def _mean_share(self, n_samples, n_features, budget, condition, radius):
-        # The mean's share of the budget and the parts released from the
-        # public prior: the candidate of smallest objective (see below) among
-        # the shares MEAN_SHARES with both parts private, all of the budget
-        # to the mean with the prior covariance, and all of it to the
-        # covariance with the prior mean. A part is private only where its
-        # plan predicts a smaller error than its prior's bound.
+        # The mean's share of the budget, the parts released from the public
+        # prior and the centred layout's shares (None for pairs): the
+        # candidate of smallest objective (see below) among the shares
+        # MEAN_SHARES with both parts private (pairs), the shares
+        # CENTRED_SHARES of the centred layout, all of the budget to the mean
+        # with the prior covariance, and all of it to the covariance with the
+        # prior mean. A part is private only where its plan predicts a
+        # smaller error than its prior's bound.
         #
         # Why this is private: every value read here (n, d, rho, beta, the
         # bounds, and the plans' predictions, which simulate public synthetic
@@ -611,29 +702,69 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
             # A part predicted worse than its prior is not released at this
             # share: that candidate is one of the two below.
             if cov < cov_prior and mean < mean_prior:
-                candidates.append((objective(cov, mean), share, ()))
+                candidates.append((objective(cov, mean), share, (), None))
+        # The centred layout: the covariance on all n rows centred at a
+        # coarse private mean mu1 (noise scale sigma1), the final mean in the
+        # frame whitened by the released covariance, on x - mu1, from the
+        # radius ||A|| r1 (||A||**2 <= upper as S >= I).
+        for q in CENTRED_SHARES:
+            shares, coarse, plan = self._centred_plans(
+                n_samples, n_features, budget, condition, radius, q
+            )
+            # Centring at mu1 adds (mu - mu1)(mu - mu1).T, whose
+            # Mahalanobis-Frobenius norm is ||S^(-1/2) (mu - mu1)||**2, of
+            # mean at most d (1 / n + sigma1**2) for S >= I.
+            cov = plan.predicted_error + n_features * (
+                1.0 / n_samples + coarse.noise_scales[-1] ** 2
+            )
+            upper, lower = plan.upper[-1], plan.lower[-1]
+            if not (math.isfinite(upper) and lower > 0):
+                continue
+            mean = (
+                typical
+                * best_mean_plan(
+                    n_samples,
+                    n_features,
+                    shares["mean"].rho,
+                    math.sqrt(upper) * coarse.predicted_error,
+                    upper,
+                    beta=self.beta,
+                    n_steps=self.n_iterations,
+                ).predicted_error
+                / math.sqrt(lower)
+            )
+            # As above: a candidate predicted worse than a prior is dropped.
+            if cov < cov_prior and mean < mean_prior:
+                candidates.append((objective(cov, mean), 0.0, (), q))
         # The prior covariance, the whole budget to the mean (or nothing
         # spent, if even then the mean is predicted worse than its prior).
         mean = mean_error(rho, None)
         if mean < mean_prior:
-            candidates.append((objective(cov_prior, mean), 1.0, ("covariance",)))
+            candidates.append((objective(cov_prior, mean), 1.0, ("covariance",), None))
         else:
             parts = ("covariance", "mean")
-            candidates.append((objective(cov_prior, mean_prior), 1.0, parts))
+            candidates.append((objective(cov_prior, mean_prior), 1.0, parts, None))
         # The prior mean, the whole budget to the covariance; its plan is
         # only computed where the candidate could win (the prior mean's
         # term alone must not exceed the best objective so far).
-        best = min(candidates)[0][0]
+        best = min(c[0] for c in candidates)[0]
         if mean_prior**2 / 2.0 < best:
             cov = covariance_error(rho)[0]
             if cov < cov_prior:
-                candidates.append((objective(cov, mean_prior), 0.0, ("mean",)))
-        _, share, parts = min(candidates, key=lambda c: c[0])
-        return share, parts
+                candidates.append((objective(cov, mean_prior), 0.0, ("mean",), None))
+        _, share, parts, centred = min(candidates, key=lambda c: c[0])
+        return share, parts, centred
 
     def _fit_coinpress(self, X, plan, condition, radius, rng):
+        if plan.rows == "centred":
+            return self._fit_centred(X, plan, condition, rng)
         n_samples, n_features = X.shape
-        shares, cov_plan, frame, prior_parts = plan
+        shares, cov_plan, frame, prior_parts = (
+            plan.shares,
+            plan.cov_plan,
+            plan.frame,
+            plan.prior_parts,
+        )
         split = {}
         if "covariance" in prior_parts:
             # The public prior, min_variance * I: no noise, no data read.
@@ -682,6 +813,55 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
             # declared and recorded as not spent on the rows.
             split = dict(shares)
         return covariance, mean, split, steps, noise
+
+    def _fit_centred(self, X, plan, condition, rng):
+        # The centred layout: (1) a coarse mean mu1 in the public frame, (2)
+        # the covariance of y = x - mu1 on all n rows, (3) the final mean of
+        # A y in the frame whitened by the released covariance. Replacing a
+        # row of X replaces one row of y (mu1 is an earlier release), and
+        # every radius reads public values and earlier releases only: each
+        # part is zCDP at its budget and the three compose adaptively to
+        # q1 + (1 - q1 - q3) + q3 = 1 of rho.
+        n_samples, n_features = X.shape
+        shares, coarse_plan, cov_plan = plan.shares, plan.coarse_plan, plan.cov_plan
+        split = {}
+        coarse = coinpress_mean(X, coarse_plan, rng)
+        for i, rho_step in enumerate(coarse_plan.rhos, start=1):
+            split[f"coarse mean step {i}"] = ZCDP(rho_step)
+        # mu1 is bounded (rows projected around public centres plus noise),
+        # so x - mu1 stays finite for rows within _scaled_rows's bound.
+        centred = X - coarse
+        covariance, whitening, last, scales = coinpress_centred_covariance(
+            centred,
+            cov_plan,
+            rng,
+            mean_noise=coarse_plan.noise_scales[-1],
+            condition=condition,
+            beta=self.beta,
+        )
+        for i, rho_step in enumerate(cov_plan.rhos, start=1):
+            split[f"covariance step {i}"] = ZCDP(rho_step)
+        # ||A (mu - mu1)|| <= ||A|| r1, with A released: a public radius.
+        prior = np.linalg.norm(whitening, 2) * coarse_plan.predicted_error
+        mean_plan = best_mean_plan(
+            n_samples,
+            n_features,
+            shares["mean"].rho,
+            prior,
+            cov_plan.upper[-1],
+            beta=self.beta,
+            n_steps=self.n_iterations,
+        )
+        whitened_mean = coinpress_mean(centred, mean_plan, rng, transform=whitening)
+        mean = coarse + linalg.solve(whitening, whitened_mean)
+        for i, rho_step in enumerate(mean_plan.rhos, start=1):
+            split[f"mean step {i}"] = ZCDP(rho_step)
+        steps = {
+            "coarse mean": coarse_plan.n_steps,
+            "covariance": cov_plan.n_steps,
+            "mean": mean_plan.n_steps,
+        }
+        return covariance, mean, split, steps, (scales[-1], last)
 
     def _plan_klsu(self, n_samples, n_features, budget, condition, radius):
         if n_samples < 6:

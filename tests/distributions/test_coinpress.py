@@ -18,7 +18,12 @@ from dpcov.distributions import (
     mean_plan,
 )
 from dpcov.distributions._coinpress import (
+    MIN_RIDGE,
+    centred_clip_radius,
+    clipped_second_moment,
+    coinpress_centred_covariance,
     inverse_sqrt,
+    sampling_ridge,
     simulate_covariance_error,
     step_budgets,
 )
@@ -149,6 +154,100 @@ def test_covariance_noise_scale(global_random_seed):
     # The diagonal has the variance of the off-diagonal (no (G + G.T) / 2).
     diagonal = draws[:, rows == cols].var() / sigma**2
     assert abs(diagonal - 1) < 5 * math.sqrt(2 / (3000 * d))
+
+
+def _centred_radius(plan, step, A, n, d, K, mean_noise, beta):
+    # The closed form of the centred layout's radius: the plan's c widened for
+    # the offset A (mu - mu1), c' = sqrt(c**2 + 2 s sqrt(t) o + o**2) with
+    # o = (tau / sqrt(d)) sqrt(d t / n + mean_noise**2 ||A||_F**2), t = K at
+    # the first step and 1 after, s = sqrt(2 ln(2 / beta)).
+    t = K if step == 0 else 1.0
+    tau = gaussian_norm_tail(d, beta)
+    s = math.sqrt(2 * math.log(2 / beta))
+    o = tau / math.sqrt(d) * math.sqrt(d * t / n + mean_noise**2 * (A**2).sum())
+    c = plan.clip_radii[step]
+    return math.sqrt(c**2 + 2 * s * math.sqrt(t) * o + o**2)
+
+
+def test_centred_covariance_noise_scale(global_random_seed, monkeypatch):
+    # Two centred steps, with a spy on the noise call: each call's scale and
+    # sensitivity must be the closed form sqrt(2) c'**2 / (n sqrt(2 rho_i))
+    # and sqrt(2) c'**2 / n, c' from public values and, at step 2, the
+    # whitening A of the step-1 release (rebuilt here from that release).
+    # The noise itself (noisy minus exact, before the PSD projection) divided
+    # by the closed-form scale must have variance 1: pooled over the 6
+    # upper-triangular entries of 2 steps in 1000 fits (N = 12000 draws) the
+    # sample variance has relative standard error sqrt(2 / N) (1.3%), and we
+    # allow 5 of them (6.5%), so a scale off by sqrt(2) fails.
+    n, d, rho, K, beta, mean_noise = 1000, 3, 0.5, 4.0, 0.1, 0.05
+    Y = np.random.default_rng(global_random_seed).normal(size=(n, d))
+    plan = covariance_plan(n, d, rho, K, n_steps=2, early_share=0.25, beta=beta)
+    calls = []
+    original = _noise.add_symmetric
+
+    def spy(rng, matrix, scale, law="gaussian", sensitivity=None):
+        noisy = original(rng, matrix, scale, law, sensitivity)
+        calls.append((matrix, scale, sensitivity, noisy))
+        return noisy
+
+    monkeypatch.setattr(_noise, "add_symmetric", spy)
+    rows, cols = np.triu_indices(d)
+    draws = []
+    for seed in range(1000):
+        calls.clear()
+        _, _, _, scales = coinpress_centred_covariance(
+            Y,
+            plan,
+            np.random.default_rng([global_random_seed, seed]),
+            mean_noise=mean_noise,
+            condition=K,
+            beta=beta,
+        )
+        assert len(calls) == 2
+        A = np.eye(d)
+        for step, (matrix, scale, sensitivity, noisy) in enumerate(calls):
+            c = _centred_radius(plan, step, A, n, d, K, mean_noise, beta)
+            sigma = math.sqrt(2) * c**2 / (n * math.sqrt(2 * plan.rhos[step]))
+            assert scale == pytest.approx(sigma, rel=1e-12)
+            assert scales[step] == scale
+            assert sensitivity == pytest.approx(math.sqrt(2) * c**2 / n, rel=1e-12)
+            draws.append((noisy - matrix)[rows, cols] / sigma)
+            ridge = max(sampling_ridge(d, n) + sigma, MIN_RIDGE * K)
+            A = inverse_sqrt(project_psd(noisy) + ridge * np.eye(d)) @ A
+    draws = np.concatenate(draws)
+    assert abs(draws.var() - 1) < 5 * math.sqrt(2 / draws.size)
+
+
+def test_centred_gram_replace_one_sensitivity(global_random_seed):
+    # Replacing one row x by x' replaces one centred row y = x - mu1 (mu1 is
+    # an earlier release, fixed here), so the clipped Gram of the whitened
+    # centred rows changes by (w w.T - w' w'.T) / n with ||w||, ||w'|| <= c':
+    # at most sqrt(2) c'**2 / n in Frobenius norm (both terms are PSD), with
+    # equality for orthogonal rows on the sphere of radius c'.
+    rng = np.random.default_rng(global_random_seed)
+    n, d = 200, 5
+    X = 3.0 * rng.normal(size=(n, d)) + 1.0
+    mu1 = rng.normal(size=d)
+    B = rng.normal(size=(d, d))
+    A = inverse_sqrt(B @ B.T + np.eye(d))
+    c = centred_clip_radius(2.0 * gaussian_norm_tail(d, 0.1), 1.0, 0.3, 0.1)
+    bound = math.sqrt(2) * c**2 / n
+    gram = clipped_second_moment(X - mu1, c, A)
+    for _ in range(100):
+        X_new = X.copy()
+        i = rng.integers(n)
+        X_new[i] = rng.normal(size=d) * 10.0 ** rng.uniform(-2, 4)
+        change = np.linalg.norm(clipped_second_moment(X_new - mu1, c, A) - gram)
+        assert change <= bound * (1 + 1e-12)
+    # The bound is attained: rows whitened to 100 e1 and to 100 e2.
+    A_inv = linalg.inv(A)
+    X[0] = mu1 + A_inv @ (100.0 * np.eye(d)[0])
+    X_new = X.copy()
+    X_new[0] = mu1 + A_inv @ (100.0 * np.eye(d)[1])
+    change = np.linalg.norm(
+        clipped_second_moment(X_new - mu1, c, A) - clipped_second_moment(X - mu1, c, A)
+    )
+    assert change == pytest.approx(bound, rel=1e-9)
 
 
 def test_release_is_eigenvalue_clipping_not_absolute_value():

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_wine
 
-from dpcov.distributions import MultivariateGaussian, ProductBernoulli
+from dpcov.distributions import MultivariateGaussian, ProductBernoulli, best_mean_plan
 from dpcov.exceptions import NoiseDominatedWarning
 from dpcov.mechanisms._tails import gaussian_norm_tail
 
@@ -49,13 +49,16 @@ def test_gaussian_figure_is_top_eigenvalue_over_level(params):
 
 
 def test_gaussian_noise_level_closed_form_one_step():
-    # One CoinPress step: no whitening (A = I), pairs clipped to
-    # c = sqrt(K) tau (tau the Gaussian norm tail at beta) and noise of scale
-    # sqrt(2) c**2 / (m sqrt(2 rho)) on m = n // 2 pairs (Frobenius
-    # sensitivity sqrt(2) c**2 / m); the level is the semicircle edge
-    # 2 sqrt(d) times it, in units of covariance_ (times min_variance).
-    # Enough rows for a private covariance better than the public prior
-    # (prior_parts_ is empty).
+    # One CoinPress step: no whitening (A = I), rows clipped to c' and noise
+    # of scale sqrt(2) c'**2 / (n sqrt(2 rho)) (Frobenius sensitivity
+    # sqrt(2) c'**2 / n); the level is the semicircle edge 2 sqrt(d) times it,
+    # in units of covariance_ (times min_variance). Enough rows for a private
+    # covariance better than the public prior (prior_parts_ is empty).
+    # The planner now picks the centred layout here (all n rows, centred at
+    # a coarse private mean, rather than n // 2 pair differences), so c' is
+    # the plan's c = sqrt(K) tau widened for the offset of that mean:
+    # c' = sqrt(c**2 + 2 s sqrt(K) o + o**2), o = (tau / sqrt(d)) sqrt(d K /
+    # n + sigma1**2 d), sigma1 the coarse mean's public noise scale.
     n, d = 40001, 3
     X = np.random.default_rng(1).normal(size=(n, d))
     est = MultivariateGaussian(
@@ -66,9 +69,24 @@ def test_gaussian_noise_level_closed_form_one_step():
         random_state=0,
     ).fit(X)
     assert est.prior_parts_ == ()
+    assert est.covariance_rows_ == "centred"
     rho = est.budget_split_["covariance step 1"].rho
-    c = math.sqrt(4.0 / 0.25) * gaussian_norm_tail(d, 0.1)
-    sigma = math.sqrt(2.0) * c**2 / ((n // 2) * math.sqrt(2.0 * rho))
+    K, beta = 4.0 / 0.25, 0.1
+    tau = gaussian_norm_tail(d, beta)
+    coarse = best_mean_plan(
+        n,
+        d,
+        est.budget_split_["coarse mean step 1"].rho,
+        1.0 / math.sqrt(0.25),
+        K,
+        beta=beta,
+        n_steps=1,
+    )
+    o = tau / math.sqrt(d) * math.sqrt(d * K / n + coarse.noise_scales[-1] ** 2 * d)
+    s = math.sqrt(2 * math.log(2 / beta))
+    c = math.sqrt(K) * tau
+    c_wide = math.sqrt(c**2 + 2 * s * math.sqrt(K) * o + o**2)
+    sigma = math.sqrt(2.0) * c_wide**2 / (n * math.sqrt(2.0 * rho))
     assert est.noise_level_ == pytest.approx(0.25 * 2 * math.sqrt(d) * sigma, rel=1e-12)
 
 
