@@ -490,6 +490,17 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         self.mean_frame_ = plan.frame if coinpress else "whitened"
         self.prior_parts_ = plan.prior_parts if coinpress else ()
         self.covariance_rows_ = plan.rows if coinpress else "pairs"
+        self.budget_split_ = split
+        self.guarantee_ = budget
+        self.noise_sampler_ = _noise.sampler_name()
+        self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = self._privacy_spent(
+            budget
+        )
+        self._report_noise(noise, n_features)
+        return self
+
+    def _report_noise(self, noise, n_features):
+        """The noise figure and the warnings, from the release and public values."""
         # Signal to noise, from the release and public values only: the final
         # step adds symmetric noise of public scale `sigma` in the frame of its
         # whitening A (itself a function of earlier releases); its largest
@@ -504,12 +515,6 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         signal_to_noise = top / noise_level if noise_level > 0 else np.inf
         self.noise_level_ = float(noise_level)
         self.signal_to_noise_ = float(signal_to_noise)
-        self.budget_split_ = split
-        self.guarantee_ = budget
-        self.noise_sampler_ = _noise.sampler_name()
-        self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = self._privacy_spent(
-            budget
-        )
         if self.prior_parts_:
             # Public values only: the choice was made before the data were read.
             parts = " and ".join(self.prior_parts_)
@@ -530,7 +535,6 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
             "closer to the data (min_variance, max_variance, mean_bound): "
             "rescaling the data to unit-order scales often helps.",
         )
-        return self
 
     def _plan_coinpress(self, n_samples, n_features, budget, condition, radius):
         # Everything here reads n, d and the parameters only: the split, the
@@ -582,14 +586,12 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         shares = split_budget(
             budget, {"coarse mean": q1, "cov": 1.0 - q1 - q3, "mean": q3}
         )
-        coarse_plan = best_mean_plan(
+        coarse_plan = self._mean_plan(
             n_samples,
             n_features,
             shares["coarse mean"].rho,
             radius,
             condition,
-            beta=self.beta,
-            n_steps=self.n_iterations,
         )
         cov_plan = self._covariance_plan(
             n_samples, n_features, shares["cov"].rho, condition
@@ -607,6 +609,18 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
             n_steps=self.n_iterations,
         )
 
+    def _mean_plan(self, n_samples, n_features, rho_mean, radius, upper):
+        # CoinPress's mean plan at this estimator's beta and n_iterations.
+        return best_mean_plan(
+            n_samples,
+            n_features,
+            rho_mean,
+            radius,
+            upper,
+            beta=self.beta,
+            n_steps=self.n_iterations,
+        )
+
     def _mean_error(self, n_samples, n_features, rho_mean, condition, radius, cov_plan):
         # Predicted Mahalanobis error of the mean in each frame, and the
         # frame: the public one (S <= K I, ||mu|| <= radius, S >= I, so a
@@ -615,28 +629,24 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         # ||A||**2 <= upper as S >= I; the Euclidean error there is at
         # most sqrt(lower) times the Mahalanobis one). Without a covariance
         # plan (the covariance is the public prior) only the public frame.
-        public = best_mean_plan(
+        public = self._mean_plan(
             n_samples,
             n_features,
             rho_mean,
             radius,
             condition,
-            beta=self.beta,
-            n_steps=self.n_iterations,
         ).predicted_error
         if cov_plan is None:
             return public, "public"
         upper, lower = cov_plan.upper[-1], cov_plan.lower[-1]
         if not (math.isfinite(upper) and lower > 0):
             return public, "public"
-        whitened = best_mean_plan(
+        whitened = self._mean_plan(
             n_samples,
             n_features,
             rho_mean,
             math.sqrt(upper) * radius,
             upper,
-            beta=self.beta,
-            n_steps=self.n_iterations,
         ).predicted_error / math.sqrt(lower)
         return (whitened, "whitened") if whitened < public else (public, "public")
 
@@ -708,34 +718,12 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         # frame whitened by the released covariance, on x - mu1, from the
         # radius ||A|| r1 (||A||**2 <= upper as S >= I).
         for q in CENTRED_SHARES:
-            shares, coarse, plan = self._centred_plans(
-                n_samples, n_features, budget, condition, radius, q
-            )
-            # Centring at mu1 adds (mu - mu1)(mu - mu1).T, whose
-            # Mahalanobis-Frobenius norm is ||S^(-1/2) (mu - mu1)||**2, of
-            # mean at most d (1 / n + sigma1**2) for S >= I.
-            cov = plan.predicted_error + n_features * (
-                1.0 / n_samples + coarse.noise_scales[-1] ** 2
-            )
-            upper, lower = plan.upper[-1], plan.lower[-1]
-            if not (math.isfinite(upper) and lower > 0):
-                continue
-            mean = (
-                typical
-                * best_mean_plan(
-                    n_samples,
-                    n_features,
-                    shares["mean"].rho,
-                    math.sqrt(upper) * coarse.predicted_error,
-                    upper,
-                    beta=self.beta,
-                    n_steps=self.n_iterations,
-                ).predicted_error
-                / math.sqrt(lower)
+            errors = self._centred_errors(
+                n_samples, n_features, budget, condition, radius, q, typical
             )
             # As above: a candidate predicted worse than a prior is dropped.
-            if cov < cov_prior and mean < mean_prior:
-                candidates.append((objective(cov, mean), 0.0, (), q))
+            if errors is not None and errors[0] < cov_prior and errors[1] < mean_prior:
+                candidates.append((objective(*errors), 0.0, (), q))
         # The prior covariance, the whole budget to the mean (or nothing
         # spent, if even then the mean is predicted worse than its prior).
         mean = mean_error(rho, None)
@@ -754,6 +742,35 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
                 candidates.append((objective(cov, mean_prior), 0.0, ("mean",), None))
         _, share, parts, centred = min(candidates, key=lambda c: c[0])
         return share, parts, centred
+
+    def _centred_errors(
+        self, n_samples, n_features, budget, condition, radius, q, typical
+    ):
+        # Predicted covariance and mean errors of the centred layout at the
+        # shares q (public values only), or None if its plan cannot whiten.
+        shares, coarse, plan = self._centred_plans(
+            n_samples, n_features, budget, condition, radius, q
+        )
+        upper, lower = plan.upper[-1], plan.lower[-1]
+        if not (math.isfinite(upper) and lower > 0):
+            return None
+        # Centring at mu1 adds (mu - mu1)(mu - mu1).T, whose
+        # Mahalanobis-Frobenius norm is ||S^(-1/2) (mu - mu1)||**2, of mean
+        # at most d (1 / n + sigma1**2) for S >= I.
+        cov = plan.predicted_error + n_features * (
+            1.0 / n_samples + coarse.noise_scales[-1] ** 2
+        )
+        # The final mean runs in the frame whitened by the released
+        # covariance, on x - mu1, from the radius ||A|| r1 (||A||**2 <= upper
+        # as S >= I).
+        whitened = self._mean_plan(
+            n_samples,
+            n_features,
+            shares["mean"].rho,
+            math.sqrt(upper) * coarse.predicted_error,
+            upper,
+        )
+        return cov, typical * whitened.predicted_error / math.sqrt(lower)
 
     def _fit_coinpress(self, X, plan, condition, radius, rng):
         if plan.rows == "centred":
@@ -792,14 +809,12 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
                 prior = np.linalg.norm(whitening, 2) * radius
             else:
                 whitening, upper, prior = np.eye(n_features), condition, radius
-            mean_plan = best_mean_plan(
+            mean_plan = self._mean_plan(
                 n_samples,
                 n_features,
                 shares["mean"].rho,
                 prior,
                 upper,
-                beta=self.beta,
-                n_steps=self.n_iterations,
             )
             whitened_mean = coinpress_mean(
                 X, mean_plan, rng, transform=whitening if frame == "whitened" else None
@@ -843,14 +858,12 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
             split[f"covariance step {i}"] = ZCDP(rho_step)
         # ||A (mu - mu1)|| <= ||A|| r1, with A released: a public radius.
         prior = np.linalg.norm(whitening, 2) * coarse_plan.predicted_error
-        mean_plan = best_mean_plan(
+        mean_plan = self._mean_plan(
             n_samples,
             n_features,
             shares["mean"].rho,
             prior,
             cov_plan.upper[-1],
-            beta=self.beta,
-            n_steps=self.n_iterations,
         )
         whitened_mean = coinpress_mean(centred, mean_plan, rng, transform=whitening)
         mean = coarse + linalg.solve(whitening, whitened_mean)
