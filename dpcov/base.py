@@ -143,10 +143,19 @@ def warn_if_noise_dominated(
     if signal_to_noise < 1.0:
         warn(
             f"{type(estimator).__name__}: the {what} is dominated by noise "
-            f"(signal_to_noise_={signal_to_noise:.2g} < 1, from the release and "
-            f"the public noise scale). {remedy}",
+            f"(signal_to_noise_={_two_digits_down(signal_to_noise)} < 1, from the "
+            f"release and the public noise scale). {remedy}",
             NoiseDominatedWarning,
         )
+
+
+def _two_digits_down(value):
+    # The figure rounded down to two significant digits, so that a value
+    # below 1 never prints as "1" (0.996 prints as 0.99, not 1).
+    if not (math.isfinite(value) and value > 0):
+        return f"{value:.2g}"
+    step = 10.0 ** (math.floor(math.log10(value)) - 1)
+    return f"{math.floor(value / step) * step:.2g}"
 
 
 def _seed_kind(seed):

@@ -142,3 +142,17 @@ def test_pca_reports_its_covariance_figure():
     X /= np.linalg.norm(X, axis=1, keepdims=True)
     with pytest.warns(NoiseDominatedWarning):
         PCA(2, data_norm=1.0, random_state=0).fit(X)
+
+
+@pytest.mark.parametrize(
+    "figure, printed",
+    [(0.996, "0.99"), (0.9999999, "0.99"), (0.5, "0.5"), (0.0347, "0.034"), (0.0, "0")],
+)
+def test_the_printed_figure_is_rounded_down(figure, printed):
+    # A figure just below 1 must not print as "1 < 1": it is rounded down to
+    # two significant digits.
+    from dpcov.base import warn_if_noise_dominated
+
+    with pytest.warns(NoiseDominatedWarning) as record:
+        warn_if_noise_dominated(GaussianCovariance(), figure)
+    assert f"signal_to_noise_={printed} < 1" in str(record[0].message)
