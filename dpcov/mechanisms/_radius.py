@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from . import _noise
+from ._exponential import exponential_mechanism, exponential_probabilities
 from ._sparse_vector import above_threshold, above_threshold_accuracy
 
 #: Public grid of candidate radii, from 2**32 down to 2**-32.
@@ -291,9 +291,8 @@ def exponential_radius_probabilities(
         ``P(radius = grid[j])``, proportional to ``exp(epsilon s_j / 2)``.
     """
     _, k = exponential_radius_accuracy(epsilon, beta, grid)
-    logits = epsilon * exponential_radius_scores(counts, n_samples, k) / 2.0
-    weights = np.exp(logits - logits.max())
-    return weights / weights.sum()
+    scores = exponential_radius_scores(counts, n_samples, k)
+    return exponential_probabilities(scores, epsilon=epsilon)
 
 
 def private_radius_exponential(
@@ -348,16 +347,9 @@ def private_radius_exponential(
     4.0
     """
     grid = np.asarray(grid, dtype=float)
-    probabilities = exponential_radius_probabilities(
-        counts, n_samples, epsilon=epsilon, beta=beta, grid=grid
-    )
-    # Inverse-CDF draw from one uniform, or (secure_noise) the exact sampler
-    # on the scores with coefficient epsilon / 2 (sensitivity 1).
     _, k = exponential_radius_accuracy(epsilon, beta, grid)
-    j = _noise.exponential_choice(
-        rng,
-        probabilities,
-        scores=exponential_radius_scores(counts, n_samples, k),
-        coefficient=epsilon / 2.0,
-    )
+    # Sensitivity 1: inverse-CDF draw from one uniform, or (secure_noise)
+    # the exact sampler on the scores.
+    scores = exponential_radius_scores(counts, n_samples, k)
+    j = exponential_mechanism(scores, epsilon=epsilon, rng=rng)
     return float(grid[j])
