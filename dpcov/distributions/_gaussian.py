@@ -50,8 +50,8 @@ from ._klsu import (
 #: Candidate shares of the budget of the mean under method="coinpress" (the
 #: covariance gets the rest); the plan picks one from public values.
 MEAN_SHARES = (1 / 16, 1 / 8, 1 / 4, 1 / 2, 3 / 4, 15 / 16)
-#: Covariance share at which the planner's prediction is computed before the
-#: mean's share is chosen (CoinPress's own split).
+#: Covariance share without noise (epsilon = inf), where no plan is weighed
+#: (CoinPress's own split).
 REFERENCE_COVARIANCE_SHARE = 0.75
 #: Candidate shares (q1, q3) of the coarse and final mean in the centred
 #: layout of method="coinpress" (the covariance gets 1 - q1 - q3).
@@ -544,7 +544,8 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         m = n_samples // 2
         if math.isinf(rho):
             # No noise: the fit is the non-private one (every part private).
-            shares = split_budget(budget, {"cov": 0.75, "mean": 0.25})
+            cov_share = REFERENCE_COVARIANCE_SHARE
+            shares = split_budget(budget, {"cov": cov_share, "mean": 1.0 - cov_share})
             cov_plan = self._covariance_plan(m, n_features, rho, condition)
             frame = self._mean_error(
                 n_samples, n_features, rho, condition, radius, cov_plan
