@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from dpcov.accounting import zcdp_rho
+from dpcov.base import warn_if_noise_dominated
 from dpcov.covariance import (
     AdaptiveCovariance,
     EigenSamplingCovariance,
@@ -151,8 +152,6 @@ def test_pca_reports_its_covariance_figure():
 def test_the_printed_figure_is_rounded_down(figure, printed):
     # A figure just below 1 must not print as "1 < 1": it is rounded down to
     # two significant digits.
-    from dpcov.base import warn_if_noise_dominated
-
     with pytest.warns(NoiseDominatedWarning) as record:
         warn_if_noise_dominated(GaussianCovariance(), figure)
     assert f"signal_to_noise_={printed} < 1" in str(record[0].message)
