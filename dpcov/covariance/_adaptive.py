@@ -267,6 +267,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
     {assume_centered}
     {projection}
     {eigenvalue_floor}
+    {shrinkage}
     {store_precision}
     {store_raw}
     {accountant}
@@ -407,6 +408,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
         assume_centered=False,
         projection="clamp",
         eigenvalue_floor=0.0,
+        shrinkage="auto",
         store_precision=True,
         store_raw=False,
         accountant=None,
@@ -424,6 +426,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
             assume_centered=assume_centered,
             projection=projection,
             eigenvalue_floor=eigenvalue_floor,
+            shrinkage=shrinkage,
             store_precision=store_precision,
             store_raw=store_raw,
             accountant=accountant,

@@ -57,6 +57,12 @@ from ..utils._sklearn_compat import (
 )
 from ..utils._threads import small_matrix_blas
 from ..utils.validation import check_bounds, unit_box
+from ._shrinkage import (
+    AdditiveError,
+    mean_error_energy,
+    shrinkage_factor,
+    signal_to_noise_from_factor,
+)
 
 #: Share of the whole budget spent on the private radius when data_norm and
 #: bounds are None, by sparse vector (enough rows for it).
@@ -93,6 +99,11 @@ class Release:
         noise.
     attributes : dict
         Extra fitted attributes (names ending in ``_``), all private outputs.
+    error : AdditiveError or SpectralError or None
+        Public model of the release's error, from which the shrinkage and the
+        noise figure are computed (see :mod:`dpcov.covariance._shrinkage`).
+        None means additive noise with independent entries of standard
+        deviation ``noise_std``.
     """
 
     raw: np.ndarray
@@ -101,6 +112,7 @@ class Release:
     split: dict
     noise_level: float = None
     attributes: dict = field(default_factory=dict)
+    error: object = None
 
 
 @dataclass(frozen=True)
@@ -162,7 +174,10 @@ class Estimate:
     noise_level : float
         Public scale of the largest eigenvalue the noise alone would give.
     signal_to_noise : float
-        The largest released eigenvalue over ``noise_level``.
+        Estimated norm of the signal over that of the noise, in the units of
+        the input (see ``signal_to_noise_from_factor`` in ``_shrinkage``).
+    shrinkage : float
+        The shrinkage intensity applied (0: none, 1: the zero matrix).
     """
 
     location: np.ndarray
@@ -171,6 +186,7 @@ class Estimate:
     raw: np.ndarray
     noise_level: float
     signal_to_noise: float
+    shrinkage: float
 
 
 def _from_unit_box(estimate, box):
@@ -275,6 +291,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             StrOptions({"auto"}),
             Interval(Real, 0, None, closed="left"),
         ],
+        "shrinkage": [StrOptions({"auto"}), None],
         "store_raw": ["boolean"],
         "accountant": [BudgetAccountant, None],
         "random_state": ["random_state", np.random.Generator],
@@ -291,6 +308,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         assume_centered=False,
         projection="clamp",
         eigenvalue_floor=0.0,
+        shrinkage="auto",
         store_precision=True,
         store_raw=False,
         accountant=None,
@@ -304,6 +322,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         self.assume_centered = assume_centered
         self.projection = projection
         self.eigenvalue_floor = eigenvalue_floor
+        self.shrinkage = shrinkage
         self.store_precision = store_precision
         self.store_raw = store_raw
         self.accountant = accountant
@@ -583,13 +602,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         n_samples, n_features = plan.n_samples, plan.n_features
         if self.assume_centered:
             return np.zeros(n_features), None, data_norm
-        # Mean of rows of norm <= r, replace-one neighbours: L2 sensitivity
-        # 2r/n, L1 sensitivity 2r sqrt(d)/n (|v|_1 <= sqrt(d) |v|_2).
-        noise = calibrate_additive(
-            plan.split["mean"],
-            l2_sensitivity=2.0 * data_norm / n_samples,
-            l1_sensitivity=2.0 * data_norm * np.sqrt(n_features) / n_samples,
-        )
+        noise = self._mean_noise(plan, data_norm)
         # The exact mean lies in the r-ball (and, in unit coordinates, in
         # the cube [-1, 1]^d): projecting onto it is free and never
         # increases the error.
@@ -600,14 +613,52 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         radius = data_norm + float(np.linalg.norm(location))
         return location, location, radius
 
+    def _mean_noise(self, plan, data_norm):
+        """The private mean's calibrated noise (None with ``assume_centered``)."""
+        if self.assume_centered:
+            return None
+        # Mean of rows of norm <= r, replace-one neighbours: L2 sensitivity
+        # 2r/n, L1 sensitivity 2r sqrt(d)/n (|v|_1 <= sqrt(d) |v|_2).
+        n_samples, n_features = plan.n_samples, plan.n_features
+        return calibrate_additive(
+            plan.split["mean"],
+            l2_sensitivity=2.0 * data_norm / n_samples,
+            l1_sensitivity=2.0 * data_norm * np.sqrt(n_features) / n_samples,
+        )
+
     # Post-process: free, on the release and public values only.
 
     def _postprocess_release(self, release, plan, *, location, data_norm):
-        """The projected covariance, the score model and the noise figure."""
+        """The shrunk and projected covariance, the score model and the noise figure."""
         bound = min(release.radius, data_norm) ** 2
-        covariance = self._postprocess(
-            release.raw, bound=bound, noise_std=release.noise_std
-        )
+        # Shrinkage toward zero and the noise figure, in the units of
+        # covariance_ (the box's half-widths weigh entry (i, j) by h_i h_j),
+        # from the release and its public error model only.
+        weights = np.ones(plan.n_features)
+        if plan.box is not None:
+            weights = unit_box(*plan.box)[1]
+        error = release.error
+        if error is None:
+            error = AdditiveError(release.noise_std**2, release.noise_std**2)
+        energy = error.energy(weights, release.raw)
+        mean_noise = self._mean_noise(plan, data_norm)
+        if mean_noise is not None:
+            # Centring on a noisy mean m adds (x_bar - m)(x_bar - m)^T to the
+            # second moment: its energy in the metric is part of the error.
+            energy += mean_error_energy(weights, mean_noise)
+        factor = shrinkage_factor(release.raw, weights, energy)
+        applied = factor if self.shrinkage == "auto" else 1.0
+        shrunk = applied * release.raw
+        if self.shrinkage == "auto" and plan.box is not None:
+            # The PSD cone is the same in every diagonal scaling, but the
+            # Frobenius projection onto it is not: projecting in the units
+            # of covariance_ never increases the error there, whereas the
+            # projection in unit coordinates can, by the noise it moves onto
+            # the widest features. The box's set (eigenvalues at most the
+            # bound, the floor) is then imposed in unit coordinates.
+            shrunk = project_psd(shrunk * np.outer(weights, weights))
+            shrunk /= np.outer(weights, weights)
+        covariance = self._postprocess(shrunk, bound=bound, noise_std=release.noise_std)
         # The model score() evaluates: the release with its eigenvalues raised
         # to the public noise level (below it the release cannot tell an
         # eigenvalue from zero), so that held-out log-likelihoods are finite
@@ -616,31 +667,21 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         values, vectors = np.linalg.eigh(covariance)
         score_floor = min(release.noise_std, bound)
         score_covariance = (vectors * np.maximum(values, score_floor)) @ vectors.T
-        noise_level, signal_to_noise = self._noise_figure(
-            release, float(values[-1]), plan.n_features
-        )
+        noise_level = release.noise_level
+        if noise_level is None:
+            noise_level = 2.0 * np.sqrt(plan.n_features) * release.noise_std
         estimate = Estimate(
             location=location,
             covariance=covariance,
             score_covariance=score_covariance,
             raw=release.raw,
             noise_level=noise_level,
-            signal_to_noise=signal_to_noise,
+            signal_to_noise=signal_to_noise_from_factor(factor),
+            shrinkage=1.0 - applied,
         )
         if plan.box is not None:
             estimate = _from_unit_box(estimate, plan.box)
         return estimate
-
-    def _noise_figure(self, release, top, n_features):
-        """The public noise level and the signal-to-noise figure."""
-        # Signal to noise, from the release and public values only: the
-        # largest released eigenvalue (in the mechanism's coordinates) over
-        # the public scale of the noise's largest eigenvalue.
-        noise_level = release.noise_level
-        if noise_level is None:
-            noise_level = 2.0 * np.sqrt(n_features) * release.noise_std
-        signal_to_noise = top / noise_level if noise_level > 0 else np.inf
-        return noise_level, signal_to_noise
 
     # Record: the fitted attributes.
 
@@ -669,6 +710,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         for name, value in release.attributes.items():
             setattr(self, name, value)
         self.noise_level_ = float(estimate.noise_level)
+        self.shrinkage_ = float(estimate.shrinkage)
         self.signal_to_noise_ = float(estimate.signal_to_noise)
 
     def score(self, X_test, y=None):

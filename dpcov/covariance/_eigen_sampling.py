@@ -4,6 +4,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -19,6 +20,7 @@ from ..mechanisms import (
 from ..utils._docstrings import fill_doc
 from ..utils._sklearn_compat import Interval, StrOptions
 from ._base import BasePrivateCovariance, Release, eigenvalue_sensitivities
+from ._shrinkage import SimulatedError
 
 #: Share of the mechanism's budget spent on the eigenvalues (Amin et al. 2019:
 #: eps0 = eps/2).
@@ -214,6 +216,23 @@ def eigen_sampling_release(
         radius=radius,
         noise_std=value_noise.std,
         split=split,
+        error=SimulatedError(
+            partial(
+                eigen_sampling_release,
+                n_samples=n_samples,
+                radius=radius,
+                budget=budget,
+                n_components=n_components,
+                allocation=allocation,
+                exponent=exponent,
+                beta=beta,
+            ),
+            vectors=directions,
+            values=top,
+            value_law=value_noise.law,
+            value_scale=value_noise.scale,
+            nonnegative=True,
+        ),
         # Released eigenvalues are noisy draws: on data without signal their
         # maximum is about sqrt(2 log(2d)) standard deviations.
         noise_level=value_noise.std * math.sqrt(2.0 * math.log(2.0 * d)),
@@ -259,6 +278,7 @@ class EigenSamplingCovariance(BasePrivateCovariance):
     {assume_centered}
     {projection}
     {eigenvalue_floor}
+    {shrinkage}
     {store_precision}
     {store_raw}
     {accountant}
@@ -391,6 +411,7 @@ class EigenSamplingCovariance(BasePrivateCovariance):
         assume_centered=False,
         projection="clamp",
         eigenvalue_floor=0.0,
+        shrinkage="auto",
         store_precision=True,
         store_raw=False,
         accountant=None,
@@ -409,6 +430,7 @@ class EigenSamplingCovariance(BasePrivateCovariance):
             assume_centered=assume_centered,
             projection=projection,
             eigenvalue_floor=eigenvalue_floor,
+            shrinkage=shrinkage,
             store_precision=store_precision,
             store_raw=store_raw,
             accountant=accountant,

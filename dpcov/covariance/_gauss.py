@@ -6,6 +6,7 @@
 from ..mechanisms import calibrate_additive
 from ..utils._docstrings import fill_doc
 from ._base import BasePrivateCovariance, Release, second_moment_sensitivities
+from ._shrinkage import AdditiveError
 
 
 def gauss_noise(budget, *, n_samples, n_features, radius):
@@ -64,6 +65,9 @@ def gauss_release(second_moment, *, n_samples, radius, budget, rng):
         radius=radius,
         noise_std=noise.std,
         split={"covariance": budget},
+        error=AdditiveError(
+            noise.std**2, noise.std**2, kurtosis=3.0 if noise.law == "gaussian" else 6.0
+        ),
     )
 
 
@@ -97,6 +101,7 @@ class GaussianCovariance(BasePrivateCovariance):
     {assume_centered}
     {projection}
     {eigenvalue_floor}
+    {shrinkage}
     {store_precision}
     {store_raw}
     {accountant}

@@ -15,6 +15,7 @@ from ..utils._docstrings import fill_doc
 from ..utils._sklearn_compat import Interval
 from ..utils._warnings import warn
 from ._base import BasePrivateCovariance, Release
+from ._shrinkage import AdditiveError
 
 #: Share of the budget spent on the private trace when ``project=True``.
 TRACE_SHARE = 0.5
@@ -122,7 +123,15 @@ def nuclear_release(
         # halved in variance off the diagonal by the symmetrisation.
         noise_std = math.sqrt(_PROFILE_SQUARED_NORM * (d * d + 1) / (2 * d)) / kappa
     return Release(
-        raw=raw, radius=radius, noise_std=noise_std, split=split, attributes=attributes
+        raw=raw,
+        radius=radius,
+        noise_std=noise_std,
+        split=split,
+        attributes=attributes,
+        # sym(W) has off-diagonal variance noise_std**2 and twice that on the
+        # diagonal (W's entries are uncorrelated with equal variances, by
+        # its bi-orthogonal invariance); the projection only lowers the error.
+        error=AdditiveError(2.0 * noise_std**2, noise_std**2, kurtosis=6.0),
     )
 
 
@@ -165,6 +174,7 @@ class NuclearLaplaceCovariance(BasePrivateCovariance):
     {assume_centered}
     {projection}
     {eigenvalue_floor}
+    {shrinkage}
     {store_precision}
     {store_raw}
     {accountant}
@@ -257,6 +267,7 @@ class NuclearLaplaceCovariance(BasePrivateCovariance):
         assume_centered=False,
         projection="clamp",
         eigenvalue_floor=0.0,
+        shrinkage="auto",
         store_precision=True,
         store_raw=False,
         accountant=None,
@@ -274,6 +285,7 @@ class NuclearLaplaceCovariance(BasePrivateCovariance):
             assume_centered=assume_centered,
             projection=projection,
             eigenvalue_floor=eigenvalue_floor,
+            shrinkage=shrinkage,
             store_precision=store_precision,
             store_raw=store_raw,
             accountant=accountant,

@@ -8,6 +8,7 @@ Algorithm 2 ("trace-sensitive") and its pure-DP version (Section 6).
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
+from functools import partial
 
 import numpy as np
 from scipy import linalg
@@ -17,6 +18,7 @@ from ..mechanisms import calibrate_additive
 from ..utils._docstrings import fill_doc
 from ._base import BasePrivateCovariance, Release, eigenvalue_sensitivities
 from ._gauss import gauss_noise
+from ._shrinkage import SimulatedError
 
 
 def separate_noise(budget, *, n_samples, n_features, radius):
@@ -94,7 +96,17 @@ def separate_release(second_moment, *, n_samples, radius, budget, rng):
     vectors = vectors[:, ::-1]
     values = linalg.eigvalsh(second_moment, check_finite=False)[::-1]
     noisy_values = np.sort(value_noise.add(values, rng))[::-1]
+    simulate = partial(
+        separate_release, n_samples=n_samples, radius=radius, budget=budget
+    )
     return Release(
+        error=SimulatedError(
+            simulate,
+            vectors=vectors,
+            values=noisy_values,
+            value_law=value_noise.law,
+            value_scale=value_noise.scale,
+        ),
         raw=(vectors * noisy_values) @ vectors.T,
         radius=radius,
         noise_std=value_noise.std,
@@ -135,6 +147,7 @@ class SeparateCovariance(BasePrivateCovariance):
     {assume_centered}
     {projection}
     {eigenvalue_floor}
+    {shrinkage}
     {store_precision}
     {store_raw}
     {accountant}

@@ -40,11 +40,18 @@ def _strong(n=20000, seed=0):
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS)
-def test_figure_is_the_released_top_eigenvalue_over_the_public_level(cls):
+def test_figure_is_the_shrinkage_gain(cls):
+    # The figure and the shrinkage come from the same estimate of the
+    # noise's energy: the factor kept, 1 - shrinkage_, is the Wiener gain
+    # snr**2 / (1 + snr**2); with shrinkage=None the figure is unchanged.
     est = cls(**_params(cls, data_norm=1.0, random_state=0)).fit(_strong())
-    top = np.linalg.eigvalsh(est.covariance_)[-1]
-    assert est.signal_to_noise_ == pytest.approx(top / est.noise_level_, rel=1e-9)
-    assert est.signal_to_noise_ > 1
+    snr = est.signal_to_noise_
+    assert 1.0 - est.shrinkage_ == pytest.approx(snr**2 / (1 + snr**2), rel=1e-9)
+    assert snr > 1
+    raw = cls(**_params(cls, data_norm=1.0, random_state=0, shrinkage=None))
+    raw.fit(_strong())
+    assert raw.shrinkage_ == 0.0
+    assert raw.signal_to_noise_ == pytest.approx(snr, rel=1e-9)
 
 
 def test_gauss_noise_level_closed_form():

@@ -19,7 +19,8 @@ def _fit(X, rng, **params):
         assume_centered=True,
         store_raw=True,
         random_state=rng,
-        **{"eigenvalue_floor": 0.0, **params},
+        # The mechanism's own release (no shrinkage toward zero).
+        **{"eigenvalue_floor": 0.0, "shrinkage": None, **params},
     ).fit(X)
 
 
