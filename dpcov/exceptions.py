@@ -72,12 +72,15 @@ class NoiseDominatedWarning(UserWarning):
     """A release is dominated by its noise.
 
     Raised (as a warning) when an estimator's signal-to-noise figure, its
-    ``signal_to_noise_`` attribute, is below 1: the largest released
-    eigenvalue (or the released statistic) is smaller than the public scale
-    of what the noise alone would give. The figure is computed from the
-    release and public parameters only, so the warning reveals nothing the
-    release does not. Remedies: a larger budget, more rows, a tighter public
-    ``data_norm`` or ``bounds``, or fewer features.
+    ``signal_to_noise_`` attribute, is below 1: for the covariance
+    estimators, the estimated energy of the noise in the estimate exceeds
+    that of the signal, in the units of ``covariance_`` (see their
+    ``shrinkage`` parameter); for the other estimators, the released
+    statistic is smaller than the public scale of what the noise alone would
+    give. The figure is computed from the release and public parameters
+    only, so the warning reveals nothing the release does not. Remedies: a
+    larger budget, more rows, a tighter public ``data_norm`` or ``bounds``,
+    or fewer features.
     """
 
 

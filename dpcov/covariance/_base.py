@@ -58,8 +58,9 @@ from ..utils._sklearn_compat import (
 from ..utils._threads import small_matrix_blas
 from ..utils.validation import check_bounds, unit_box
 from ._shrinkage import (
-    AdditiveError,
-    mean_error_energy,
+    aligned_noise_energy,
+    applied_factor,
+    bootstrap_energy,
     shrinkage_factor,
     signal_to_noise_from_factor,
 )
@@ -99,11 +100,19 @@ class Release:
         noise.
     attributes : dict
         Extra fitted attributes (names ending in ``_``), all private outputs.
-    error : AdditiveError or SpectralError or None
-        Public model of the release's error, from which the shrinkage and the
-        noise figure are computed (see :mod:`dpcov.covariance._shrinkage`).
-        None means additive noise with independent entries of standard
-        deviation ``noise_std``.
+    simulate : callable or None
+        The mechanism with the release's public parameters:
+        ``simulate(second_moment, rng=rng)`` returns a new release. The
+        shrinkage and the noise figure rerun it on a public surrogate (see
+        :mod:`dpcov.covariance._shrinkage`); None leaves the release as it is.
+    value_noise : AdditiveNoise or None
+        For a spectral release (noisy eigenvalues paired with noisy
+        eigenvectors), the noise on each eigenvalue: the shrinkage's test
+        against pure noise then also uses
+        :func:`~dpcov.covariance._shrinkage.aligned_noise_energy`.
+    additive : bool
+        Whether ``raw`` is its input plus noise independent of it (the
+        bootstrap then reuses each draw's noise for its draw at truth zero).
     """
 
     raw: np.ndarray
@@ -112,7 +121,9 @@ class Release:
     split: dict
     noise_level: float = None
     attributes: dict = field(default_factory=dict)
-    error: object = None
+    simulate: object = None
+    value_noise: object = None
+    additive: bool = False
 
 
 @dataclass(frozen=True)
@@ -178,6 +189,10 @@ class Estimate:
         the input (see ``signal_to_noise_from_factor`` in ``_shrinkage``).
     shrinkage : float
         The shrinkage intensity applied (0: none, 1: the zero matrix).
+    unshrunk : ndarray of shape (n_features, n_features)
+        The projected release before the shrinkage (its eigenvectors are
+        ``covariance``'s; PCA reads its axes from it, since the zero matrix
+        has none).
     """
 
     location: np.ndarray
@@ -187,6 +202,7 @@ class Estimate:
     noise_level: float
     signal_to_noise: float
     shrinkage: float
+    unshrunk: np.ndarray
 
 
 def _from_unit_box(estimate, box):
@@ -200,6 +216,7 @@ def _from_unit_box(estimate, box):
         covariance=estimate.covariance * np.outer(half, half),
         score_covariance=estimate.score_covariance * np.outer(half, half),
         raw=estimate.raw * np.outer(half, half),
+        unshrunk=estimate.unshrunk * np.outer(half, half),
     )
 
 
@@ -633,32 +650,36 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         bound = min(release.radius, data_norm) ** 2
         # Shrinkage toward zero and the noise figure, in the units of
         # covariance_ (the box's half-widths weigh entry (i, j) by h_i h_j),
-        # from the release and its public error model only.
+        # from the release and public values only.
         weights = np.ones(plan.n_features)
         if plan.box is not None:
             weights = unit_box(*plan.box)[1]
-        error = release.error
-        if error is None:
-            error = AdditiveError(release.noise_std**2, release.noise_std**2)
-        energy = error.energy(weights, release.raw)
-        mean_noise = self._mean_noise(plan, data_norm)
-        if mean_noise is not None:
-            # Centring on a noisy mean m adds (x_bar - m)(x_bar - m)^T to the
-            # second moment: its energy in the metric is part of the error.
-            energy += mean_error_energy(weights, mean_noise)
-        factor = shrinkage_factor(release.raw, weights, energy)
-        applied = factor if self.shrinkage == "auto" else 1.0
-        shrunk = applied * release.raw
-        if self.shrinkage == "auto" and plan.box is not None:
-            # The PSD cone is the same in every diagonal scaling, but the
-            # Frobenius projection onto it is not: projecting in the units
-            # of covariance_ never increases the error there, whereas the
-            # projection in unit coordinates can, by the noise it moves onto
-            # the widest features. The box's set (eigenvalues at most the
-            # bound, the floor) is then imposed in unit coordinates.
-            shrunk = project_psd(shrunk * np.outer(weights, weights))
-            shrunk /= np.outer(weights, weights)
-        covariance = self._postprocess(shrunk, bound=bound, noise_std=release.noise_std)
+
+        def postprocess(raw):
+            return self._postprocess(raw, bound=bound, noise_std=release.noise_std)
+
+        covariance = postprocess(release.raw)
+        factor = 1.0
+        if release.noise_std > 0 and release.simulate is not None:
+            energy, null = bootstrap_energy(
+                release.simulate,
+                postprocess,
+                covariance,
+                weights,
+                mean_noise=self._mean_noise(plan, data_norm),
+                radius=release.radius,
+                additive=release.additive,
+            )
+            aligned = 0.0
+            if release.value_noise is not None:
+                aligned = aligned_noise_energy(covariance, weights, release.value_noise)
+            factor = shrinkage_factor(covariance, weights, energy, null, aligned)
+        applied = applied_factor(factor) if self.shrinkage == "auto" else 1.0
+        unshrunk = covariance
+        if applied < 1.0:
+            covariance = self._postprocess(
+                applied * covariance, bound=bound, noise_std=release.noise_std
+            )
         # The model score() evaluates: the release with its eigenvalues raised
         # to the public noise level (below it the release cannot tell an
         # eigenvalue from zero), so that held-out log-likelihoods are finite
@@ -678,6 +699,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             noise_level=noise_level,
             signal_to_noise=signal_to_noise_from_factor(factor),
             shrinkage=1.0 - applied,
+            unshrunk=unshrunk,
         )
         if plan.box is not None:
             estimate = _from_unit_box(estimate, plan.box)
@@ -711,6 +733,9 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             setattr(self, name, value)
         self.noise_level_ = float(estimate.noise_level)
         self.shrinkage_ = float(estimate.shrinkage)
+        # Post-processing of the release, for PCA's axes (not an attribute
+        # of the fitted model: covariance_ is the estimate).
+        self._unshrunk_covariance = estimate.unshrunk
         self.signal_to_noise_ = float(estimate.signal_to_noise)
 
     def score(self, X_test, y=None):

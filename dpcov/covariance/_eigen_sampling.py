@@ -20,7 +20,6 @@ from ..mechanisms import (
 from ..utils._docstrings import fill_doc
 from ..utils._sklearn_compat import Interval, StrOptions
 from ._base import BasePrivateCovariance, Release, eigenvalue_sensitivities
-from ._shrinkage import SimulatedError
 
 #: Share of the mechanism's budget spent on the eigenvalues (Amin et al. 2019:
 #: eps0 = eps/2).
@@ -216,23 +215,17 @@ def eigen_sampling_release(
         radius=radius,
         noise_std=value_noise.std,
         split=split,
-        error=SimulatedError(
-            partial(
-                eigen_sampling_release,
-                n_samples=n_samples,
-                radius=radius,
-                budget=budget,
-                n_components=n_components,
-                allocation=allocation,
-                exponent=exponent,
-                beta=beta,
-            ),
-            vectors=directions,
-            values=top,
-            value_law=value_noise.law,
-            value_scale=value_noise.scale,
-            nonnegative=True,
+        simulate=partial(
+            eigen_sampling_release,
+            n_samples=n_samples,
+            radius=radius,
+            budget=budget,
+            n_components=n_components,
+            allocation=allocation,
+            exponent=exponent,
+            beta=beta,
         ),
+        value_noise=value_noise,
         # Released eigenvalues are noisy draws: on data without signal their
         # maximum is about sqrt(2 log(2d)) standard deviations.
         noise_level=value_noise.std * math.sqrt(2.0 * math.log(2.0 * d)),

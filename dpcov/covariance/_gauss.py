@@ -3,10 +3,11 @@
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from functools import partial
+
 from ..mechanisms import calibrate_additive
 from ..utils._docstrings import fill_doc
 from ._base import BasePrivateCovariance, Release, second_moment_sensitivities
-from ._shrinkage import AdditiveError
 
 
 def gauss_noise(budget, *, n_samples, n_features, radius):
@@ -65,9 +66,10 @@ def gauss_release(second_moment, *, n_samples, radius, budget, rng):
         radius=radius,
         noise_std=noise.std,
         split={"covariance": budget},
-        error=AdditiveError(
-            noise.std**2, noise.std**2, kurtosis=3.0 if noise.law == "gaussian" else 6.0
+        simulate=partial(
+            gauss_release, n_samples=n_samples, radius=radius, budget=budget
         ),
+        additive=True,
     )
 
 

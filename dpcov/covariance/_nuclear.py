@@ -4,6 +4,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
+from functools import partial
 from numbers import Integral
 
 import numpy as np
@@ -15,7 +16,6 @@ from ..utils._docstrings import fill_doc
 from ..utils._sklearn_compat import Interval
 from ..utils._warnings import warn
 from ._base import BasePrivateCovariance, Release
-from ._shrinkage import AdditiveError
 
 #: Share of the budget spent on the private trace when ``project=True``.
 TRACE_SHARE = 0.5
@@ -128,10 +128,17 @@ def nuclear_release(
         noise_std=noise_std,
         split=split,
         attributes=attributes,
-        # sym(W) has off-diagonal variance noise_std**2 and twice that on the
-        # diagonal (W's entries are uncorrelated with equal variances, by
-        # its bi-orthogonal invariance); the projection only lowers the error.
-        error=AdditiveError(2.0 * noise_std**2, noise_std**2, kurtosis=6.0),
+        simulate=partial(
+            nuclear_release,
+            n_samples=n_samples,
+            radius=radius,
+            budget=budget,
+            project=project,
+            exact_max_dim=exact_max_dim,
+            n_sweeps=n_sweeps,
+        ),
+        # Without the trace projection the noise does not depend on the input.
+        additive=not project,
     )
 
 

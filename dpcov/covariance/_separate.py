@@ -18,7 +18,6 @@ from ..mechanisms import calibrate_additive
 from ..utils._docstrings import fill_doc
 from ._base import BasePrivateCovariance, Release, eigenvalue_sensitivities
 from ._gauss import gauss_noise
-from ._shrinkage import SimulatedError
 
 
 def separate_noise(budget, *, n_samples, n_features, radius):
@@ -100,13 +99,8 @@ def separate_release(second_moment, *, n_samples, radius, budget, rng):
         separate_release, n_samples=n_samples, radius=radius, budget=budget
     )
     return Release(
-        error=SimulatedError(
-            simulate,
-            vectors=vectors,
-            values=noisy_values,
-            value_law=value_noise.law,
-            value_scale=value_noise.scale,
-        ),
+        simulate=simulate,
+        value_noise=value_noise,
         raw=(vectors * noisy_values) @ vectors.T,
         radius=radius,
         noise_std=value_noise.std,

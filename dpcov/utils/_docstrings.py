@@ -118,18 +118,18 @@ eigenvalue_floor : "auto" or float, default=0.0
     ``clip_threshold_**2``) is lowered to it.""",
     "shrinkage": """
 shrinkage : "auto" or None, default="auto"
-    Post-processing (free of privacy cost) that shrinks the noisy matrix
-    toward the zero matrix before the projection, by the positive-part
-    James-Stein factor ``max(0, 1 - kappa / ||raw||**2)``: ``kappa`` is the
-    predicted energy of the release's error, from its public noise scale
-    (and, for the mechanisms that perturb eigenvalues, the released
-    eigenvalues and eigenvectors), and both norms are Frobenius norms in the
-    units of ``covariance_`` (the original units with ``bounds``). When the
-    release lies within the noise bulk the estimate is the zero matrix,
-    whose relative error is 1; with additive Gaussian noise the shrunk
-    release has lower expected Frobenius error than the raw one for every
-    true covariance (Bock 1975), and is about the better of the two. None
-    keeps the release as it is. See the :ref:`User Guide
+    Post-processing (free of privacy cost) that moves a noise-dominated
+    estimate toward the zero matrix, which knows nothing (relative error 1).
+    The projected estimate ``P`` is multiplied by the positive-part
+    James-Stein factor ``s = max(0, 1 - kappa / ||P||**2)``, where ``kappa``
+    estimates ``||P||**2 - <P, C>`` by rerunning the mechanism, with its
+    public parameters and a fixed generator, on ``P`` itself (a parametric
+    bootstrap), and both norms are Frobenius norms in the units of
+    ``covariance_`` (the original units with ``bounds``). ``s`` is 0 (the
+    zero matrix) when ``||P||**2`` is within the energy of estimates of pure
+    noise; the factor is applied only below 1/2, where the estimated
+    signal-to-noise ratio is below 1. It reads the release and public values
+    only. None keeps the release as it is. See the :ref:`User Guide
     <covariance_shrinkage>`.""",
     "store_precision": """
 store_precision : bool, default=True
@@ -177,17 +177,18 @@ noise_level_ : float
     noise (the edge of the semicircle law), about ``sqrt(2 log(2 d))`` times
     the eigenvalue noise's for mechanisms that perturb eigenvalues.
 shrinkage_ : float
-    The shrinkage intensity applied, in ``[0, 1]``: the estimate is ``1 -
-    shrinkage_`` times the release (before the projection); 0 with
-    ``shrinkage=None``, 1 when the estimate is the zero matrix.
+    The shrinkage intensity applied, in ``[0, 1]``: ``covariance_`` is ``1 -
+    shrinkage_`` times the projected release; 0 with ``shrinkage=None`` or
+    a well-estimated release, 1 when the estimate is the zero matrix.
 signal_to_noise_ : float
-    Estimated Frobenius norm of the signal over that of the noise, in the
-    units of ``covariance_``: ``sqrt(s / (1 - s))`` with ``s = max(0, 1 -
-    kappa / ||raw||**2)`` (see ``shrinkage``), computed from the release and
-    public values only, whatever ``shrinkage`` is. Below 1 the noise carries
-    more energy than the signal: the relative error of the shrunk estimate
-    is about ``1 / sqrt(1 + signal_to_noise_**2)``, above 0.7, and ``fit``
-    warns with :class:`~dpcov.exceptions.NoiseDominatedWarning`.
+    Estimated Frobenius norm of the signal over that of the noise in the
+    estimate, in the units of ``covariance_``: ``sqrt(s / (1 - s))`` with
+    ``s`` the factor of ``shrinkage`` (0 when the estimate is within the
+    noise), computed from the release and public values only, whatever
+    ``shrinkage`` is. Below 1 the noise carries more energy than the signal
+    (the estimate's relative error is then about 0.7 or more, or it is the
+    zero matrix), and ``fit`` warns with
+    :class:`~dpcov.exceptions.NoiseDominatedWarning`.
 guarantee_ : dpcov.accounting.PureDP or dpcov.accounting.ZCDP
     The guarantee of the whole fit (composition of its steps).
 epsilon_spent_ : float

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from dpcov.accounting import ZCDP, PureDP
+from dpcov.accounting import ZCDP
 from dpcov.covariance import (
     AdaptiveCovariance,
     EigenSamplingCovariance,
@@ -13,14 +13,15 @@ from dpcov.covariance import (
     NuclearLaplaceCovariance,
     SeparateCovariance,
 )
+from dpcov.covariance._gauss import gauss_release
 from dpcov.covariance._separate import separate_release
 from dpcov.covariance._shrinkage import (
-    AdditiveError,
-    mean_error_energy,
+    applied_factor,
+    bootstrap_energy,
     shrinkage_factor,
 )
+from dpcov.decomposition import PCA
 from dpcov.exceptions import NoiseDominatedWarning
-from dpcov.mechanisms import calibrate_additive
 
 ESTIMATORS = [
     GaussianCovariance,
@@ -36,29 +37,34 @@ def _symmetric_noise(rng, d, sigma):
     return upper + np.triu(upper, 1).T
 
 
-@pytest.mark.parametrize("signal", [0.0, 1.0, 30.0])
-def test_risk_never_above_the_raw_release(signal):
-    # Gaussian noise on the d (d + 1) / 2 = 55 free entries (d = 10), metric
-    # weights h in [1, 2]. kappa = sum v + sd is inside Bock's range
-    # (0, 2 (sum v - 2 max v)] here (sum v = 100 s^2 h-weighted, max v and sd
-    # are a few percent of it), so the positive-part factor has lower risk
-    # than the raw release for every truth (Bock 1975; Baranchik 1964). With
-    # 2000 paired draws the mean difference is compared to three paired
-    # standard errors; at zero signal the risk is a small part of the raw
-    # one (the factor is 0 unless the noise's energy exceeds its mean by one
-    # standard deviation, about 16% of draws, and then small).
+@pytest.mark.parametrize("signal", [0.0, 0.5, 1.0, 2.0, 30.0])
+@pytest.mark.parametrize("keep_above", [False, True])
+def test_risk_never_above_the_raw_release(signal, keep_above):
+    # Gaussian noise on the p = d (d + 1) / 2 = 55 free entries (d = 10),
+    # metric weights h in [1, 2]; kappa = E ||D E D||^2 = sum of the free
+    # entries' variances. Bock (1975): the factor 1 - a / ||y||^2 has lower
+    # risk than y for every truth when 0 < a <= 2 (sum v - 2 max v); here
+    # max v is under 3% of sum v, so a = sum v is inside that range, and the
+    # positive part lowers the risk further (Baranchik 1964). With the
+    # estimator's rule (keep y when the factor is at least 1/2) the risk is
+    # measured, at signal energies from 0 to 30 times the noise's. With 2000
+    # paired draws the mean loss difference must be below three paired
+    # standard errors; at zero signal the risk is a small part of the raw one
+    # (the factor is 0 unless the noise's energy exceeds its mean, and small
+    # then).
     rng = np.random.default_rng(0)
     d, sigma = 10, 1.0
     h = np.linspace(1.0, 2.0, d)
     W = np.outer(h, h)
-    error = AdditiveError(sigma**2, sigma**2)
-    energy = error.energy(h)
+    energy = sigma**2 * float(np.sum(W**2))
     base = _symmetric_noise(np.random.default_rng(1), d, 1.0)
     theta = base / np.linalg.norm(W * base) * np.sqrt(signal * energy)
     raw_loss, shrunk_loss = [], []
     for _ in range(2000):
         y = theta + _symmetric_noise(rng, d, sigma)
         s = shrinkage_factor(y, h, energy)
+        if keep_above:
+            s = applied_factor(s)
         raw_loss.append(np.sum((W * (y - theta)) ** 2))
         shrunk_loss.append(np.sum((W * (s * y - theta)) ** 2))
     diff = np.array(shrunk_loss) - np.array(raw_loss)
@@ -67,53 +73,40 @@ def test_risk_never_above_the_raw_release(signal):
         assert np.mean(shrunk_loss) < 0.1 * np.mean(raw_loss)
 
 
-def test_energy_is_the_mean_noise_energy_plus_one_sd():
-    # Monte Carlo check of the closed form (mean and standard deviation of
-    # ||D E D||_F^2 for Gaussian entries), 4000 draws: the sample mean is
-    # within 4 of its standard errors.
+def test_bootstrap_of_an_additive_release_is_its_noise_energy():
+    # GaussCov without projection: <Y*, Y* - S> has mean E ||D E D||^2 =
+    # sigma^2 sum_ij h_i^2 h_j^2 (Stein's identity; exact in expectation).
+    # 8 draws at d = 40 (820 free entries): the relative spread of one draw
+    # is about sqrt(2 / 820) plus the cross term's, so 15% is over 4
+    # standard errors of the mean of 8.
     rng = np.random.default_rng(2)
-    d, sigma = 6, 0.7
-    h = np.array([1.0, 2.0, 0.5, 3.0, 1.0, 1.5])
-    W = np.outer(h, h)
-    draws = np.array(
-        [np.sum((W * _symmetric_noise(rng, d, sigma)) ** 2) for _ in range(4000)]
+    d = 40
+    X = rng.normal(size=(2000, d)) / (2 * np.sqrt(d))
+    budget = ZCDP(0.5)
+    release = gauss_release(
+        X.T @ X / 2000, n_samples=2000, radius=1.0, budget=budget, rng=rng
     )
-    predicted = AdditiveError(sigma**2, sigma**2).energy(h)
-    estimate = draws.mean() + draws.std()
-    se = draws.std() / np.sqrt(len(draws))
-    assert abs(predicted - estimate) < 4 * se + 0.05 * draws.std()
+    h = rng.uniform(0.5, 2.0, size=d)
+    kappa, null = bootstrap_energy(release.simulate, lambda raw: raw, release.raw, h)
+    expected = release.noise_std**2 * float(np.sum(np.outer(h, h) ** 2))
+    assert kappa == pytest.approx(expected, rel=0.15)
+    assert np.mean(null) == pytest.approx(expected, rel=0.15)
 
 
-def test_mean_error_energy_closed_form():
-    # E (sum h_i^2 e_i^2)^2 for Laplace e: Monte Carlo with 20000 draws,
-    # within 4 standard errors.
-    rng = np.random.default_rng(3)
-    h = np.array([1.0, 3.0, 0.5])
-    noise = calibrate_additive(
-        PureDP(1.0),
-        l2_sensitivity=1.0,
-        l1_sensitivity=1.0,
-    )
-    e = rng.laplace(0.0, noise.scale, size=(20000, 3))
-    values = (e**2 @ h**2) ** 2
-    predicted = mean_error_energy(h, noise)
-    assert abs(values.mean() - predicted) < 4 * values.std() / np.sqrt(len(values))
-
-
-def test_spectral_energy_reads_public_inputs_only():
-    # The parametric bootstrap draws from a fixed generator: the same release
-    # and public parameters give the same energy, whatever the caller's
-    # generator did before.
+def test_bootstrap_reads_public_inputs_only():
+    # The bootstrap draws from a fixed generator: the same release and public
+    # parameters give the same energies, whatever other generators did.
     rng = np.random.default_rng(4)
     X = rng.normal(size=(500, 5)) / 5
-    second = X.T @ X / 500
     release = separate_release(
-        second, n_samples=500, radius=1.0, budget=ZCDP(0.5), rng=rng
+        X.T @ X / 500, n_samples=500, radius=1.0, budget=ZCDP(0.5), rng=rng
     )
     h = np.array([1.0, 2.0, 3.0, 1.0, 0.5])
-    first = release.error.energy(h, release.raw)
+    first = bootstrap_energy(release.simulate, lambda raw: raw, release.raw, h)
     np.random.default_rng(99).normal(size=100)
-    assert release.error.energy(h, release.raw) == first
+    second = bootstrap_energy(release.simulate, lambda raw: raw, release.raw, h)
+    assert first[0] == second[0]
+    np.testing.assert_array_equal(first[1], second[1])
 
 
 # AdaptiveCovariance is left out: centred on the noisy mean, zero rows become
@@ -121,21 +114,22 @@ def test_spectral_energy_reads_public_inputs_only():
 # scale, so its release holds that rank-one term as signal, not noise.
 @pytest.mark.parametrize("cls", [c for c in ESTIMATORS if c is not AdaptiveCovariance])
 def test_pure_noise_is_shrunk_to_the_target(cls):
-    # Rows all zero: the release is noise (plus the noisy mean's outer
-    # product). The factor kept is at most 1 - kappa / ||Y||^2 with kappa
-    # the noise's mean energy plus one standard deviation, so it is 0 unless
-    # the noise's energy exceeds its mean by more than one standard
-    # deviation, and small then (d = 20: the energy's relative spread is a
-    # few percent for additive noise).
+    # Rows all zero, assume_centered: the release is the mechanism's noise.
+    # The estimate is kept only if its energy exceeds the mean energy of
+    # estimates of pure noise by a standard deviation of them, and then
+    # shrunk by the factor, so over 5 seeds the factor kept is small.
     params = {"delta": 0.0} if cls is NuclearLaplaceCovariance else {}
     X = np.zeros((2000, 20))
     kept = []
     for seed in range(5):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            est = cls(data_norm=1.0, random_state=seed, **params).fit(X)
+            est = cls(
+                data_norm=1.0, assume_centered=True, random_state=seed, **params
+            ).fit(X)
         kept.append(1.0 - est.shrinkage_)
-    assert max(kept) < 0.2
+    assert max(kept) < 0.5
+    assert np.median(kept) == 0.0
     assert est.signal_to_noise_ < 1
 
 
@@ -162,3 +156,28 @@ def test_shrinkage_warns_with_the_figure():
 def test_shrinkage_parameter_is_validated():
     with pytest.raises(ValueError, match="shrinkage"):
         GaussianCovariance(shrinkage="yes", data_norm=1.0).fit(np.zeros((10, 2)))
+
+
+def test_pca_keeps_its_axes_when_the_covariance_is_shrunk():
+    # An isotropic shrink does not move the eigenvectors: PCA's components
+    # come from the release before the shrinkage (a zero matrix has none),
+    # its explained variances from the shrunk covariance_.
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(400, 6)) * np.array([1.0, 0.6, 0.3, 0.2, 0.1, 0.1]) / 4
+    fits = {}
+    for setting in ("auto", None):
+        estimator = GaussianCovariance(shrinkage=setting)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fits[setting] = PCA(
+                3, epsilon=0.3, data_norm=1.0, covariance=estimator, random_state=0
+            ).fit(X)
+    auto, raw = fits["auto"], fits[None]
+    kept = 1.0 - auto.covariance_estimator_.shrinkage_
+    assert kept < 1.0
+    np.testing.assert_allclose(
+        np.abs(auto.components_), np.abs(raw.components_), atol=1e-10
+    )
+    np.testing.assert_allclose(
+        auto.explained_variance_, kept * raw.explained_variance_, rtol=1e-8
+    )
