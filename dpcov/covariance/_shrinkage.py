@@ -107,6 +107,10 @@ def bootstrap_energy(
     outer = np.outer(weights, weights) ** 2
     rng = np.random.default_rng(SIMULATION_SEED)
     zero = np.zeros_like(surrogate)
+    # The samplers' rejection steps branch on exact values: rounding the
+    # surrogate to float32 keeps last-bit differences of the release (the
+    # order of a sum) from becoming different draws.
+    surrogate = surrogate.astype(np.float32).astype(np.float64)
 
     def centring_error():
         # The outer product of a draw of the mean's error (at most radius long).

@@ -40,18 +40,27 @@ def _strong(n=20000, seed=0):
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS)
-def test_figure_is_the_shrinkage_gain(cls):
-    # The figure and the shrinkage come from the same estimate of the
-    # noise's energy: the factor kept, 1 - shrinkage_, is the Wiener gain
-    # snr**2 / (1 + snr**2); with shrinkage=None the figure is unchanged.
+def test_figure_and_shrinkage_read_the_same_estimate(cls):
+    # The figure is sqrt(s / (1 - s)) for the shrinkage factor s: a clear
+    # spectrum has a figure above 1 and is kept as released (shrinkage_ 0);
+    # with shrinkage=None the figure is the same and nothing is removed.
     est = cls(**_params(cls, data_norm=1.0, random_state=0)).fit(_strong())
-    snr = est.signal_to_noise_
-    assert 1.0 - est.shrinkage_ == pytest.approx(snr**2 / (1 + snr**2), rel=1e-9)
-    assert snr > 1
+    assert est.signal_to_noise_ > 1
+    assert est.shrinkage_ == 0.0
     raw = cls(**_params(cls, data_norm=1.0, random_state=0, shrinkage=None))
     raw.fit(_strong())
     assert raw.shrinkage_ == 0.0
-    assert raw.signal_to_noise_ == pytest.approx(snr, rel=1e-9)
+    assert raw.signal_to_noise_ == pytest.approx(est.signal_to_noise_, rel=1e-9)
+    np.testing.assert_array_equal(raw.covariance_, est.covariance_)
+    # Noise only: the factor applied is the Wiener gain of the figure
+    # (snr**2 / (1 + snr**2)), or 0 when the release is within the noise.
+    with pytest.warns(NoiseDominatedWarning):
+        noisy = cls(
+            **_params(cls, data_norm=1.0, assume_centered=True, random_state=0)
+        ).fit(np.zeros((2000, 4)))
+    snr = noisy.signal_to_noise_
+    kept = 1.0 - noisy.shrinkage_
+    assert kept == 0.0 or kept == pytest.approx(snr**2 / (1 + snr**2), rel=1e-9)
 
 
 def test_gauss_noise_level_closed_form():
