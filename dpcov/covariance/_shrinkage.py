@@ -240,34 +240,3 @@ def signal_to_noise_from_factor(factor):
     if factor >= 1.0:
         return math.inf
     return math.sqrt(factor / (1.0 - factor))
-
-
-def eigenvalue_noise_energy(estimate, weights, value_variance):
-    """Energy of the eigenvalue noise kept in a spectral estimate, in the metric.
-
-    A spectral release ``V diag(l) V^T`` carries noise of variance ``v`` on
-    each released eigenvalue along its direction ``v_k``; the projection
-    keeps the directions with a positive value. The noise's energy in the
-    metric is ``v sum_k (v_k^T D**2 v_k)**2`` over the kept directions. Its
-    eigenvector error is left out: it does not add to ``||P||_W**2`` as
-    additive noise does (a rotation keeps the norm), and it depends on the
-    truth, so a bootstrap at a surrogate does not estimate it without bias.
-    Leaving it out under-shrinks, never over-shrinks, for its part.
-
-    Parameters
-    ----------
-    estimate : ndarray of shape (d, d)
-        The post-processed estimate (its eigenvectors are the release's).
-    weights : ndarray of shape (d,)
-        The metric's scales.
-    value_variance : float
-        Variance of the noise on each released eigenvalue.
-
-    Returns
-    -------
-    energy : float
-    """
-    values, vectors = np.linalg.eigh(estimate)
-    kept = values > 0
-    along = (np.asarray(weights, dtype=float) ** 2 @ vectors[:, kept] ** 2) ** 2
-    return value_variance * float(np.sum(along))
