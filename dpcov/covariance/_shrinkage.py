@@ -203,7 +203,8 @@ def shrinkage_factor(estimate, weights, energy, null=None, aligned=0.0):
         In ``[0, 1]``: 1 without noise; 0 when ``||P||_W**2`` is at most the
         mean of ``null`` plus :data:`MARGIN` standard deviations of it (the
         estimate lies within the noise bulk: the zero matrix is the
-        estimate); otherwise ``max(0, 1 - kappa / ||P||_W**2)``.
+        estimate); otherwise ``max(0, 1 - kappa' / ||P||_W**2)`` with
+        ``kappa'`` the larger of ``kappa`` and the mean of ``null``.
     """
     if energy <= 0.0 and (null is None or not np.any(null > 0)):
         return 1.0
@@ -213,6 +214,11 @@ def shrinkage_factor(estimate, weights, energy, null=None, aligned=0.0):
             return 0.0
     if not norm2 > aligned:
         return 0.0
+    if null is not None and len(null) > 1:
+        # At truth zero the best factor is 0 and E <P, P - C> = E ||P||**2,
+        # the mean energy of estimates of pure noise: the bootstrap at the
+        # surrogate (itself mostly noise there) misses it.
+        energy = max(energy, float(np.mean(null)))
     if not norm2 > energy:
         return 0.0
     return 1.0 - energy / norm2
