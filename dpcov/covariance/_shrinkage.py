@@ -28,7 +28,11 @@ keeps the zero matrix unless ``||P||_W**2`` exceeds the mean energy of
 estimates of pure noise (the same bootstrap at truth zero) by one standard
 deviation of it: with few effective entries (very unequal ranges) or
 heavy-tailed noise, the energy of pure noise often exceeds its mean, and the
-factor alone would keep much of it.
+factor alone would keep much of it. For the spectral mechanisms the estimate
+must also exceed :func:`aligned_noise_energy`. ``kappa`` is at least the mean
+energy of pure noise (exact at truth zero, where the bootstrap at a noisy
+surrogate underestimates it), and the factor is applied only below
+:data:`KEEP_ABOVE` (see :func:`applied_factor`).
 """
 
 # Authors: The dpcov developers
@@ -50,7 +54,7 @@ MARGIN = 1.0
 
 
 def n_simulations(n_features):
-    """Bootstrap draws for ``d`` features: 8 up to ``d = 32``, at least 2.
+    """Bootstrap draws for ``d`` features: 16 up to ``d = 8``, 2 from ``d = 64``.
 
     The spread of ``<P*, P* - S>`` relative to its mean falls like ``1 / d``
     for additive noise (``d**2 / 2`` free entries), so larger matrices need
