@@ -163,7 +163,7 @@ def _regression_cell(cell, name, repeats):
         seed = 1000 * rep + 13
         if kind == "sensor":
             table = make_sensor_table(20_000, random_state=seed)
-            X, target = table.data, table.covariance
+            X = table.data
             target = EmpiricalCovariance().fit(X).covariance_
             params = dict(epsilon=1.0, delta=cell[1], bounds=table.bounds)
         else:
@@ -193,7 +193,10 @@ def warning_figures(runs):
     """(share of fits with error >= 0.9 that warned, of fits < 0.5 that warned)."""
     bad = [r["warned"] for r in runs if r["error"] >= 0.9]
     good = [r["warned"] for r in runs if r["error"] < 0.5]
-    share = lambda xs: (float(np.mean(xs)) if xs else float("nan"), len(xs))  # noqa: E731
+
+    def share(warned):
+        return (float(np.mean(warned)) if warned else float("nan"), len(warned))
+
     return share(bad), share(good)
 
 
@@ -296,19 +299,19 @@ def _paper_cell(cell, repeats, adk):
             _, cls, extra = method
             params = dict(epsilon=point["epsilon"], delta=point["delta"])
         target = X.T @ X / X.shape[0]
-        errors = {}
-        for setting, value in SETTINGS.items():
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                est = cls(
-                    data_norm=1.0,
-                    assume_centered=True,
-                    random_state=1000 * rep + 7,
-                    shrinkage=value,
-                    **params,
-                    **extra,
-                ).fit(X)
-            errors[setting] = float(np.linalg.norm(est.covariance_ - target))
+        params = dict(
+            data_norm=1.0,
+            assume_centered=True,
+            random_state=1000 * rep + 7,
+            **params,
+            **extra,
+        )
+        errors = {
+            setting: float(
+                np.linalg.norm(_fit(cls, X, params, {"shrinkage": value})[0] - target)
+            )
+            for setting, value in SETTINGS.items()
+        }
         auto.append(errors["auto"])
         none.append(errors["None"])
         diffs.append(errors["auto"] - errors["None"])

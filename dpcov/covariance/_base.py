@@ -677,9 +677,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         applied = applied_factor(factor) if self.shrinkage == "auto" else 1.0
         unshrunk = covariance
         if applied < 1.0:
-            covariance = self._postprocess(
-                applied * covariance, bound=bound, noise_std=release.noise_std
-            )
+            covariance = postprocess(applied * covariance)
         # The model score() evaluates: the release with its eigenvalues raised
         # to the public noise level (below it the release cannot tell an
         # eigenvalue from zero), so that held-out log-likelihoods are finite

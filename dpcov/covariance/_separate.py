@@ -95,12 +95,7 @@ def separate_release(second_moment, *, n_samples, radius, budget, rng):
     vectors = vectors[:, ::-1]
     values = linalg.eigvalsh(second_moment, check_finite=False)[::-1]
     noisy_values = np.sort(value_noise.add(values, rng))[::-1]
-    simulate = partial(
-        separate_release, n_samples=n_samples, radius=radius, budget=budget
-    )
     return Release(
-        simulate=simulate,
-        value_noise=value_noise,
         raw=(vectors * noisy_values) @ vectors.T,
         radius=radius,
         noise_std=value_noise.std,
@@ -108,6 +103,10 @@ def separate_release(second_moment, *, n_samples, radius, budget, rng):
         # On data without signal the released eigenvalues are the d noise
         # draws: their maximum is about sqrt(2 log(2d)) standard deviations.
         noise_level=value_noise.std * math.sqrt(2.0 * math.log(2.0 * len(values))),
+        simulate=partial(
+            separate_release, n_samples=n_samples, radius=radius, budget=budget
+        ),
+        value_noise=value_noise,
     )
 
 

@@ -210,20 +210,20 @@ def shrinkage_factor(estimate, weights, energy, null=None, aligned=0.0):
         estimate); otherwise ``max(0, 1 - kappa' / ||P||_W**2)`` with
         ``kappa'`` the larger of ``kappa`` and the mean of ``null``.
     """
-    if energy <= 0.0 and (null is None or not np.any(null > 0)):
-        return 1.0
     norm2 = weighted_norm2(estimate, weights)
     if null is not None and len(null) > 1:
-        if not norm2 > np.mean(null) + MARGIN * np.std(null, ddof=1):
+        mean = float(np.mean(null))
+        if energy <= 0.0 and mean <= 0.0:
+            return 1.0  # no noise
+        if not norm2 > mean + MARGIN * np.std(null, ddof=1):
             return 0.0
-    if not norm2 > aligned:
-        return 0.0
-    if null is not None and len(null) > 1:
         # At truth zero the best factor is 0 and E <P, P - C> = E ||P||**2,
         # the mean energy of estimates of pure noise: the bootstrap at the
         # surrogate (itself mostly noise there) misses it.
-        energy = max(energy, float(np.mean(null)))
-    if not norm2 > energy:
+        energy = max(energy, mean)
+    elif energy <= 0.0:
+        return 1.0
+    if not (norm2 > aligned and norm2 > energy):
         return 0.0
     return 1.0 - energy / norm2
 

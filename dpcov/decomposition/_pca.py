@@ -617,16 +617,13 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             # The axes of the release before any shrinkage toward zero (the
             # same as covariance_'s, which may be the zero matrix and have
             # none); the variances along them are covariance_'s.
-            axes = getattr(estimator, "_unshrunk_covariance", covariance)
             with small_matrix_blas(n_features):
-                values, vectors = np.linalg.eigh(axes)
-            components = vectors[:, ::-1].T
-            if axes is not covariance:
+                values, vectors = np.linalg.eigh(estimator._unshrunk_covariance)
+            values, components = values[::-1], vectors[:, ::-1].T
+            if estimator.shrinkage_ > 0:
                 values = np.einsum("ij,jk,ik->i", components, covariance, components)
                 order = np.argsort(-values, kind="stable")
                 components, values = components[order], values[order]
-            else:
-                values = values[::-1]
         values = np.maximum(values, 0.0)
         total = max(float(np.trace(covariance)), 0.0)
         return values, components, total
