@@ -46,6 +46,13 @@ from ..mechanisms import (
     radius_counts,
 )
 from ..mechanisms._noise import sampler_name
+from ..preprocessing._ranges import (
+    RANGES_SHARE,
+    RangesPlan,
+    plan_private_ranges,
+    ranges_first_pass,
+    release_private_ranges,
+)
 from ..utils._gram import is_dask_array, row_statistics
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._sklearn_compat import (
@@ -149,8 +156,11 @@ class FitPlan:
     epsilon_radius : float or None
         The private radius's epsilon; None with a public bound.
     split : dict of str to PureDP or ZCDP
-        The budget of each step: ``"radius"`` and ``"mean"`` when needed,
-        then ``"covariance"`` (the mechanism's).
+        The budget of each step: ``"bounds"``, ``"radius"`` and ``"mean"``
+        when needed, then ``"covariance"`` (the mechanism's).
+    ranges : RangesPlan or None
+        With ``bounds="private"``, the plan of the private ranges (``box``
+        is then None until they are released).
     """
 
     n_samples: int
@@ -160,6 +170,7 @@ class FitPlan:
     radius_mechanism: str
     epsilon_radius: float
     split: dict
+    ranges: RangesPlan = None
 
     @property
     def find_radius(self):
@@ -302,7 +313,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         # Squared norms must stay in float64's normal range.
         "data_norm": [Interval(Real, 1e-150, 1e150, closed="both"), None],
         # A pair (lower, upper); its entries are checked in fit (check_bounds).
-        "bounds": ["array-like", None],
+        "bounds": ["array-like", StrOptions({"private"}), None],
         "projection": [StrOptions({"clamp", "feasible", "psd"})],
         "eigenvalue_floor": [
             StrOptions({"auto"}),
@@ -456,8 +467,18 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         # the fit is recorded (the budget spent).
         plan = self._plan(X.shape, budget)
         self._check_public(plan.n_samples, plan.n_features)
-        first = self._first_pass(X, plan, lazy=lazy)
-        self._spend_budget(budget)  # every check above used public values only
+        if plan.ranges is None:
+            first = self._first_pass(X, plan, lazy=lazy)
+            self._spend_budget(budget)  # every check above used public values only
+        else:
+            # bounds="private": the first pass counts for the ranges (a Dask
+            # array's entries are checked there); the ranges are released
+            # first, then the fit goes on in their box.
+            counts = ranges_first_pass(X, check_finite=lazy)
+            self._spend_budget(budget)
+            box = release_private_ranges(X, plan.ranges, counts, rng=rng)
+            plan = replace(plan, box=box)
+            first = self._first_pass(X, plan, lazy=lazy)
         # Release the radius, the mean and the covariance, in this order.
         data_norm, sums = self._release_radius(X, plan, first, lazy=lazy, rng=rng)
         location, center, radius = self._release_mean(plan, data_norm, sums, rng=rng)
@@ -490,9 +511,14 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             radius_share, radius_mechanism = self._plan_radius_mechanism(
                 n_samples, budget
             )
-        split = self._plan_split(budget, radius_share)
+        private_ranges = isinstance(self.bounds, str)  # "private"
+        split = self._plan_split(budget, radius_share, private_ranges=private_ranges)
         epsilon_radius = self._plan_radius_epsilon(radius_mechanism, split, n_samples)
+        ranges = None
+        if private_ranges:
+            ranges = plan_private_ranges(split["bounds"], n_samples, n_features)
         return FitPlan(
+            ranges=ranges,
             n_samples=n_samples,
             n_features=n_features,
             box=box,
@@ -511,6 +537,8 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
                     "Pass either data_norm (a bound on the row norms) or bounds "
                     "(per-feature ranges), not both."
                 )
+            if isinstance(self.bounds, str):  # "private": the box comes later
+                return None, float(np.sqrt(n_features))
             box = check_bounds(self.bounds, n_features)
         if box is not None:
             # With public bounds the rows live in the box's unit coordinates, where
@@ -534,13 +562,16 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             return RADIUS_SHARE, "sparse_vector"
         return EM_RADIUS_SHARE, "exponential"
 
-    def _plan_split(self, budget, radius_share):
-        """The budget of each step: radius (share given), mean, covariance."""
+    def _plan_split(self, budget, radius_share, *, private_ranges=False):
+        """The budget of each step: ranges, radius (share given), mean, covariance."""
         # Budget split between steps. The radius and the mean are cheap to get
         # right (one count, one d-vector), the covariance is not: they take 1/8
         # each (3/16 for the exponential radius) and only when needed; zCDP
         # and pure DP both compose additively.
         shares = {}
+        if private_ranges:
+            # A quarter for the 3 d steps of the private ranges (bounds="private").
+            shares["bounds"] = RANGES_SHARE
         if radius_share is not None:
             shares["radius"] = radius_share
         if not self.assume_centered:

@@ -604,7 +604,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         # Post-processing of the release: its variances in decreasing order
         # (floored at 0), their axes, and its total variance.
         covariance = estimator.covariance_
-        if self.covariance == "top_k" and self.bounds is None:
+        if self.covariance == "top_k" and estimator.bounds_ is None:
             # (With bounds the sampled directions are in the box's unit
             # coordinates; the axes in original units are those of
             # covariance_, below.)

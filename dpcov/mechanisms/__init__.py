@@ -49,6 +49,11 @@ from ._radius import (
     private_radius_min_samples,
     radius_counts,
 )
+from ._ranges import (
+    median_probabilities,
+    private_median,
+    private_ranges_min_samples,
+)
 from ._selection import (
     RUN_LAWS,
     draw_run_count,
@@ -91,6 +96,9 @@ __all__ = [
     "exponential_radius_probabilities",
     "exponential_radius_scores",
     "radius_counts",
+    "median_probabilities",
+    "private_median",
+    "private_ranges_min_samples",
     "project_capped_simplex",
     "project_feasible",
     "project_l2_ball",

@@ -24,7 +24,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..accounting import ZCDP, BudgetAccountant, compose
+from ..accounting import ZCDP, BudgetAccountant, compose, split_budget
 from ..base import PrivateEstimatorMixin
 from ..mechanisms import calibrate_additive
 from ..mechanisms._noise import sampler_name
@@ -34,10 +34,17 @@ from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._sklearn_compat import (
     Interval,
     Options,
+    StrOptions,
     _fit_context,
     check_params_always,
 )
 from ..utils.validation import check_bounds, unit_box
+from ._ranges import (
+    RANGES_SHARE,
+    plan_private_ranges,
+    ranges_first_pass,
+    release_private_ranges,
+)
 
 __all__ = ["BoundsScaler", "StandardScaler"]
 
@@ -189,8 +196,10 @@ def unit_variance(mean, second_moment, floor):
     return mean, np.clip(second_moment - mean * mean, floor, 1.0)
 
 
-def _bounds_constraint():
+def _bounds_constraint(private=True):
     # A pair (lower, upper) of scalars or arrays; check_bounds validates it.
+    if private:
+        return ["array-like", StrOptions({"private"}), None]
     return ["array-like", None]
 
 
@@ -228,8 +237,12 @@ class StandardScaler(
         questionnaire's scale, a round physical limit), never from the data.
         Values outside are clipped to the range in ``fit`` (a row's influence
         is bounded whatever it holds); the noise grows with the ranges, so
-        take them no wider than the domain needs. None raises a ValueError:
-        ranges are never inferred.
+        take them no wider than the domain needs. ``"private"`` finds them
+        privately with a quarter of the budget (a private median and a
+        private spread about it per feature; see Notes), recorded in
+        ``bounds_``; it needs a few thousand rows at ``epsilon=1`` and says
+        how many when there are fewer. None raises a ValueError: ranges are
+        never read off the data for free.
     with_mean : bool, default=True
         If True, ``transform`` centres the data about ``mean_``.
     with_std : bool, default=True
@@ -263,7 +276,9 @@ class StandardScaler(
         Number of rows (public under replace-one neighbours).
     bounds_ : tuple of ndarray
         The validated ``(lower, upper)``, each of shape (n_features,)
-        (public: the parameter).
+        (public: the parameter), or the private ranges with
+        ``bounds="private"`` (a release, covered by the guarantee; None
+        when nothing is released).
     guarantee_ : dpcov.accounting.PureDP or dpcov.accounting.ZCDP
         The guarantee of the fit (zero when nothing is released).
     epsilon_spent_ : float
@@ -293,6 +308,17 @@ class StandardScaler(
     -----
     **Privacy unit.** Neighbouring datasets differ in one row (replace-one);
     ``n_samples`` and ``n_features`` are public, and so is ``bounds``.
+
+    **Private ranges.** With ``bounds="private"``, a quarter of the budget
+    (``budget_split_["bounds"]``) finds each feature's range
+    ``[m - r, m + r]``: a private median ``m`` in two steps, the second
+    measured from the first, and a private bound ``r`` on ``|x - m|`` over
+    the powers of two, each by the exponential mechanism (McSherry and
+    Talwar, 2007) over public grids from ``2**-40`` to ``2**40``, the budget
+    split evenly between the ``3 d`` steps (each pure ``epsilon``-DP and
+    ``epsilon**2 / 8``-zCDP; Cesar and Rogers, 2021). A few of the largest
+    ``|x - m|`` of each feature lie outside its range and are clipped; the
+    rest of the budget releases the moments in that box, as below.
 
     **Mechanism.** Each row ``x`` is clipped to the box and mapped to unit
     coordinates ``z = (x - c) / w`` in ``[-1, 1]^d``, for the box's centre
@@ -444,28 +470,44 @@ class StandardScaler(
         X = validate_rows(self, X, accept_dask=True)
         lazy = is_dask_array(X)
         n_samples, n_features = X.shape
-        lower, upper = check_bounds(self.bounds, n_features)
-        center, half = unit_box(lower, upper)
         rng = self._noise_generator(budget)
         release = self.with_mean or self.with_std
+        split = {}
+        ranges = None
+        if isinstance(self.bounds, str):  # "private"
+            box = None  # with nothing to release, no ranges are found
+            if release:
+                split = split_budget(
+                    budget, {"bounds": RANGES_SHARE, "moments": 1.0 - RANGES_SHARE}
+                )
+                # Public checks and the first count pass (Dask: entries
+                # checked) before the budget is spent.
+                ranges = plan_private_ranges(split["bounds"], n_samples, n_features)
+                first = ranges_first_pass(X, check_finite=lazy)
+        else:
+            box = check_bounds(self.bounds, n_features)
+        self._spend_budget(budget)  # everything above used public values only
+        moments_budget = budget
+        if ranges is not None:
+            box = release_private_ranges(X, ranges, first, rng=rng)
+            moments_budget = split.pop("moments")
+        center, half = (None, None) if box is None else unit_box(*box)
 
         # One pass: the sums of the unit coordinates and of their squares (a
         # Dask array's entries are checked for NaN and infinity on the way,
-        # before anything is recorded or released).
+        # before anything is released but the private ranges).
         sums = row_statistics(
             X,
-            box=(lower, upper),
+            box=box,
             total=release,
             square_total=self.with_std,
-            check_finite=lazy,
+            check_finite=lazy and ranges is None,
         )
-        self._spend_budget(budget)  # everything above used public values only
 
         mean = var = scale = None
-        split = {}
         if release:
             weight, noise = moment_noise(
-                budget,
+                moments_budget,
                 n_samples=n_samples,
                 n_features=n_features,
                 with_second_moment=self.with_std,
@@ -485,10 +527,10 @@ class StandardScaler(
                 unit_mean, unit_var = unit_variance(
                     noisy[:n_features], noisy[n_features:] / weight, floor
                 )
-                split["mean_and_second_moment"] = budget
+                split["mean_and_second_moment"] = moments_budget
             else:
                 unit_mean = np.clip(noise.add(unit_mean, rng), -1.0, 1.0)
-                split["mean"] = budget
+                split["mean"] = moments_budget
             mean = center + half * unit_mean
             if self.with_std:
                 # Half-widths above 1e154 (public bounds near float64's
@@ -504,7 +546,7 @@ class StandardScaler(
         self.var_ = var
         self.scale_ = scale
         self.n_samples_seen_ = int(n_samples)
-        self.bounds_ = (lower, upper)
+        self.bounds_ = box
         self.budget_split_ = split
         self.guarantee_ = compose(split.values()) if split else self.privacy_cost()
         self.noise_sampler_ = sampler_name()
@@ -658,7 +700,7 @@ class BoundsScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
            [ 1. , -1. ]])
     """
 
-    _parameter_constraints: dict = {"bounds": _bounds_constraint()}
+    _parameter_constraints: dict = {"bounds": _bounds_constraint(private=False)}
 
     def __init__(self, *, bounds=None):
         self.bounds = bounds

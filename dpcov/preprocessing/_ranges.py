@@ -1,0 +1,157 @@
+"""Private per-feature ranges, for tables that come without public ones.
+
+``bounds="private"`` on the scaler, the covariance estimators and PCA finds
+the range of each feature from a share of the fit's budget
+(:data:`RANGES_SHARE`) with the mechanisms of :mod:`dpcov.mechanisms._ranges`
+(a private median, a second one measured from the first, then a private
+spread about it), and the fit goes on as with public ranges.
+"""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..accounting import split_budget
+from ..mechanisms import DEFAULT_RADIUS_GRID
+from ..mechanisms._ranges import (
+    RANGE_STEPS,
+    median_candidates,
+    private_median,
+    private_ranges_min_samples,
+    private_spread,
+)
+from ..utils._columns import column_rank_counts
+
+#: Share of a fit's budget spent on its private ranges (``bounds="private"``).
+RANGES_SHARE = 0.25
+#: Probability that some feature's range fails its accuracy statement (far
+#: too wide, or clipping more than ``k + alpha`` values): each feature's
+#: radius step runs at ``RANGES_BETA / d``.
+RANGES_BETA = 0.1
+
+
+@dataclass(frozen=True)
+class RangesPlan:
+    """The public plan of the private ranges: one epsilon per step.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of rows (public under replace-one neighbours).
+    n_features : int
+        Number of features ``d``.
+    epsilon : float
+        Epsilon of each of the ``3 d`` exponential-mechanism steps.
+    beta : float
+        Failure probability of each feature's steps (``RANGES_BETA / d``):
+        it sets the radius step's target number of values outside.
+    """
+
+    n_samples: int
+    n_features: int
+    epsilon: float
+    beta: float
+
+
+def plan_private_ranges(budget, n_samples, n_features, *, name="bounds='private'"):
+    """Each step's epsilon, after checking there are enough rows for it.
+
+    The budget is split evenly between the ``3 d`` steps (two medians and a
+    spread per feature), which compose to it: each step is pure
+    ``epsilon``-DP, and ``epsilon**2 / 8``-zCDP (bounded range), so under
+    zCDP a step with ``rho / (3 d)`` runs at ``sqrt(8 rho / (3 d))``.
+
+    Parameters
+    ----------
+    budget : PureDP or ZCDP
+        The ranges' budget.
+    n_samples, n_features : int
+        The shape of the input (public).
+    name : str
+        What the error message names.
+
+    Returns
+    -------
+    plan : RangesPlan
+
+    Raises
+    ------
+    ValueError
+        If there are fewer rows than the steps need at this budget (the
+        message gives the number; it depends on public values only).
+    """
+    n_steps = RANGE_STEPS * n_features
+    steps = split_budget(budget, {f"step_{i}": 1.0 / n_steps for i in range(n_steps)})
+    epsilon = min(step.exponential_epsilon() for step in steps.values())
+    # A flat score far above the values leaves each feature's radius a
+    # chance beta of landing there (far too wide): beta / d for d features
+    # keeps the chance that any does below RANGES_BETA.
+    beta = RANGES_BETA / n_features
+    n_min = private_ranges_min_samples(epsilon, beta)
+    if n_samples < n_min:
+        raise ValueError(
+            f"{name} finds the range of each of the {n_features} features "
+            f"privately, which needs at least {n_min} samples at this budget; "
+            f"got {n_samples}. Pass public bounds=(lower, upper), a larger "
+            "budget, or fewer features."
+        )
+    return RangesPlan(
+        n_samples=n_samples, n_features=n_features, epsilon=epsilon, beta=beta
+    )
+
+
+def ranges_first_pass(X, *, check_finite=False):
+    """The counts of the first median step (read before anything is drawn)."""
+    candidates = [median_candidates()] * X.shape[1]
+    return column_rank_counts(X, candidates, check_finite=check_finite)
+
+
+def release_private_ranges(X, plan, first, *, rng):
+    """The private ranges, from the first pass's counts and two more passes.
+
+    Parameters
+    ----------
+    X : ndarray, sparse matrix or dask.array.Array of shape (n_samples, d)
+        The rows.
+    plan : RangesPlan
+        From :func:`plan_private_ranges`.
+    first : list of pairs of ndarrays
+        :func:`ranges_first_pass` of ``X``.
+    rng : numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    lower, upper : ndarray of shape (d,)
+        ``m - r`` and ``m + r`` per feature (a private release).
+    """
+    n, epsilon = plan.n_samples, plan.epsilon
+    coarse = [
+        private_median(
+            below, at_or_below, n, median_candidates(), epsilon=epsilon, rng=rng
+        )
+        for below, at_or_below in first
+    ]
+    candidates = [median_candidates(center) for center in coarse]
+    counts = column_rank_counts(X, candidates)
+    center = np.array(
+        [
+            private_median(below, at_or_below, n, c, epsilon=epsilon, rng=rng)
+            for (below, at_or_below), c in zip(counts, candidates, strict=True)
+        ]
+    )
+    # |x - m| against the radii, ascending; above r is n minus at or below.
+    radii = np.sort(DEFAULT_RADIUS_GRID)
+    counts = column_rank_counts(X, [radii] * X.shape[1], center=center)
+    spread = np.array(
+        [
+            private_spread(
+                (n - at_or_below)[::-1], n, epsilon=epsilon, rng=rng, beta=plan.beta
+            )
+            for _, at_or_below in counts
+        ]
+    )
+    return center - spread, center + spread
