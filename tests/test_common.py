@@ -58,6 +58,15 @@ def _tested_estimators():
     yield ProductBernoulli(binarize=0.0)
 
 
+def _private_ranges_estimators():
+    # Private ranges (bounds="private") need a few thousand rows at a finite
+    # budget; at epsilon=inf they need two, so scikit-learn's small datasets
+    # run every code path but the noise. (dpcov's own checks expect noise;
+    # the private paths are tested in tests/preprocessing/test_ranges.py.)
+    yield StandardScaler(bounds="private", epsilon=float("inf"))
+    yield AdaptiveCovariance(bounds="private", epsilon=float("inf"))
+
+
 def _public_transformers():
     # No privacy parameters: only scikit-learn's checks apply.
     yield BoundsScaler(bounds=(-10.0, 10.0))
@@ -123,6 +132,7 @@ def _parametrize_with_checks(estimators, **kwargs):
 @_parametrize_with_checks(
     list(_tested_estimators())
     + list(_subspace_estimators_for_sklearn_checks())
+    + list(_private_ranges_estimators())
     + list(_public_transformers()),
     expected_failed_checks=_expected_failed_checks,
 )
@@ -134,6 +144,7 @@ def test_sklearn_compatible_estimator(estimator, check):
     "estimator",
     list(_tested_estimators())
     + list(_subspace_estimators_for_sklearn_checks())
+    + list(_private_ranges_estimators())
     + list(_public_transformers()),
     ids=lambda est: type(est).__name__,
 )

@@ -22,11 +22,13 @@ replace-one neighbours), with the exponential mechanism (McSherry and Talwar,
    and ``r`` is less than twice the largest ``|x - m|``, and when it misses
    it lands near the values, not at ``2**32``.
 
-The range is ``[m - r, m + r]``. The score of a median candidate ``c`` is
-``-max(#{x < c} - n/2, n/2 - #{x <= c}, 0)``: 0 exactly when ``c`` is a median
-(ties included, so a constant or two-valued feature has scoring candidates),
-and it moves by at most 1 when one row is replaced (each count moves by at
-most 1 and a maximum of 1-Lipschitz functions is 1-Lipschitz).
+The range is ``[m - r, m + r]``. Candidate ``c_k`` of a median step stands
+for the interval ``(c_{k-1}, c_k]`` between it and the candidate below, and
+scores ``-max(#{x <= c_{k-1}} - n/2, n/2 - #{x <= c_k}, 0)``: 0 exactly when
+a median lies in its interval, so a constant feature (whose value need not
+be on the grid) has a scoring candidate, and it moves by at most 1 when one
+row is replaced (each count moves by at most 1 and a maximum of 1-Lipschitz
+functions is 1-Lipschitz).
 
 The counts come from one pass per step (:func:`column_rank_counts`); the
 composition of the ``3 d`` steps is the caller's (each is pure
@@ -75,39 +77,39 @@ def median_candidates(center=0.0, grid=SIGNED_GRID):
     return np.unique(float(center) + np.asarray(grid, dtype=float))
 
 
-def median_scores(below, at_or_below, n_samples):
+def median_scores(at_or_below, n_samples):
     """Scores of median candidates from their rank counts.
 
     Parameters
     ----------
-    below : ndarray of shape (m,)
-        ``#{x < c}`` for each candidate ``c`` (never released).
     at_or_below : ndarray of shape (m,)
-        ``#{x <= c}`` for each candidate.
+        ``#{x <= c_k}`` for each candidate ``c_k``, increasing in ``k``
+        (never released).
     n_samples : int
         Number of rows (public under replace-one neighbours).
 
     Returns
     -------
     scores : ndarray of shape (m,)
-        ``-max(below - n/2, n/2 - at_or_below, 0)``: non-positive, 0 at the
-        medians, sensitivity 1 under replace-one neighbours.
+        ``-max(#{x <= c_{k-1}} - n/2, n/2 - #{x <= c_k}, 0)`` (with
+        ``#{x <= c_{-1}} = 0``): non-positive, 0 when a median lies in
+        ``(c_{k-1}, c_k]``, sensitivity 1 under replace-one neighbours.
     """
     half = n_samples / 2.0
-    below = np.asarray(below, dtype=float)
     at_or_below = np.asarray(at_or_below, dtype=float)
-    # Replacing one row moves each count by at most 1, hence each of
-    # below - n/2 and n/2 - at_or_below, and their maximum with 0, by at
-    # most 1 (a maximum of 1-Lipschitz functions is 1-Lipschitz).
-    return -np.maximum(np.maximum(below - half, half - at_or_below), 0.0)
+    previous = np.concatenate([[0.0], at_or_below[:-1]])
+    # Replacing one row moves each count by at most 1, hence each of the
+    # two differences, and their maximum with 0, by at most 1 (a maximum of
+    # 1-Lipschitz functions is 1-Lipschitz).
+    return -np.maximum(np.maximum(previous - half, half - at_or_below), 0.0)
 
 
-def median_probabilities(below, at_or_below, n_samples, *, epsilon):
+def median_probabilities(at_or_below, n_samples, *, epsilon):
     """Law of :func:`private_median` over its candidates (closed form).
 
     Parameters
     ----------
-    below, at_or_below : ndarray of shape (m,)
+    at_or_below : ndarray of shape (m,)
         Rank counts of the candidates (see :func:`median_scores`).
     n_samples : int
         Number of rows.
@@ -118,24 +120,23 @@ def median_probabilities(below, at_or_below, n_samples, *, epsilon):
     -------
     probabilities : ndarray of shape (m,)
     """
-    scores = median_scores(below, at_or_below, n_samples)
+    scores = median_scores(at_or_below, n_samples)
     return exponential_probabilities(scores, epsilon=epsilon)
 
 
-def private_median(below, at_or_below, n_samples, candidates, *, epsilon, rng):
+def private_median(at_or_below, n_samples, candidates, *, epsilon, rng):
     """A private median: the exponential mechanism over public candidates.
 
     Pure ``epsilon``-DP (score sensitivity 1; McSherry and Talwar, 2007) and
     ``epsilon**2 / 8``-zCDP. With probability ``1 - beta`` the released
-    candidate has at most ``n/2 + alpha`` values on each side, with
-    ``alpha = (2 / epsilon) log(m / beta)`` for ``m`` candidates, when some
-    candidate is a median; otherwise it is among the candidates next to the
-    median, within ``alpha`` of their score.
+    candidate's interval (see :func:`median_scores`) has at most
+    ``n/2 + alpha`` values on each side, ``alpha = (2 / epsilon) log(m /
+    beta)`` for ``m`` candidates.
 
     Parameters
     ----------
-    below, at_or_below : ndarray of shape (m,)
-        Rank counts of the candidates (never released).
+    at_or_below : ndarray of shape (m,)
+        ``#{x <= c}`` for each candidate (never released).
     n_samples : int
         Number of rows (public).
     candidates : ndarray of shape (m,)
@@ -154,16 +155,14 @@ def private_median(below, at_or_below, n_samples, candidates, *, epsilon, rng):
     --------
     >>> import numpy as np
     >>> from dpcov.mechanisms import private_median
-    >>> from dpcov.mechanisms._ranges import median_candidates
-    >>> x = np.full(1000, 3.0)
-    >>> c = median_candidates()
-    >>> below = np.searchsorted(np.sort(x), c, side="left")
-    >>> at_or_below = np.searchsorted(np.sort(x), c, side="right")
-    >>> private_median(below, at_or_below, 1000, c, epsilon=1.0,
+    >>> x = np.random.default_rng(0).normal(4.2, 1.0, size=1000)
+    >>> candidates = np.arange(0.0, 10.0)
+    >>> at_or_below = np.searchsorted(np.sort(x), candidates, side="right")
+    >>> private_median(at_or_below, 1000, candidates, epsilon=1.0,
     ...                rng=np.random.default_rng(0))
-    3.0
+    5.0
     """
-    scores = median_scores(below, at_or_below, n_samples)
+    scores = median_scores(at_or_below, n_samples)
     return float(candidates[exponential_mechanism(scores, epsilon=epsilon, rng=rng)])
 
 

@@ -59,8 +59,9 @@ _NO_BOUNDS = (
     "{name} needs bounds=(lower, upper): public ranges of the features (scalars "
     "or arrays of shape (n_features,)), known without looking at the data, such "
     "as a sensor's range, a questionnaire's scale or a round limit of the "
-    "quantity measured. They are never inferred from the data: ranges read off "
-    "the rows would not be private."
+    "quantity measured; or bounds='private', which finds them privately with a "
+    "quarter of the budget. They are never read off the data for free: ranges "
+    "read off the rows would not be private."
 )
 
 

@@ -95,8 +95,8 @@ def plan_private_ranges(budget, n_samples, n_features, *, name="bounds='private'
         raise ValueError(
             f"{name} finds the range of each of the {n_features} features "
             f"privately, which needs at least {n_min} samples at this budget; "
-            f"got {n_samples}. Pass public bounds=(lower, upper), a larger "
-            "budget, or fewer features."
+            f"got {n_samples} sample{'' if n_samples == 1 else 's'}. Pass public "
+            "bounds=(lower, upper), a larger budget, or fewer features."
         )
     return RangesPlan(
         n_samples=n_samples, n_features=n_features, epsilon=epsilon, beta=beta
@@ -118,7 +118,7 @@ def release_private_ranges(X, plan, first, *, rng):
         The rows.
     plan : RangesPlan
         From :func:`plan_private_ranges`.
-    first : list of pairs of ndarrays
+    first : list of ndarrays
         :func:`ranges_first_pass` of ``X``.
     rng : numpy.random.Generator
         Source of randomness.
@@ -130,17 +130,15 @@ def release_private_ranges(X, plan, first, *, rng):
     """
     n, epsilon = plan.n_samples, plan.epsilon
     coarse = [
-        private_median(
-            below, at_or_below, n, median_candidates(), epsilon=epsilon, rng=rng
-        )
-        for below, at_or_below in first
+        private_median(counts, n, median_candidates(), epsilon=epsilon, rng=rng)
+        for counts in first
     ]
     candidates = [median_candidates(center) for center in coarse]
     counts = column_rank_counts(X, candidates)
     center = np.array(
         [
-            private_median(below, at_or_below, n, c, epsilon=epsilon, rng=rng)
-            for (below, at_or_below), c in zip(counts, candidates, strict=True)
+            private_median(at_or_below, n, c, epsilon=epsilon, rng=rng)
+            for at_or_below, c in zip(counts, candidates, strict=True)
         ]
     )
     # |x - m| against the radii, ascending; above r is n minus at or below.
@@ -151,7 +149,7 @@ def release_private_ranges(X, plan, first, *, rng):
             private_spread(
                 (n - at_or_below)[::-1], n, epsilon=epsilon, rng=rng, beta=plan.beta
             )
-            for _, at_or_below in counts
+            for at_or_below in counts
         ]
     )
     return center - spread, center + spread

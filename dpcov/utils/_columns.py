@@ -17,7 +17,7 @@ from ._gram._dask import rows_in_blocks
 
 
 def _chunk_counts(block, candidates, center, check_finite):
-    # (2, total candidates) int64: below, then at_or_below, column by column.
+    # (total candidates,) int64: #{v <= c}, column by column.
     if sp.issparse(block):
         block = block.toarray()
     block = np.asarray(block, dtype=np.float64)
@@ -33,13 +33,10 @@ def _chunk_counts(block, candidates, center, check_finite):
         if center is not None:
             values = np.abs(values - center[j])
         m = column_candidates.shape[0]
-        # x < c_k iff c_k > x iff k >= #{c <= x}; x <= c_k iff k >= #{c < x}.
-        after = np.searchsorted(column_candidates, values, side="right")
+        # v <= c_k iff k >= #{c < v}: count the values by that index.
         before = np.searchsorted(column_candidates, values, side="left")
-        below = np.cumsum(np.bincount(after, minlength=m + 1))[:m]
-        at_or_below = np.cumsum(np.bincount(before, minlength=m + 1))[:m]
-        parts.append(np.stack([below, at_or_below]))
-    return np.concatenate(parts, axis=1).astype(np.int64)
+        parts.append(np.cumsum(np.bincount(before, minlength=m + 1))[:m])
+    return np.concatenate(parts).astype(np.int64)
 
 
 def _packed_block(block, candidates, center, check_finite):
@@ -47,7 +44,7 @@ def _packed_block(block, candidates, center, check_finite):
 
 
 def column_rank_counts(X, candidates, *, center=None, check_finite=False):
-    """How many values of each column lie below each of its candidates.
+    """How many values of each column lie at or below each of its candidates.
 
     Parameters
     ----------
@@ -62,9 +59,8 @@ def column_rank_counts(X, candidates, *, center=None, check_finite=False):
 
     Returns
     -------
-    counts : list of d pairs of ndarrays
-        ``(below, at_or_below)`` for each column: ``#{v < c}`` and
-        ``#{v <= c}`` for each candidate ``c`` (int64).
+    counts : list of d ndarrays
+        ``#{v <= c}`` for each candidate ``c`` of each column (int64).
     """
     candidates = [np.asarray(c, dtype=np.float64) for c in candidates]
     if center is not None:
@@ -77,21 +73,21 @@ def column_rank_counts(X, candidates, *, center=None, check_finite=False):
             candidates,
             center,
             check_finite,
-            chunks=((1,) * X.numblocks[0], (2 * sum(sizes),)),
+            chunks=((1,) * X.numblocks[0], (sum(sizes),)),
             dtype=np.int64,
             meta=np.empty((0, 0), dtype=np.int64),
         )
-        total = parts.sum(axis=0).compute().reshape(2, -1)
+        total = parts.sum(axis=0).compute()
     else:
         n_samples, n_features = X.shape
         step = max(1, CHUNK_BYTES // (8 * max(n_features, 1)))
-        total = np.zeros((2, sum(sizes)), dtype=np.int64)
+        total = np.zeros(sum(sizes), dtype=np.int64)
         for start in range(0, n_samples, step):
             total += _chunk_counts(
                 X[start : start + step], candidates, center, check_finite
             )
     out, offset = [], 0
     for size in sizes:
-        out.append((total[0, offset : offset + size], total[1, offset : offset + size]))
+        out.append(total[offset : offset + size])
         offset += size
     return out

@@ -69,7 +69,7 @@ data_norm : float, default=None
     ``fit`` raises a ValueError that says how many and what to pass. Must lie
     in [1e-150, 1e150] (beyond, even the squared norms overflow).""",
     "bounds": """
-bounds : tuple of (lower, upper), default=None
+bounds : tuple of (lower, upper) or "private", default=None
     Public range of each feature, for tables whose features have different
     scales: ``lower`` and ``upper`` are scalars or arrays of shape
     ``(n_features,)`` with ``lower < upper``, from knowledge of the domain
@@ -81,8 +81,14 @@ bounds : tuple of (lower, upper), default=None
     original units. The noise on entry ``(i, j)`` of the covariance is
     ``h_i h_j`` times the noise in unit coordinates: a range twice as wide
     as needed costs four times the error on its feature's variance, and a
-    range too narrow biases it (clipped values). Cannot be combined with
-    ``data_norm``; with both None the row-norm bound is found privately.""",
+    range too narrow biases it (clipped values). ``"private"`` finds the
+    ranges privately with a quarter of the budget (``budget_split_["bounds"]``):
+    per feature a private median ``m`` and a private bound ``r`` on
+    ``|x - m|``, by the exponential mechanism over public grids (see
+    :ref:`private_ranges`), giving ``[m - r, m + r]`` in ``bounds_``; it
+    needs a few thousand rows at ``epsilon=1`` (``fit`` says how many).
+    Cannot be combined with ``data_norm``; with both None the row-norm bound
+    is found privately.""",
     "assume_centered": """
 assume_centered : bool, default=False
     If True, estimate the second-moment matrix ``X.T @ X / n`` about the

@@ -98,7 +98,7 @@ def check_geometry_resolved_privately(estimator):
     """With ``data_norm=None`` a private radius is found and paid for.
 
     The parameter stays None, ``data_norm_`` is set, and the radius step shows
-    in ``budget_split_``.
+    in ``budget_split_``; with ``bounds="private"``, the ranges step does.
 
     Parameters
     ----------
@@ -106,6 +106,12 @@ def check_geometry_resolved_privately(estimator):
         The estimator to check.
     """
     if "data_norm" not in estimator.get_params():
+        return
+    if isinstance(estimator.get_params().get("bounds"), str):
+        # bounds="private": the ranges are found and paid for instead.
+        est = clone(estimator).set_params(random_state=0)
+        est.fit(_data(scale=3.0))
+        assert est.bounds_ is not None and "bounds" in est.budget_split_
         return
     est = clone(estimator).set_params(data_norm=None, epsilon=1.0, random_state=0)
     est.fit(_data(scale=3.0))

@@ -1,0 +1,227 @@
+"""bounds="private": the ranges' budget, law, accuracy and errors, estimator by estimator."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.covariance import EmpiricalCovariance
+from sklearn.utils._param_validation import InvalidParameterError
+
+from dpcov.accounting import ZCDP, PureDP, compose, zcdp_rho
+from dpcov.covariance import (
+    AdaptiveCovariance,
+    EigenSamplingCovariance,
+    GaussianCovariance,
+    NuclearLaplaceCovariance,
+    SeparateCovariance,
+)
+from dpcov.datasets import make_mixed_units_table, make_sensor_table
+from dpcov.decomposition import PCA
+from dpcov.mechanisms import DEFAULT_RADIUS_GRID, exponential_probabilities
+from dpcov.mechanisms._ranges import spread_scores
+from dpcov.preprocessing import BoundsScaler, StandardScaler
+from dpcov.preprocessing._ranges import RANGES_SHARE, plan_private_ranges
+
+COVARIANCES = [
+    GaussianCovariance,
+    SeparateCovariance,
+    AdaptiveCovariance,
+    NuclearLaplaceCovariance,
+    EigenSamplingCovariance,
+]
+
+pytestmark = pytest.mark.filterwarnings("ignore::dpcov.exceptions.SeededNoiseWarning")
+
+
+def test_plan_runs_each_step_at_its_share_of_the_budget():
+    # 3 d exponential-mechanism steps split the share evenly: under zCDP each
+    # is eps**2 / 8-zCDP (bounded range), so it runs at sqrt(8 rho / (3 d));
+    # under pure DP at epsilon / (3 d).
+    rho = 0.01
+    plan = plan_private_ranges(ZCDP(rho), 10**6, 4)
+    assert plan.epsilon == pytest.approx(math.sqrt(8 * rho / 12), rel=1e-12)
+    assert 12 * plan.epsilon**2 / 8 <= rho * (1 + 1e-12)
+    assert plan.beta == pytest.approx(0.1 / 4)
+    plan = plan_private_ranges(PureDP(0.6), 10**6, 4)
+    assert plan.epsilon == pytest.approx(0.6 / 12, rel=1e-12)
+
+
+@pytest.mark.parametrize("cls", [StandardScaler, *COVARIANCES])
+def test_budget_split_gives_the_ranges_a_quarter(cls):
+    X = make_sensor_table(5000, random_state=0).data
+    est = cls(epsilon=1.0, delta=1e-6, bounds="private", random_state=0).fit(X)
+    budget = ZCDP(zcdp_rho(1.0, 1e-6))
+    assert est.budget_split_["bounds"].rho == pytest.approx(RANGES_SHARE * budget.rho)
+    assert compose(est.budget_split_.values()).rho <= budget.rho
+    assert est.epsilon_spent_ == pytest.approx(1.0)
+    lower, upper = est.bounds_
+    assert lower.shape == upper.shape == (8,)
+    assert np.all(lower < upper)
+
+
+def _one_feature_rows(n=4000, seed=0):
+    # Half the rows at exactly 0 (a median, on the grid, by a margin of n/4
+    # rows: both median steps release 0 with probability 1 - 1e-20 at the
+    # step's epsilon), the rest spread over several octaves.
+    rng = np.random.default_rng(seed)
+    spread = np.exp(rng.uniform(np.log(0.1), np.log(40.0), n // 2))
+    signs = rng.choice([-1.0, 1.0], n // 2)
+    return np.concatenate([np.zeros(n // 2), signs * spread])[:, None]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cls", [StandardScaler, GaussianCovariance])
+def test_released_spread_follows_the_law_at_the_planned_epsilon(cls):
+    # The estimator's range is [0 - r, 0 + r]; r's law is the exponential
+    # mechanism's at the epsilon the plan gives a quarter of the budget,
+    # over 1200 fits (chi-square on the cells expected >= 5, the rest
+    # pooled); the same draws reject the law at twice that epsilon, as
+    # they would if the share or the split between steps were wrong.
+    X = _one_feature_rows()
+    n = X.shape[0]
+    budget = ZCDP(zcdp_rho(1.0, 1e-6))
+    share = ZCDP(RANGES_SHARE * budget.rho)
+    plan = plan_private_ranges(share, n, 1)
+    above = (np.abs(X[:, 0])[:, None] > DEFAULT_RADIUS_GRID).sum(axis=0)
+    radii = []
+    for seed in range(1200):
+        est = cls(epsilon=1.0, delta=1e-6, bounds="private", random_state=seed)
+        if cls is GaussianCovariance:
+            est.set_params(assume_centered=True)
+        lower, upper = est.fit(X).bounds_
+        assert lower[0] == -upper[0]  # centre 0
+        radii.append(upper[0])
+    observed = np.array([np.sum(np.asarray(radii) == r) for r in DEFAULT_RADIUS_GRID])
+
+    def pvalue(epsilon):
+        scores = spread_scores(above, n, epsilon=epsilon, beta=plan.beta)
+        expected = 1200 * exponential_probabilities(scores, epsilon=epsilon)
+        big = expected >= 5
+        obs = np.append(observed[big], observed[~big].sum())
+        exp = np.append(expected[big], expected[~big].sum())
+        return stats.chisquare(obs, exp).pvalue
+
+    assert pvalue(plan.epsilon) > 1e-4
+    assert pvalue(2 * plan.epsilon) < 1e-6
+
+
+@pytest.mark.parametrize("cls", [StandardScaler, *COVARIANCES, PCA])
+def test_too_few_rows_says_how_many_and_fits_nothing(cls):
+    X = make_sensor_table(300, random_state=0).data
+    est = cls(epsilon=1.0, delta=1e-6, bounds="private")
+    with pytest.raises(ValueError, match=r"needs at least \d+ samples at this budget"):
+        est.fit(X)
+    assert not hasattr(est, "bounds_")
+    assert not hasattr(est, "guarantee_")
+
+
+def test_private_ranges_hold_the_values_and_beat_wide_public_ranges():
+    # The sensor table's public ranges are what its sensors can report, far
+    # wider than the readings: the private ones fit the readings, so the
+    # noise (scaled by the ranges) is smaller.
+    table = make_sensor_table(20_000, random_state=0)
+    X = table.data
+    scaler = StandardScaler(epsilon=1.0, bounds="private", random_state=0).fit(X)
+    lower, upper = scaler.bounds_
+    outside = np.mean((X < lower) | (X > upper), axis=0)
+    assert outside.max() < 0.02
+    assert np.all(upper - lower < table.bounds[1] - table.bounds[0])
+
+
+def test_adaptive_covariance_with_private_ranges_is_within_1_5x_of_true_ranges():
+    # The mixed-units table (scales 1e-2 to 1e4), 12 features, n = 20000:
+    # mean relative error over 10 seeded fits with private ranges against
+    # the same estimator given the table's true public ranges (means +- 6
+    # sd). Measured 1.00x (benchmarks/bench_private_ranges.py); 1.5x is the
+    # target of the issue, and 10 fits put the ratio's s.e. near 0.1.
+    private, public = [], []
+    for seed in range(10):
+        table = make_mixed_units_table(20_000, random_state=seed)
+        X = table.data
+        C = EmpiricalCovariance().fit(X).covariance_
+        for out, bounds in ((private, "private"), (public, table.bounds)):
+            est = AdaptiveCovariance(
+                epsilon=1.0, delta=1e-6, bounds=bounds, random_state=seed
+            ).fit(X)
+            out.append(np.linalg.norm(est.covariance_ - C) / np.linalg.norm(C))
+    assert np.mean(private) <= 1.5 * np.mean(public)
+
+
+@pytest.mark.parametrize("cls", [StandardScaler, GaussianCovariance])
+def test_dask_fit_equals_the_in_memory_fit(cls):
+    da = pytest.importorskip("dask.array")
+    X = make_sensor_table(5000, random_state=1).data
+    a = cls(epsilon=1.0, bounds="private", random_state=3).fit(X)
+    b = cls(epsilon=1.0, bounds="private", random_state=3).fit(
+        da.from_array(X, chunks=(1000, 4))
+    )
+    np.testing.assert_allclose(a.bounds_[0], b.bounds_[0])
+    np.testing.assert_allclose(a.bounds_[1], b.bounds_[1])
+
+
+def test_dask_nan_is_refused_before_anything_is_spent():
+    da = pytest.importorskip("dask.array")
+    from dpcov.accounting import BudgetAccountant
+
+    X = make_sensor_table(5000, random_state=1).data
+    X[17, 2] = np.nan
+    accountant = BudgetAccountant(epsilon=10.0, delta=1e-5)
+    est = GaussianCovariance(epsilon=1.0, bounds="private", accountant=accountant)
+    with pytest.raises(ValueError, match="NaN"):
+        est.fit(da.from_array(X, chunks=(1000, 8)))
+    assert len(accountant) == 0
+
+
+def test_private_bounds_and_data_norm_are_exclusive():
+    X = make_sensor_table(5000, random_state=0).data
+    with pytest.raises(ValueError, match="not both"):
+        GaussianCovariance(bounds="private", data_norm=1.0).fit(X)
+
+
+def test_bounds_scaler_has_no_private_ranges():
+    with pytest.raises(InvalidParameterError):
+        BoundsScaler(bounds="private").fit(np.ones((10, 2)))
+
+
+def test_scaler_that_releases_nothing_finds_no_ranges():
+    X = make_sensor_table(500, random_state=0).data  # below the minimum
+    scaler = StandardScaler(bounds="private", with_mean=False, with_std=False).fit(X)
+    assert scaler.bounds_ is None
+    assert scaler.guarantee_.rho == 0
+    np.testing.assert_array_equal(scaler.transform(X), X)
+
+
+@pytest.mark.parametrize("covariance", [None, "top_k"])
+def test_pca_with_private_ranges(covariance):
+    table = make_sensor_table(20_000, random_state=0)
+    X = table.data
+    pca = PCA(
+        n_components=3,
+        epsilon=1.0,
+        bounds="private",
+        covariance=covariance,
+        random_state=0,
+    ).fit(X)
+    assert pca.bounds_ is not None
+    assert "bounds" in pca.budget_split_
+    # The axes are the original-units axes of covariance_ (the sensor
+    # table's top 3 carry 99% of its variance in these units).
+    from sklearn.decomposition import PCA as SkPCA
+
+    exact = SkPCA(n_components=3).fit(X)
+    captured = np.linalg.norm(exact.components_ @ pca.components_.T) ** 2 / 3
+    assert captured > 0.8
+
+
+def test_seeded_ranges_are_reproducible_and_unseeded_differ():
+    X = make_sensor_table(5000, random_state=0).data
+
+    def fit(seed):
+        return np.concatenate(
+            StandardScaler(bounds="private", random_state=seed).fit(X).bounds_
+        )
+
+    np.testing.assert_array_equal(fit(3), fit(3))
+    draws = [fit(None) for _ in range(5)]
+    assert any(not np.array_equal(draws[0], d) for d in draws[1:])
