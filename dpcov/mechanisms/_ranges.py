@@ -119,6 +119,7 @@ def median_probabilities(at_or_below, n_samples, *, epsilon):
     Returns
     -------
     probabilities : ndarray of shape (m,)
+        ``P(median = c_k)``, proportional to ``exp(epsilon s_k / 2)``.
     """
     scores = median_scores(at_or_below, n_samples)
     return exponential_probabilities(scores, epsilon=epsilon)
@@ -266,6 +267,7 @@ def private_ranges_min_samples(epsilon, beta=0.1):
     Returns
     -------
     n_min : int
+        The smallest number of rows accepted.
     """
     median = 4.0 * 2.0 / epsilon * math.log(len(SIGNED_GRID) / beta)
     return max(exponential_radius_min_samples(epsilon, beta), math.ceil(median))

@@ -1,4 +1,4 @@
-"""bounds="private": the ranges' budget, law, accuracy and errors, estimator by estimator."""
+"""bounds="private": budget share, law, accuracy and errors of each estimator."""
 
 import math
 
