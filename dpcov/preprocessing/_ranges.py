@@ -103,10 +103,16 @@ def plan_private_ranges(budget, n_samples, n_features, *, name="bounds='private'
     )
 
 
-def ranges_first_pass(X, *, check_finite=False):
-    """The counts of the first median step (read before anything is drawn)."""
+def ranges_first_pass(X, *, check_finite=False, allow_nan=False):
+    """The counts of the first median step (read before anything is drawn).
+
+    With ``allow_nan``, NaN marks a missing cell: the counts are over the
+    observed cells (see :func:`release_private_ranges`).
+    """
     candidates = [median_candidates()] * X.shape[1]
-    return column_rank_counts(X, candidates, check_finite=check_finite)
+    return column_rank_counts(
+        X, candidates, check_finite=check_finite, allow_nan=allow_nan
+    )
 
 
 def release_private_ranges(X, plan, first, *, rng):
@@ -118,8 +124,9 @@ def release_private_ranges(X, plan, first, *, rng):
         The rows.
     plan : RangesPlan
         From :func:`plan_private_ranges`.
-    first : list of ndarrays
-        :func:`ranges_first_pass` of ``X``.
+    first : tuple
+        :func:`ranges_first_pass` of ``X``: the counts and the number of
+        observed cells of each column.
     rng : numpy.random.Generator
         Source of randomness.
 
@@ -129,27 +136,33 @@ def release_private_ranges(X, plan, first, *, rng):
         ``m - r`` and ``m + r`` per feature (a private release).
     """
     n, epsilon = plan.n_samples, plan.epsilon
+    # A median of the observed cells: with missing cells (NaN, counted
+    # nowhere) their number N_j replaces n in the score. Replacing a row moves
+    # N_j / 2 by at most 1/2 and the counts by at most 1, in the same
+    # direction when a cell goes missing: the score still moves by at most 1.
+    counts, observed = first
     coarse = [
-        private_median(counts, n, median_candidates(), epsilon=epsilon, rng=rng)
-        for counts in first
+        private_median(c, m, median_candidates(), epsilon=epsilon, rng=rng)
+        for c, m in zip(counts, observed, strict=True)
     ]
     candidates = [median_candidates(center) for center in coarse]
-    counts = column_rank_counts(X, candidates)
+    counts, observed = column_rank_counts(X, candidates)
     center = np.array(
         [
-            private_median(at_or_below, n, c, epsilon=epsilon, rng=rng)
-            for at_or_below, c in zip(counts, candidates, strict=True)
+            private_median(c, m, grid, epsilon=epsilon, rng=rng)
+            for c, m, grid in zip(counts, observed, candidates, strict=True)
         ]
     )
-    # |x - m| against the radii, ascending; above r is n minus at or below.
+    # |x - m| against the radii, ascending; above r is the observed cells
+    # minus those at or below (replacing a row moves it by at most 1).
     radii = np.sort(DEFAULT_RADIUS_GRID)
-    counts = column_rank_counts(X, [radii] * X.shape[1], center=center)
+    counts, observed = column_rank_counts(X, [radii] * X.shape[1], center=center)
     spread = np.array(
         [
             private_spread(
-                (n - at_or_below)[::-1], n, epsilon=epsilon, rng=rng, beta=plan.beta
+                (m - at_or_below)[::-1], n, epsilon=epsilon, rng=rng, beta=plan.beta
             )
-            for at_or_below in counts
+            for at_or_below, m in zip(counts, observed, strict=True)
         ]
     )
     return center - spread, center + spread

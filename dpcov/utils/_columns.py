@@ -9,24 +9,38 @@ blocks, by Dask), in bounded memory.
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from functools import partial
+
 import numpy as np
 import scipy.sparse as sp
 
 from ._gram import CHUNK_BYTES, is_dask_array
 from ._gram._dask import rows_in_blocks
+from ._input_messages import NON_FINITE_HINT
 
 
-def _chunk_counts(block, candidates, center, check_finite):
-    # (total candidates,) int64: #{v <= c}, column by column.
+def _check_block(block, check_finite, allow_nan):
+    # Dense float64 rows; NaN or infinity refused as asked (naming no value).
     if sp.issparse(block):
         block = block.toarray()
     block = np.asarray(block, dtype=np.float64)
-    if check_finite and not np.isfinite(block).all():
-        raise ValueError(
-            "Input X contains NaN or infinity. dpcov estimators refuse missing "
-            "or infinite values: impute them first (for instance with "
-            "dpcov.impute.SimpleImputer)."
-        )
+    if check_finite:
+        if allow_nan:
+            if np.isinf(block).any():
+                raise ValueError(
+                    "Input X contains infinity: NaN marks a missing cell, the "
+                    "other values must be finite; replace or drop infinite "
+                    "entries."
+                )
+        elif not np.isfinite(block).all():
+            raise ValueError("Input X contains NaN or infinity: " + NON_FINITE_HINT)
+    return block
+
+
+def _chunk_counts(block, candidates, center, check_finite, allow_nan=False):
+    # (total candidates + d,) int64: #{v <= c}, column by column (NaN, a
+    # missing cell, is counted nowhere), then the observed cells per column.
+    block = _check_block(block, check_finite, allow_nan)
     parts = []
     for j, column_candidates in enumerate(candidates):
         values = block[:, j]
@@ -35,15 +49,40 @@ def _chunk_counts(block, candidates, center, check_finite):
         m = column_candidates.shape[0]
         # v <= c_k iff k >= #{c < v}: count the values by that index.
         before = np.searchsorted(column_candidates, values, side="left")
+        # (NaN sorts after every candidate: index m, dropped below.)
         parts.append(np.cumsum(np.bincount(before, minlength=m + 1))[:m])
+    parts.append(np.sum(~np.isnan(block), axis=0))
     return np.concatenate(parts).astype(np.int64)
 
 
-def _packed_block(block, candidates, center, check_finite):
-    return _chunk_counts(block, candidates, center, check_finite).reshape(1, -1)
+def _packed(block, block_function):
+    # One Dask block's sums as a row (a module-level function: picklable).
+    return block_function(block).reshape(1, -1)
 
 
-def column_rank_counts(X, candidates, *, center=None, check_finite=False):
+def _reduce(X, block_function, size, dtype):
+    # Sum block_function over chunks of rows (Dask: over its blocks).
+    if is_dask_array(X):
+        X = rows_in_blocks(X)
+        parts = X.map_blocks(
+            _packed,
+            block_function,
+            chunks=((1,) * X.numblocks[0], (size,)),
+            dtype=dtype,
+            meta=np.empty((0, 0), dtype=dtype),
+        )
+        return parts.sum(axis=0).compute()
+    n_samples, n_features = X.shape
+    step = max(1, CHUNK_BYTES // (8 * max(n_features, 1)))
+    total = np.zeros(size, dtype=dtype)
+    for start in range(0, n_samples, step):
+        total += block_function(X[start : start + step])
+    return total
+
+
+def column_rank_counts(
+    X, candidates, *, center=None, check_finite=False, allow_nan=False
+):
     """How many values of each column lie at or below each of its candidates.
 
     Parameters
@@ -56,38 +95,74 @@ def column_rank_counts(X, candidates, *, center=None, check_finite=False):
         If given, the values counted are ``|x_j - center_j|``.
     check_finite : bool, default=False
         Raise ``ValueError`` (naming no value) on NaN or infinity.
+    allow_nan : bool, default=False
+        With ``check_finite``, accept NaN (a missing cell, counted nowhere).
 
     Returns
     -------
     counts : list of d ndarrays
-        ``#{v <= c}`` for each candidate ``c`` of each column (int64).
+        ``#{v <= c}`` for each candidate ``c`` of each column (int64), over
+        the observed cells.
+    observed : ndarray of shape (d,)
+        The number of observed (not NaN) cells of each column.
     """
     candidates = [np.asarray(c, dtype=np.float64) for c in candidates]
     if center is not None:
         center = np.asarray(center, dtype=np.float64)
     sizes = [c.shape[0] for c in candidates]
-    if is_dask_array(X):
-        X = rows_in_blocks(X)
-        parts = X.map_blocks(
-            _packed_block,
-            candidates,
-            center,
-            check_finite,
-            chunks=((1,) * X.numblocks[0], (sum(sizes),)),
-            dtype=np.int64,
-            meta=np.empty((0, 0), dtype=np.int64),
-        )
-        total = parts.sum(axis=0).compute()
-    else:
-        n_samples, n_features = X.shape
-        step = max(1, CHUNK_BYTES // (8 * max(n_features, 1)))
-        total = np.zeros(sum(sizes), dtype=np.int64)
-        for start in range(0, n_samples, step):
-            total += _chunk_counts(
-                X[start : start + step], candidates, center, check_finite
-            )
+    total = _reduce(
+        X,
+        partial(
+            _chunk_counts,
+            candidates=candidates,
+            center=center,
+            check_finite=check_finite,
+            allow_nan=allow_nan,
+        ),
+        sum(sizes) + len(sizes),
+        np.int64,
+    )
     out, offset = [], 0
     for size in sizes:
         out.append(total[offset : offset + size])
         offset += size
-    return out
+    return out, total[offset:]
+
+
+def _chunk_sums(block, box, check_finite):
+    # (2 d,): sums of the clipped unit coordinates over the observed cells,
+    # then the observed cells per column.
+    block = _check_block(block, check_finite, allow_nan=True)
+    lower, upper = box
+    center, half = lower / 2 + upper / 2, upper / 2 - lower / 2
+    observed = ~np.isnan(block)
+    unit = (np.clip(block, lower, upper) - center) / half
+    return np.concatenate([np.where(observed, unit, 0.0).sum(axis=0), observed.sum(0)])
+
+
+def column_observed_sums(X, box, *, check_finite=False):
+    """Per-column sums over the observed cells, in the box's unit coordinates.
+
+    Parameters
+    ----------
+    X : ndarray, sparse matrix or dask.array.Array of shape (n_samples, d)
+        Rows, NaN marking a missing cell (never modified).
+    box : tuple of (lower, upper)
+        Validated ranges: each value is clipped to its column's and mapped
+        to ``[-1, 1]``.
+    check_finite : bool, default=False
+        Raise ``ValueError`` (naming no value) on infinity.
+
+    Returns
+    -------
+    sums : ndarray of shape (d,)
+        Sum over the observed cells of each column of the unit coordinates.
+    observed : ndarray of shape (d,)
+        The number of observed cells of each column (float64).
+    """
+    box = tuple(np.asarray(bound, dtype=np.float64) for bound in box)
+    d = box[0].shape[0]
+    total = _reduce(
+        X, partial(_chunk_sums, box=box, check_finite=check_finite), 2 * d, np.float64
+    )
+    return total[:d], total[d:]

@@ -31,6 +31,7 @@ from scipy import sparse
 from sklearn.utils.validation import check_array, validate_data
 
 from ._gram import is_dask_array
+from ._input_messages import NON_FINITE_HINT
 
 FLOAT_DTYPES = (np.float64, np.float32)
 
@@ -56,6 +57,7 @@ def validate_rows(
     accept_sparse=False,
     n_columns=None,
     method="fit",
+    allow_nan=False,
 ):
     """Validate the rows an entry point reads, with messages free of data.
 
@@ -88,6 +90,10 @@ def validate_rows(
         recorded nor checked.
     method : str, default="fit"
         The entry point, named in messages.
+    allow_nan : bool, default=False
+        Whether NaN (a missing cell) is accepted; infinity never is. Only the
+        imputer accepts it: the other estimators refuse NaN with a message
+        that names the imputer.
 
     Returns
     -------
@@ -108,6 +114,7 @@ def validate_rows(
             estimator, X, reset=reset, ensure_min_samples=ensure_min_samples
         )
     dtype = "numeric" if dtype is None else list(dtype)
+    finite = "allow-nan" if allow_nan else True
     try:
         # scikit-learn's finiteness test sums X first: entries of +-1e308 make
         # that sum inf - inf, and NumPy would warn about it on such data only.
@@ -120,12 +127,14 @@ def validate_rows(
                     dtype=dtype,
                     accept_sparse=accept_sparse,
                     ensure_min_samples=ensure_min_samples,
+                    ensure_all_finite=finite,
                 )
             checked = check_array(
                 X,
                 dtype=dtype,
                 accept_sparse=accept_sparse,
                 ensure_min_samples=ensure_min_samples,
+                ensure_all_finite=finite,
             )
     except _VALIDATION_ERRORS:
         failed = True
@@ -142,6 +151,7 @@ def validate_rows(
             n_columns=n_columns,
             method=method,
             accept_sparse=accept_sparse,
+            allow_nan=allow_nan,
         )
     if checked.shape[1] != n_columns:
         raise ValueError(
@@ -261,7 +271,15 @@ def _columns_as_float(X, array):
 
 
 def _input_error(
-    estimator, X, *, reset, ensure_min_samples, n_columns, method, accept_sparse
+    estimator,
+    X,
+    *,
+    reset,
+    ensure_min_samples,
+    n_columns,
+    method,
+    accept_sparse,
+    allow_nan=False,
 ):
     """The error to raise for an input that scikit-learn refused.
 
@@ -313,7 +331,7 @@ def _input_error(
     )
     if error is not None:
         return error
-    error = _non_finite_error(columns, where)
+    error = _non_finite_error(columns, where, allow_nan)
     if error is not None:
         return error
     return ValueError(
@@ -379,17 +397,28 @@ def _feature_names_error(estimator, X, *, reset, n_columns, where):
     return None
 
 
-def _non_finite_error(columns, where):
+def non_finite_message(where, has_nan, has_inf, *, allow_nan=False):
+    """The message for NaN or infinity in X: what is present and what to do."""
+    if allow_nan:
+        return (
+            f"Input X contains infinity: {where} accepts NaN as a missing cell "
+            "but needs the other values finite; replace or drop infinite entries."
+        )
+    present = " and ".join(
+        word for word, flag in (("NaN", has_nan), ("infinity", has_inf)) if flag
+    )
+    return f"Input X contains {present}: {where} needs finite values; " + (
+        NON_FINITE_HINT
+    )
+
+
+def _non_finite_error(columns, where, allow_nan=False):
     """The error for columns that hold NaN or infinity, or None."""
-    has_nan = any(bool(np.isnan(column).any()) for column in columns)
+    has_nan = not allow_nan and any(bool(np.isnan(column).any()) for column in columns)
     has_inf = any(bool(np.isinf(column).any()) for column in columns)
     if has_nan or has_inf:
-        present = " and ".join(
-            word for word, flag in (("NaN", has_nan), ("infinity", has_inf)) if flag
-        )
         return ValueError(
-            f"Input X contains {present}: {where} needs finite values; impute "
-            "or drop the missing and infinite entries first."
+            non_finite_message(where, has_nan, has_inf, allow_nan=allow_nan)
         )
     return None
 
@@ -443,13 +472,7 @@ def _sparse_input_error(estimator, X, *, reset, ensure_min_samples, n_columns, w
     except _VALIDATION_ERRORS:
         has_nan = has_inf = False
     if has_nan or has_inf:
-        present = " and ".join(
-            word for word, flag in (("NaN", has_nan), ("infinity", has_inf)) if flag
-        )
-        return ValueError(
-            f"Input X contains {present}: {where} needs finite values; impute "
-            "or drop the missing and infinite entries first."
-        )
+        return ValueError(non_finite_message(where, has_nan, has_inf))
     return ValueError(
         f"{where} could not validate X: it needs a finite, numeric 2-D sparse "
         "matrix or array-like of shape (n_samples, n_features)."

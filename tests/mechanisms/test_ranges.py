@@ -244,7 +244,8 @@ def test_column_rank_counts_are_the_counts(kind, center, monkeypatch):
     if kind == "dask":
         da = pytest.importorskip("dask.array")
         data = da.from_array(X, chunks=(120, 2))
-    counts = column_rank_counts(data, candidates, center=center)
+    counts, observed = column_rank_counts(data, candidates, center=center)
+    np.testing.assert_array_equal(observed, [500, 500, 500])
     for j, at_or_below in enumerate(counts):
         values = X[:, j] if center is None else np.abs(X[:, j] - center[j])
         np.testing.assert_array_equal(at_or_below, _at_or_below(values, candidates[j]))
