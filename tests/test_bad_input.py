@@ -36,6 +36,7 @@ from dpcov.covariance import (
 from dpcov.decomposition import PCA, ApproximateSubspace, ExactSubspace
 from dpcov.distributions import MultivariateGaussian, ProductBernoulli
 from dpcov.exceptions import NoiseDominatedWarning, NoPrivateResult
+from dpcov.impute import SimpleImputer
 from dpcov.preprocessing import StandardScaler
 
 N_FEATURES = 3
@@ -65,6 +66,13 @@ ESTIMATORS = {
     ),
     "ProductBernoulli": lambda: ProductBernoulli(binarize=0.0),
     "StandardScaler": lambda: StandardScaler(bounds=(-10.0, 10.0)),
+    # Private ranges need two rows at epsilon=inf (thousands at epsilon=1).
+    "StandardScaler-private": lambda: StandardScaler(bounds="private", epsilon=np.inf),
+    "SimpleImputer": lambda: SimpleImputer(bounds=(-10.0, 10.0)),
+    "SimpleImputer-private": lambda: SimpleImputer(epsilon=np.inf),
+    "SimpleImputer-median": lambda: SimpleImputer(
+        strategy="median", bounds=(-10.0, 10.0)
+    ),
 }
 
 # The entry points that read rows, besides fit.
@@ -82,7 +90,13 @@ ROW_METHODS = {
     "ProductBernoulli": ("score", "score_samples"),
     # inverse_transform reads rows of the feature space, like transform.
     "StandardScaler": ("fit_transform", "transform", "inverse_transform"),
+    "StandardScaler-private": ("fit_transform", "transform", "inverse_transform"),
+    "SimpleImputer": ("fit_transform", "transform"),
+    "SimpleImputer-private": ("fit_transform", "transform"),
+    "SimpleImputer-median": ("fit_transform", "transform"),
 }
+# The imputer takes NaN as a missing cell (dense input; sparse is refused).
+NAN_ACCEPTED = ("SimpleImputer", "SimpleImputer-private", "SimpleImputer-median")
 # inverse_transform reads coordinates: n_components_ columns.
 COORDINATE_METHODS = ("PCA", "ExactSubspace", "ApproximateSubspace")
 # The entry points that accept SciPy sparse rows (the covariance estimators'
@@ -176,6 +190,8 @@ INPUTS = {
 def _expected(name, method, input_name):
     expected = INPUTS[input_name][1]
     if input_name in SPARSE_INPUTS and method in SPARSE_ACCEPTED.get(name, ()):
+        return "accept"
+    if input_name == "NaN" and name in NAN_ACCEPTED:
         return "accept"
     return expected
 

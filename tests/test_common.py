@@ -22,6 +22,7 @@ from dpcov.covariance import (
 )
 from dpcov.decomposition import PCA, ApproximateSubspace, ExactSubspace
 from dpcov.distributions import MultivariateGaussian, ProductBernoulli
+from dpcov.impute import SimpleImputer
 from dpcov.preprocessing import BoundsScaler, StandardScaler
 from dpcov.utils.estimator_checks import parametrize_with_dp_checks
 
@@ -37,6 +38,7 @@ INIT_PARAMS = {
     # Explicit public ranges (the checks' data are mostly within a few units
     # of zero; values outside are clipped, which is part of the mechanism).
     StandardScaler: dict(bounds=(-10.0, 10.0)),
+    SimpleImputer: dict(bounds=(-10.0, 10.0)),
 }
 
 
@@ -65,6 +67,8 @@ def _private_ranges_estimators():
     # the private paths are tested in tests/preprocessing/test_ranges.py.)
     yield StandardScaler(bounds="private", epsilon=float("inf"))
     yield AdaptiveCovariance(bounds="private", epsilon=float("inf"))
+    yield SimpleImputer(epsilon=float("inf"))
+    yield SimpleImputer(strategy="median", bounds=(-10.0, 10.0))
 
 
 def _public_transformers():

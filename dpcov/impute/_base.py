@@ -1,0 +1,449 @@
+"""A private imputer: missing cells filled with private per-feature statistics.
+
+scikit-learn's :class:`~sklearn.impute.SimpleImputer` reads every observed
+cell without privacy; :class:`SimpleImputer` here releases its statistics
+under a stated guarantee, so a raw table with missing cells can enter a
+private pipeline. The number of observed cells of a column is data (one row
+can turn a missing cell into an observed one), and the mechanisms treat it
+so.
+"""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import math
+from numbers import Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ..accounting import BudgetAccountant, compose, split_budget
+from ..base import PrivateEstimatorMixin
+from ..mechanisms import calibrate_additive, private_median
+from ..mechanisms._noise import sampler_name
+from ..preprocessing._ranges import (
+    RANGES_SHARE,
+    plan_private_ranges,
+    ranges_first_pass,
+    release_private_ranges,
+)
+from ..utils._columns import column_observed_sums, column_rank_counts
+from ..utils._docstrings import fill_doc
+from ..utils._gram import is_dask_array
+from ..utils._gram._dask import rows_in_blocks
+from ..utils._input import validate_rows
+from ..utils._sklearn_compat import (
+    Interval,
+    Options,
+    StrOptions,
+    _fit_context,
+    check_params_always,
+)
+from ..utils.validation import check_bounds, unit_box
+
+__all__ = ["SimpleImputer", "mean_noise"]
+
+#: Candidates of the median strategy: this many equal steps across the range.
+MEDIAN_STEPS = 1024
+#: Weight of the counts in the mean's joint release, by noise law (see
+#: :func:`mean_noise`).
+COUNT_WEIGHT = {"gaussian": math.sqrt(3.0), "laplace": 1.0}
+
+
+def mean_noise(budget, n_features):
+    """Calibrated noise of the mean strategy's release, and the counts' weight.
+
+    The release is the vector ``(S, w N)``: per column, ``S_j`` the sum over
+    the observed cells of the unit coordinates ``z = (clip(x) - c) / h`` (in
+    ``[-1, 1]``) and ``N_j`` the number of observed cells. Replacing one row
+    changes column ``j``'s pair by ``(z' - z, 0)`` when both cells are
+    observed (``|z' - z| <= 2``), by ``(+-z, +-1)`` when one of them is
+    missing, and by nothing when both are. Its L2 norm is at most
+    ``max(2, sqrt(1 + w**2))`` = 2 for ``w = sqrt(3)``, and its L1 norm at
+    most ``max(2, 1 + w)`` = 2 for ``w = 1``: the vector has L2 sensitivity
+    ``2 sqrt(d)`` (Gaussian, ``w = sqrt(3)``) and L1 sensitivity ``2 d``
+    (Laplace, ``w = 1``), the sums' own, so the counts cost nothing extra.
+
+    Parameters
+    ----------
+    budget : ZCDP or PureDP
+        The budget of the release.
+    n_features : int
+        Number of columns ``d``.
+
+    Returns
+    -------
+    weight : float
+        ``w``.
+    noise : AdditiveNoise
+        The noise of each coordinate of ``(S, w N)``.
+    """
+    noise = calibrate_additive(
+        budget,
+        l2_sensitivity=2.0 * math.sqrt(n_features),
+        l1_sensitivity=2.0 * n_features,
+    )
+    return COUNT_WEIGHT[noise.law], noise
+
+
+@fill_doc
+class SimpleImputer(
+    PrivateEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator
+):
+    """Fill missing cells with private per-feature statistics.
+
+    A drop-in for :class:`sklearn.preprocessing.SimpleImputer` (numeric
+    columns) whose statistics are released under differential privacy: the
+    mean (``strategy="mean"``) or median (``"median"``) of each feature's
+    observed cells, clipped to a range, or a public constant
+    (``"constant"``, which reads nothing and costs nothing). With
+    ``delta > 0`` or ``rho`` set the fit is rho-zCDP (hence
+    (``epsilon``, ``delta``)-DP), with ``delta=0`` pure ``epsilon``-DP, with
+    respect to replacing one row (its missing cells included).
+
+    The ranges are public ``bounds`` or, by default, found privately from a
+    quarter of the budget (as ``bounds="private"`` does on the other
+    estimators; see :ref:`private_ranges`), over the observed cells.
+
+    Read more in the :ref:`User Guide <raw_table>`.
+
+    Parameters
+    ----------
+    strategy : {{"mean", "median", "constant"}}, default="mean"
+        The statistic that fills a feature's missing cells.
+    {epsilon}
+    {delta}
+    {rho}
+    bounds : tuple (lower, upper), "private" or None, default=None
+        Public ranges of the features (scalars or arrays of shape
+        ``(n_features,)``, ``lower < upper``, from knowledge of the domain);
+        observed values are clipped to them. ``None`` or ``"private"``:
+        found privately with a quarter of the budget (``budget_split_["bounds"]``),
+        which needs a few thousand rows at ``epsilon=1`` (``fit`` says how
+        many). Unused with ``strategy="constant"``.
+    missing_values : float, default=np.nan
+        The marker of a missing cell: NaN, or a number (then NaN is refused,
+        as scikit-learn's imputer does).
+    fill_value : float, default=None
+        The constant of ``strategy="constant"`` (None: 0).
+    copy : bool, default=True
+        If False, ``transform`` fills in place when the input is a writeable
+        float array.
+    {accountant}
+    {random_state}
+
+    Attributes
+    ----------
+    statistics_ : ndarray of shape (n_features,)
+        The fill value of each feature (a private release, inside
+        ``bounds_``, for ``"mean"`` and ``"median"``).
+    bounds_ : tuple of ndarray or None
+        The ranges the statistics were computed in: ``bounds`` validated, or
+        the private ranges (a release); None with ``strategy="constant"``
+        and no ``bounds``.
+    guarantee_ : dpcov.accounting.PureDP or dpcov.accounting.ZCDP
+        The guarantee of the fit (zero with ``strategy="constant"``).
+    epsilon_spent_ : float
+        Epsilon of the guarantee.
+    delta_spent_ : float
+        Delta of the guarantee.
+    rho_spent_ : float
+        The zCDP parameter of the guarantee.
+    budget_split_ : dict of str to PureDP or ZCDP
+        Budget of each step (``"bounds"``, ``"statistics"``); they compose
+        to ``guarantee_``.
+    noise_sampler_ : str
+        The sampler of the fit's noise (``"numpy"`` or ``"discrete"``).
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during ``fit``. Defined only when `X`
+        has feature names that are all strings.
+
+    See Also
+    --------
+    sklearn.impute.SimpleImputer : The non-private imputer.
+    dpcov.preprocessing.StandardScaler : Private standardisation, which
+        refuses missing cells.
+
+    Notes
+    -----
+    **Privacy unit.** Neighbouring datasets differ in one row, its missing
+    cells included (a row may turn an observed cell into a missing one);
+    ``n_samples`` and ``n_features`` are public, the number of observed
+    cells of each feature is not.
+
+    **Mean.** The vector ``(S, w N)`` of the sums ``S_j`` of the observed
+    unit coordinates and the observed counts ``N_j`` is released by one
+    Gaussian (zCDP) or Laplace (pure DP) mechanism whose sensitivity is that
+    of the sums alone (:func:`mean_noise` derives it); the mean is
+    ``clip(S~ / max(N~, 1), -1, 1)`` mapped back to the range
+    (post-processing).
+
+    **Median.** For each feature, the exponential mechanism (McSherry and
+    Talwar, 2007) over ``1025`` equally spaced candidates of its range,
+    scored as :func:`dpcov.mechanisms.private_median` with the observed count
+    ``N_j`` in place of ``n`` (still sensitivity 1: a cell going missing
+    moves ``N_j / 2`` by 1/2 and the counts by at most 1 in the same
+    direction); the budget is split evenly between the features.
+
+    **Transform.** ``transform`` replaces the missing cells of the rows it
+    is given with ``statistics_`` (post-processing of the release); it does
+    not clip the other cells.
+
+    Unlike scikit-learn's imputer there is no ``add_indicator`` (the missing
+    pattern of the transformed rows is the user's own, but its statistics
+    would need a budget) and no ``"most_frequent"`` strategy.
+
+    References
+    ----------
+    .. [1] McSherry, F. and Talwar, K. "Mechanism Design via Differential
+       Privacy". FOCS 2007.
+    .. [2] Bun, M. and Steinke, T. "Concentrated Differential Privacy:
+       Simplifications, Extensions, and Lower Bounds". TCC 2016.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcov.impute import SimpleImputer
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal([50.0, 0.5], [10.0, 0.1], size=(5000, 2))
+    >>> X[rng.random(X.shape) < 0.1] = np.nan
+    >>> imputer = SimpleImputer(epsilon=1.0, bounds=([0.0, 0.0], [100.0, 1.0]),
+    ...                         random_state=0).fit(X)
+    >>> np.round(imputer.statistics_, 1)
+    array([50. ,  0.5])
+    >>> bool(np.isnan(imputer.transform(X)).any())
+    False
+    """
+
+    # Every mechanism has an exact sampler (secure_noise; read by _check_budget).
+    _hardened_noise = True
+
+    _parameter_constraints: dict = {
+        "strategy": [StrOptions({"mean", "median", "constant"})],
+        "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {np.inf})],
+        "delta": [Interval(Real, 0, 1, closed="left")],
+        "rho": [
+            Interval(Real, 0, None, closed="neither"),
+            Options(Real, {np.inf}),
+            None,
+        ],
+        "bounds": ["array-like", StrOptions({"private"}), None],
+        "missing_values": [Real],
+        "fill_value": [Real, None],
+        "copy": ["boolean"],
+        "accountant": [BudgetAccountant, None],
+        "random_state": ["random_state", np.random.Generator],
+    }
+
+    def __init__(
+        self,
+        *,
+        strategy="mean",
+        epsilon=1.0,
+        delta=1e-6,
+        rho=None,
+        bounds=None,
+        missing_values=np.nan,
+        fill_value=None,
+        copy=True,
+        accountant=None,
+        random_state=None,
+    ):
+        self.strategy = strategy
+        self.epsilon = epsilon
+        self.delta = delta
+        self.rho = rho
+        self.bounds = bounds
+        self.missing_values = missing_values
+        self.fill_value = fill_value
+        self.copy = copy
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def privacy_cost(self):
+        """The guarantee a fit spends with the current parameters.
+
+        Computed from the parameters only (no data): zero (in the notion the
+        parameters select) with ``strategy="constant"``.
+
+        Returns
+        -------
+        guarantee : dpcov.accounting.PureDP or dpcov.accounting.ZCDP
+            The guarantee of one fit.
+        """
+        cost = super().privacy_cost()
+        if self.strategy == "constant":
+            return type(cost)(0.0)
+        return cost
+
+    def _nan_marks_missing(self):
+        return isinstance(self.missing_values, Real) and math.isnan(
+            self.missing_values
+        )
+
+    def _validate(self, X, *, reset, method):
+        # Rows with NaN marking the missing cells (a copy when another marker
+        # is replaced by NaN; a Dask array stays lazy).
+        nan_marks = self._nan_marks_missing()
+        X = validate_rows(
+            self,
+            X,
+            reset=reset,
+            accept_dask=True,
+            method=method,
+            allow_nan=nan_marks,
+        )
+        if not nan_marks:
+            marker = float(self.missing_values)
+            if is_dask_array(X):
+                X = X.map_blocks(np.where, X == marker, np.nan, X, dtype=X.dtype)
+            else:
+                X = np.where(X == marker, np.nan, X).astype(X.dtype, copy=False)
+        return X
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Release the private statistics of each feature's observed cells.
+
+        Parameters
+        ----------
+        X : array-like or dask.array.Array of shape (n_samples, n_features)
+            Training data, with missing cells marked by ``missing_values``;
+            never modified. A Dask array is reduced by Dask, without loading
+            it.
+        y : Ignored
+            Not used, present for API consistency by convention.
+
+        Returns
+        -------
+        self : object
+            Fitted imputer.
+        """
+        check_params_always(self)
+        budget = self._check_budget()
+        X = self._validate(X, reset=True, method="fit")
+        lazy = is_dask_array(X)
+        n_samples, n_features = X.shape
+        box = None
+        if not isinstance(self.bounds, str | type(None)):
+            box = check_bounds(self.bounds, n_features)
+        if self.strategy == "constant":
+            fill = 0.0 if self.fill_value is None else float(self.fill_value)
+            self._spend_budget(self.privacy_cost())
+            self._record(np.full(n_features, fill), box, {})
+            return self
+        rng = self._noise_generator(budget)
+        split = {"statistics": budget}
+        if box is None:
+            split = split_budget(
+                budget, {"bounds": RANGES_SHARE, "statistics": 1.0 - RANGES_SHARE}
+            )
+            # Public checks and the first count pass (Dask: infinity
+            # refused there) before the budget is spent.
+            ranges = plan_private_ranges(
+                split["bounds"], n_samples, n_features, name=type(self).__name__
+            )
+            first = ranges_first_pass(X, check_finite=lazy, allow_nan=True)
+            self._spend_budget(budget)
+            box = release_private_ranges(X, ranges, first, rng=rng)
+        else:
+            self._spend_budget(budget)
+        if self.strategy == "mean":
+            statistics = self._release_mean(X, box, split["statistics"], rng, lazy)
+        else:
+            statistics = self._release_median(X, box, split["statistics"], rng, lazy)
+        self._record(statistics, box, split)
+        return self
+
+    def _release_mean(self, X, box, budget, rng, lazy):
+        sums, observed = column_observed_sums(X, box, check_finite=lazy)
+        n_features = sums.shape[0]
+        weight, noise = mean_noise(budget, n_features)
+        noisy = noise.add(np.concatenate([sums, weight * observed]), rng)
+        count = np.maximum(noisy[n_features:] / weight, 1.0)
+        unit = np.clip(noisy[:n_features] / count, -1.0, 1.0)
+        center, half = unit_box(*box)
+        return center + half * unit
+
+    def _release_median(self, X, box, budget, rng, lazy):
+        lower, upper = box
+        n_features = lower.shape[0]
+        steps = split_budget(
+            budget, {f"feature_{j}": 1.0 / n_features for j in range(n_features)}
+        )
+        epsilon = min(step.exponential_epsilon() for step in steps.values())
+        candidates = [
+            np.unique(np.linspace(low, high, MEDIAN_STEPS + 1))
+            for low, high in zip(lower, upper, strict=True)
+        ]
+        counts, observed = column_rank_counts(
+            X, candidates, check_finite=lazy, allow_nan=True
+        )
+        return np.array(
+            [
+                private_median(c, m, grid, epsilon=epsilon, rng=rng)
+                for c, m, grid in zip(counts, observed, candidates, strict=True)
+            ]
+        )
+
+    def _record(self, statistics, box, split):
+        self.statistics_ = statistics
+        self.bounds_ = box
+        self.budget_split_ = split
+        self.guarantee_ = compose(split.values()) if split else self.privacy_cost()
+        self.noise_sampler_ = sampler_name()
+        self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = self._privacy_spent(
+            self.guarantee_
+        )
+
+    def transform(self, X):
+        """Fill the missing cells of X with ``statistics_``.
+
+        Parameters
+        ----------
+        X : array-like or dask.array.Array of shape (n_samples, n_features)
+            Rows with missing cells marked by ``missing_values``. A Dask
+            array gives a lazy Dask array.
+
+        Returns
+        -------
+        X_filled : ndarray of shape (n_samples, n_features)
+            The rows with every missing cell replaced, of the input's float
+            dtype.
+        """
+        check_is_fitted(self)
+        X = self._validate(X, reset=False, method="transform")
+        fill = self.statistics_.astype(X.dtype)
+        if is_dask_array(X):
+            # Blocks of whole rows; a block may be a view of the caller's
+            # array: filled in a copy.
+            return rows_in_blocks(X).map_blocks(
+                _fill,
+                fill=fill,
+                copy=True,
+                dtype=X.dtype,
+                meta=np.empty((0, 0), dtype=X.dtype),
+            )
+        # Another marker was replaced by NaN in a new array already.
+        copy = self._nan_marks_missing() and (self.copy or not X.flags.writeable)
+        return _fill(X, fill, copy=copy)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+
+def _fill(block, fill, copy):
+    # The missing cells (NaN) of a block filled, column by column (in place
+    # unless copy).
+    missing = np.isnan(block)
+    if copy:
+        block = block.copy()
+    if missing.any():
+        block[missing] = np.broadcast_to(fill, block.shape)[missing]
+    return block

@@ -1,0 +1,285 @@
+"""The private imputer: sensitivities, noise scale, laws, accuracy, API."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpcov.accounting import ZCDP, PureDP, compose, zcdp_rho
+from dpcov.covariance import GaussianCovariance
+from dpcov.datasets import make_mixed_units_table
+from dpcov.decomposition import PCA
+from dpcov.impute import SimpleImputer
+from dpcov.impute._base import MEDIAN_STEPS, mean_noise
+from dpcov.mechanisms import exponential_radius_accuracy, median_probabilities
+from dpcov.mechanisms._ranges import median_scores
+from dpcov.preprocessing import StandardScaler
+from dpcov.preprocessing._ranges import plan_private_ranges
+
+pytestmark = pytest.mark.filterwarnings("ignore::dpcov.exceptions.SeededNoiseWarning")
+
+
+def _pair_change(z, z_new, weight):
+    # Change of (S, w N) for one column when a cell z (NaN: missing) becomes
+    # z_new.
+    def contribution(v):
+        return (0.0, 0.0) if np.isnan(v) else (v, weight)
+
+    a, b = contribution(z), contribution(z_new)
+    return np.array([b[0] - a[0], b[1] - a[1]])
+
+
+def test_mean_release_sensitivities_by_brute_force(global_random_seed):
+    # Over random replacements of one row (cells in [-1, 1] or missing), the
+    # change of (S, w N) has L2 norm <= 2 sqrt(d) with w = sqrt(3) and L1
+    # norm <= 2 d with w = 1, both attained; a larger weight breaks both.
+    rng = np.random.default_rng(global_random_seed)
+    d = 4
+    worst_l2 = worst_l1 = 0.0
+    cells = [np.nan, -1.0, 1.0, 0.0]
+    for _ in range(2000):
+        row = [cells[i] if i < 4 else rng.uniform(-1, 1) for i in rng.integers(0, 6, d)]
+        new = [cells[i] if i < 4 else rng.uniform(-1, 1) for i in rng.integers(0, 6, d)]
+        l2 = np.concatenate(
+            [_pair_change(a, b, math.sqrt(3.0)) for a, b in zip(row, new, strict=True)]
+        )
+        l1 = np.concatenate(
+            [_pair_change(a, b, 1.0) for a, b in zip(row, new, strict=True)]
+        )
+        worst_l2 = max(worst_l2, np.linalg.norm(l2))
+        worst_l1 = max(worst_l1, np.abs(l1).sum())
+    assert worst_l2 <= 2 * math.sqrt(d) + 1e-12
+    assert worst_l1 <= 2 * d + 1e-12
+    # Attained (z = 1 -> -1 in every column), and exceeded with more weight
+    # on the counts (a cell going missing in every column).
+    assert worst_l2 == pytest.approx(2 * math.sqrt(d))
+    going_missing = np.concatenate([_pair_change(1.0, np.nan, 2.0)] * d)
+    assert np.linalg.norm(going_missing) > 2 * math.sqrt(d)
+    going_missing = np.concatenate([_pair_change(1.0, np.nan, 1.5)] * d)
+    assert np.abs(going_missing).sum() > 2 * d
+
+
+def test_mean_noise_scale_closed_form():
+    rho, d = 0.02, 5
+    weight, noise = mean_noise(ZCDP(rho), d)
+    assert weight == pytest.approx(math.sqrt(3.0))
+    assert noise.law == "gaussian"
+    assert noise.std == pytest.approx(2 * math.sqrt(d) / math.sqrt(2 * rho))
+    weight, noise = mean_noise(PureDP(0.5), d)
+    assert weight == 1.0
+    assert noise.law == "laplace"
+    assert noise.scale == pytest.approx(2 * d / 0.5)
+
+
+@pytest.mark.slow
+def test_released_mean_has_the_closed_form_spread():
+    # One feature, public range [-1, 1] (unit coordinates), 1600 of 2000
+    # cells observed at 0.5: statistics_ = S~ / N~ with S~ = S + e1,
+    # N~ = N + e2 / w, so by the delta method its variance is
+    # sigma**2 (1 + m**2 / w**2) / N**2 (relative error of the
+    # approximation ~ sigma / N = 0.7%). Over 600 fits, (k - 1) s**2 / v is
+    # chi-square with k - 1 degrees of freedom: the closed form is accepted
+    # at p > 1e-4 and the same draws reject the variance of a mechanism with
+    # half or twice the noise (a mis-scaled sensitivity).
+    X = np.full((2000, 1), 0.5)
+    X[:400] = np.nan
+    budget = ZCDP(zcdp_rho(1.0, 1e-6))
+    weight, noise = mean_noise(budget, 1)
+    values = [
+        SimpleImputer(bounds=(-1.0, 1.0), random_state=seed).fit(X).statistics_[0]
+        for seed in range(600)
+    ]
+    k, s2 = len(values), np.var(values, ddof=1)
+
+    def two_sided(sigma):
+        v = sigma**2 * (1 + 0.5**2 / weight**2) / 1600**2
+        p = stats.chi2.cdf((k - 1) * s2 / v, k - 1)
+        return 2 * min(p, 1 - p)
+
+    assert abs(np.mean(values) - 0.5) < 5 * math.sqrt(s2 / k)
+    assert two_sided(noise.std) > 1e-4
+    assert two_sided(noise.std / 2) < 1e-6
+    assert two_sided(noise.std * 2) < 1e-6
+
+
+def test_median_score_keeps_sensitivity_one_when_a_cell_goes_missing(
+    global_random_seed,
+):
+    # With N the observed count in place of n: a cell going missing moves
+    # N / 2 by 1/2 and the counts by at most 1 in the same direction.
+    rng = np.random.default_rng(global_random_seed)
+    candidates = np.linspace(-1, 1, 65)
+    for _ in range(300):
+        x = rng.uniform(-1, 1, int(rng.integers(3, 50)))
+        x[rng.random(x.size) < 0.3] = np.nan
+        y = x.copy()
+        i = rng.integers(x.size)
+        y[i] = np.nan if rng.random() < 0.5 else rng.uniform(-1, 1)
+
+        def scores(v):
+            observed = v[~np.isnan(v)]
+            at = (observed[:, None] <= candidates).sum(axis=0)
+            return median_scores(at, observed.size)
+
+        assert np.abs(scores(x) - scores(y)).max() <= 1
+
+
+@pytest.mark.slow
+def test_released_median_follows_the_law_at_the_budget():
+    # One feature, public range [0, 1]: the median is the exponential
+    # mechanism over 1025 candidates at the whole budget's epsilon
+    # (sqrt(8 rho)), scored with the observed count. 1500 fits against the
+    # closed form (chi-square, cells expected >= 5, the rest pooled); the
+    # same draws reject the law at twice that epsilon.
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0.3, 0.7, size=(300, 1))
+    X[:60] = np.nan
+    candidates = np.linspace(0.0, 1.0, MEDIAN_STEPS + 1)
+    observed = X[~np.isnan(X)]
+    at = (observed[:, None] <= candidates).sum(axis=0)
+    epsilon = ZCDP(zcdp_rho(1.0, 1e-6)).exponential_epsilon()
+    draws = np.array(
+        [
+            SimpleImputer(strategy="median", bounds=(0.0, 1.0), random_state=seed)
+            .fit(X)
+            .statistics_[0]
+            for seed in range(1500)
+        ]
+    )
+    observed_counts = np.array([np.sum(draws == c) for c in candidates])
+
+    def pvalue(eps):
+        expected = 1500 * median_probabilities(at, observed.size, epsilon=eps)
+        big = expected >= 5
+        obs = np.append(observed_counts[big], observed_counts[~big].sum())
+        exp = np.append(expected[big], expected[~big].sum())
+        return stats.chisquare(obs, exp).pvalue
+
+    assert pvalue(epsilon) > 1e-4
+    assert pvalue(2 * epsilon) < 1e-6
+
+
+@pytest.mark.parametrize("strategy", ["mean", "median"])
+@pytest.mark.parametrize("bounds", ["public", None])
+def test_statistics_are_close_on_a_mixed_units_table(strategy, bounds):
+    # 20000 rows, 5% of cells missing, scales 1e-2 to 1e4: each statistic is
+    # within 0.1 standard deviations of the observed cells' own (measured
+    # errors are below 0.02 sd at epsilon = 1).
+    table = make_mixed_units_table(20_000, missing_rate=0.05, random_state=0)
+    X = table.data
+    b = table.bounds if bounds == "public" else None
+    imputer = SimpleImputer(strategy=strategy, bounds=b, random_state=0).fit(X)
+    reference = np.nanmean(X, 0) if strategy == "mean" else np.nanmedian(X, 0)
+    assert np.all(np.abs(imputer.statistics_ - reference) < 0.1 * np.nanstd(X, 0))
+    budget = ZCDP(zcdp_rho(1.0, 1e-6))
+    assert compose(imputer.budget_split_.values()).rho <= budget.rho
+    assert imputer.epsilon_spent_ == pytest.approx(1.0)
+    if bounds is None:
+        # With probability 0.9 over the fit, at most k + alpha observed
+        # values of every feature lie outside its private range.
+        assert "bounds" in imputer.budget_split_
+        plan = plan_private_ranges(imputer.budget_split_["bounds"], *X.shape)
+        alpha, k = exponential_radius_accuracy(plan.epsilon, plan.beta)
+        lower, upper = imputer.bounds_
+        outside = np.sum((X < lower) | (X > upper), axis=0)
+        assert outside.max() <= k + alpha
+
+
+def test_transform_fills_only_the_missing_cells():
+    table = make_mixed_units_table(5000, missing_rate=0.1, random_state=1)
+    X = table.data
+    imputer = SimpleImputer(bounds=table.bounds, random_state=0).fit(X)
+    out = imputer.transform(X)
+    missing = np.isnan(X)
+    assert not np.isnan(out).any()
+    np.testing.assert_array_equal(out[~missing], X[~missing])
+    np.testing.assert_array_equal(
+        out[missing], np.broadcast_to(imputer.statistics_, X.shape)[missing]
+    )
+    assert np.isnan(X).sum() == missing.sum()  # X untouched (copy=True)
+    inplace = X.copy()
+    result = SimpleImputer(bounds=table.bounds, copy=False, random_state=0)
+    result = result.fit(inplace).transform(inplace)
+    assert result is inplace or np.shares_memory(result, inplace)
+
+
+def test_a_number_as_the_missing_marker():
+    table = make_mixed_units_table(5000, missing_rate=0.1, random_state=1)
+    X = np.where(np.isnan(table.data), -999.0, table.data)
+    a = SimpleImputer(bounds=table.bounds, random_state=0).fit(table.data)
+    b = SimpleImputer(missing_values=-999.0, bounds=table.bounds, random_state=0)
+    b.fit(X)
+    np.testing.assert_allclose(a.statistics_, b.statistics_)
+    assert not np.any(b.transform(X) == -999.0)
+    with pytest.raises(ValueError, match="NaN"):
+        b.fit(table.data)
+
+
+def test_constant_reads_nothing_and_costs_nothing():
+    X = np.array([[1.0, np.nan], [np.nan, 2.0]])
+    imputer = SimpleImputer(strategy="constant", fill_value=-1.0).fit(X)
+    np.testing.assert_array_equal(imputer.transform(X), [[1.0, -1.0], [-1.0, 2.0]])
+    assert imputer.guarantee_.rho == 0
+    assert imputer.privacy_cost().rho == 0
+    assert imputer.budget_split_ == {}
+
+
+def test_infinity_is_refused_naming_no_value():
+    X = make_mixed_units_table(3000, missing_rate=0.1, random_state=0).data
+    X[5, 3] = np.inf
+    with pytest.raises(ValueError, match="infinity") as info:
+        SimpleImputer().fit(X)
+    assert "inf]" not in str(info.value)
+
+
+def test_too_few_rows_for_private_ranges_says_how_many():
+    X = make_mixed_units_table(300, random_state=0).data
+    imputer = SimpleImputer()
+    with pytest.raises(
+        ValueError, match=r"SimpleImputer finds the range .* \d+ samples"
+    ):
+        imputer.fit(X)
+    assert not hasattr(imputer, "statistics_")
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        StandardScaler(bounds=(0.0, 1.0)),
+        GaussianCovariance(data_norm=1.0),
+        PCA(n_components=1, data_norm=1.0),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+def test_other_estimators_refuse_nan_naming_the_imputer(estimator):
+    X = np.random.default_rng(0).uniform(size=(100, 3))
+    X[4, 1] = np.nan
+    with pytest.raises(ValueError, match=r"dpcov\.impute\.SimpleImputer"):
+        estimator.fit(X)
+
+
+def test_dask_fit_and_transform_equal_the_in_memory_ones():
+    da = pytest.importorskip("dask.array")
+    table = make_mixed_units_table(5000, missing_rate=0.1, random_state=2)
+    X = table.data
+    lazy = da.from_array(X, chunks=(1200, 5))
+    for strategy in ("mean", "median"):
+        a = SimpleImputer(strategy=strategy, random_state=4).fit(X)
+        b = SimpleImputer(strategy=strategy, random_state=4).fit(lazy)
+        np.testing.assert_allclose(a.statistics_, b.statistics_)
+    out = b.transform(lazy)
+    np.testing.assert_allclose(out.compute(), b.transform(X))
+    assert np.isnan(X).any()  # the caller's array is not filled in place
+
+
+def test_set_output_pandas():
+    pd = pytest.importorskip("pandas")
+    table = make_mixed_units_table(3000, missing_rate=0.1, random_state=0)
+    frame = pd.DataFrame(table.data, columns=table.feature_names)
+    imputer = SimpleImputer(bounds=table.bounds, random_state=0).set_output(
+        transform="pandas"
+    )
+    out = imputer.fit_transform(frame)
+    assert list(out.columns) == table.feature_names
+    assert not out.isna().any().any()
