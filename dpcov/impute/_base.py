@@ -213,7 +213,7 @@ class SimpleImputer(
     >>> imputer = SimpleImputer(epsilon=1.0, bounds=([0.0, 0.0], [100.0, 1.0]),
     ...                         random_state=0).fit(X)
     >>> np.round(imputer.statistics_, 1)
-    array([50. ,  0.5])
+    array([50.2,  0.5])
     >>> bool(np.isnan(imputer.transform(X)).any())
     False
     """
