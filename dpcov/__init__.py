@@ -13,6 +13,7 @@ from . import (
     impute,
     mechanisms,
     model_selection,
+    pipeline,
     preprocessing,
     utils,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "impute",
     "mechanisms",
     "model_selection",
+    "pipeline",
     "preprocessing",
     "utils",
     "AdaptiveCovariance",

@@ -37,6 +37,7 @@ from dpcov.decomposition import PCA, ApproximateSubspace, ExactSubspace
 from dpcov.distributions import MultivariateGaussian, ProductBernoulli
 from dpcov.exceptions import NoiseDominatedWarning, NoPrivateResult
 from dpcov.impute import SimpleImputer
+from dpcov.pipeline import PrivatePipeline
 from dpcov.preprocessing import StandardScaler
 
 N_FEATURES = 3
@@ -73,6 +74,14 @@ ESTIMATORS = {
     "SimpleImputer-median": lambda: SimpleImputer(
         strategy="median", bounds=(-10.0, 10.0)
     ),
+    "PrivatePipeline": lambda: PrivatePipeline(
+        [
+            ("impute", SimpleImputer(bounds=(-10.0, 10.0))),
+            ("scale", StandardScaler()),
+            ("pca", PCA(n_components=2)),
+        ],
+        epsilon=1.0,
+    ),
 }
 
 # The entry points that read rows, besides fit.
@@ -94,9 +103,17 @@ ROW_METHODS = {
     "SimpleImputer": ("fit_transform", "transform"),
     "SimpleImputer-private": ("fit_transform", "transform"),
     "SimpleImputer-median": ("fit_transform", "transform"),
+    "PrivatePipeline": ("fit_transform", "transform", "score"),
 }
+# Entries an accepted fit records (a pipeline: one per private step).
+RECORDS = {"PrivatePipeline": 3}
 # The imputer takes NaN as a missing cell (dense input; sparse is refused).
-NAN_ACCEPTED = ("SimpleImputer", "SimpleImputer-private", "SimpleImputer-median")
+NAN_ACCEPTED = (
+    "SimpleImputer",
+    "SimpleImputer-private",
+    "SimpleImputer-median",
+    "PrivatePipeline",
+)
 # inverse_transform reads coordinates: n_components_ columns.
 COORDINATE_METHODS = ("PCA", "ExactSubspace", "ApproximateSubspace")
 # The entry points that accept SciPy sparse rows (the covariance estimators'
@@ -275,7 +292,8 @@ def test_fit_bad_input(name, input_name):
     error, text, caught = _outcome(estimator, "fit", X)
     _assert_outcome(expected, error, text, caught, "fit")
     if error is None or isinstance(error, NoPrivateResult):
-        assert len(accountant) == 1
+        # One entry per private step (a pipeline's steps record theirs).
+        assert len(accountant) == RECORDS.get(name, 1)
     else:
         # Refused before anything private ran: nothing recorded, and the
         # estimator is left as it was (unfitted).

@@ -23,6 +23,7 @@ from dpcov.covariance import (
 from dpcov.decomposition import PCA, ApproximateSubspace, ExactSubspace
 from dpcov.distributions import MultivariateGaussian, ProductBernoulli
 from dpcov.impute import SimpleImputer
+from dpcov.pipeline import PrivatePipeline
 from dpcov.preprocessing import BoundsScaler, StandardScaler
 from dpcov.utils.estimator_checks import parametrize_with_dp_checks
 
@@ -71,6 +72,19 @@ def _private_ranges_estimators():
     yield SimpleImputer(strategy="median", bounds=(-10.0, 10.0))
 
 
+def _private_pipelines():
+    # A raw-table pipeline: private imputer (public ranges: the checks' data
+    # are small), scaler and PCA receive the ranges upstream, one budget.
+    yield PrivatePipeline(
+        [
+            ("impute", SimpleImputer(bounds=(-10.0, 10.0))),
+            ("scale", StandardScaler()),
+            ("pca", PCA(n_components=1)),
+        ],
+        epsilon=1.0,
+    )
+
+
 def _public_transformers():
     # No privacy parameters: only scikit-learn's checks apply.
     yield BoundsScaler(bounds=(-10.0, 10.0))
@@ -117,6 +131,13 @@ EXPECTED_FAILED_CHECKS = {
         ),
     },
     ApproximateSubspace: _SUBSPACE_XFAIL,
+    PrivatePipeline: {
+        "check_estimators_overwrite_params": (
+            "a scikit-learn Pipeline fits the estimators of its steps parameter "
+            "in place, as scikit-learn's own Pipeline does (fit sets no "
+            "parameter: tests/pipeline checks get_params before and after)"
+        ),
+    },
 }
 
 
@@ -137,6 +158,7 @@ def _parametrize_with_checks(estimators, **kwargs):
     list(_tested_estimators())
     + list(_subspace_estimators_for_sklearn_checks())
     + list(_private_ranges_estimators())
+    + list(_private_pipelines())
     + list(_public_transformers()),
     expected_failed_checks=_expected_failed_checks,
 )
@@ -149,6 +171,7 @@ def test_sklearn_compatible_estimator(estimator, check):
     list(_tested_estimators())
     + list(_subspace_estimators_for_sklearn_checks())
     + list(_private_ranges_estimators())
+    + list(_private_pipelines())
     + list(_public_transformers()),
     ids=lambda est: type(est).__name__,
 )

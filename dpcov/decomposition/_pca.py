@@ -744,6 +744,27 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         """
         return float(np.mean(self.score_samples(X)))
 
+    def _output_range(self):
+        # ("data_norm", r): r bounds the norm of transform's output for rows
+        # inside the fit's geometry, from public values and the release:
+        # ||(x - mean_) @ components_.T|| <= ||x - mean_|| (orthonormal
+        # rows), at most the farthest corner of the box from mean_, or
+        # data_norm_ + ||mean_|| for rows of norm at most data_norm_;
+        # whitening divides by the smallest released standard deviation.
+        check_is_fitted(self)
+        if self.bounds_ is not None:
+            lower, upper = self.bounds_
+            far = np.maximum(np.abs(lower - self.mean_), np.abs(upper - self.mean_))
+            radius = float(np.linalg.norm(far))
+        else:
+            radius = float(self.data_norm_ + np.linalg.norm(self.mean_))
+        if self.whiten:
+            smallest = float(np.min(self.explained_variance_))
+            if not smallest > 0:
+                return None
+            radius /= math.sqrt(smallest)
+        return ("data_norm", radius) if math.isfinite(radius) else None
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]

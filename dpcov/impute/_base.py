@@ -280,9 +280,7 @@ class SimpleImputer(
         return cost
 
     def _nan_marks_missing(self):
-        return isinstance(self.missing_values, Real) and math.isnan(
-            self.missing_values
-        )
+        return isinstance(self.missing_values, Real) and math.isnan(self.missing_values)
 
     def _validate(self, X, *, reset, method):
         # Rows with NaN marking the missing cells (a copy when another marker
@@ -430,6 +428,12 @@ class SimpleImputer(
         # Another marker was replaced by NaN in a new array already.
         copy = self._nan_marks_missing() and (self.copy or not X.flags.writeable)
         return _fill(X, fill, copy=copy)
+
+    def _output_range(self):
+        # The box the statistics were computed in (transform fills missing
+        # cells with values inside it and leaves the others as given).
+        check_is_fitted(self)
+        return None if self.bounds_ is None else ("bounds", self.bounds_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

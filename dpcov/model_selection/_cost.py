@@ -9,6 +9,7 @@ or ``guarantee_`` (after), and compose them with :mod:`dpcov.accounting`.
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import math
 from numbers import Integral
 
 from sklearn.base import clone
@@ -107,6 +108,38 @@ def private_steps(estimator, *, fitted=False, caller="search_cost", prefix=""):
                 f"steps; {caller} cannot count it."
             )
     return leaves
+
+
+def budget_weights(costs, *, pure):
+    """Weights of private steps in a shared budget: what each would spend alone.
+
+    Under a pure-DP budget a step weighs its epsilon (a zCDP step: the
+    epsilon with the same rho, ``sqrt(2 rho)``); under zCDP, its rho (a pure
+    step: ``epsilon**2 / 2``). Steps that cost nothing weigh 0; when none
+    costs anything finite, all weigh the same.
+
+    Parameters
+    ----------
+    costs : list of PureDP or ZCDP
+        Each step's ``privacy_cost()``.
+    pure : bool
+        Whether the shared budget is pure DP.
+
+    Returns
+    -------
+    weights : list of float
+    """
+    if pure:
+        weights = [
+            c.epsilon if isinstance(c, PureDP) else math.sqrt(2.0 * c.to_zcdp().rho)
+            for c in costs
+        ]
+    else:
+        weights = [c.to_zcdp().rho for c in costs]
+    total = math.fsum(weights)
+    if not math.isfinite(total) or total <= 0:
+        return [1.0] * len(costs)
+    return weights
 
 
 def _walk_costs(estimator, *, fitted=False, caller="search_cost"):

@@ -34,7 +34,7 @@ from ..utils._sklearn_compat import (
     check_params_always,
 )
 from ..utils._warnings import warn
-from ._cost import _dominating, private_steps
+from ._cost import _dominating, budget_weights, private_steps
 from ._scoring import bounded_scores, score_kind
 
 __all__ = ["PrivateSearchCV"]
@@ -84,17 +84,8 @@ def _set_run_budget(estimator, budget):
                 f"{type(leaf).__name__} has no pure-DP form: give the search a "
                 "delta > 0."
             )
-    if isinstance(budget, PureDP):
-        # A zCDP step's share in pure epsilon: the epsilon with the same rho.
-        weights = [
-            c.epsilon if isinstance(c, PureDP) else math.sqrt(2.0 * c.to_zcdp().rho)
-            for c in costs
-        ]
-    else:
-        weights = [c.to_zcdp().rho for c in costs]
+    weights = budget_weights(costs, pure=isinstance(budget, PureDP))
     total = math.fsum(weights)
-    if not math.isfinite(total) or total <= 0:
-        weights, total = [1.0] * len(leaves), float(len(leaves))
     shrink = 1.0
     while True:
         params = {}

@@ -607,6 +607,19 @@ class StandardScaler(
     def _copy(self, copy):
         return self.copy if copy is None else copy
 
+    def _output_range(self):
+        # The image of the box under the released affine map (post-processing
+        # of the release): ("bounds", (lower, upper)), or None when nothing
+        # was released.
+        check_is_fitted(self)
+        if self.bounds_ is None:
+            return None
+        lower, upper = self.bounds_
+        shift = self.mean_ if self.with_mean else 0.0
+        divide = self.scale_ if self.with_std else 1.0
+        with np.errstate(over="ignore"):
+            return ("bounds", ((lower - shift) / divide, (upper - shift) / divide))
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
@@ -769,6 +782,12 @@ class BoundsScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         )
         center, half = unit_box(*self.bounds_)
         return _affine(X, multiply=half, add=center, copy=True)
+
+    def _output_range(self):
+        # Every output lies in [-1, 1] (transform clips).
+        check_is_fitted(self)
+        ones = np.ones_like(self.bounds_[0])
+        return ("bounds", (-ones, ones))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -12,6 +12,7 @@ from sklearn.base import _fit_context as _sklearn_fit_context
 from sklearn.decomposition._base import _BasePCA
 from sklearn.utils._param_validation import (
     HasMethods,
+    Hidden,
     Interval,
     Options,
     RealNotInt,
@@ -21,6 +22,7 @@ from sklearn.utils._param_validation import (
 
 __all__ = [
     "HasMethods",
+    "Hidden",
     "Interval",
     "_BasePCA",
     "Options",

@@ -1,0 +1,571 @@
+"""A pipeline with one privacy budget, whose steps pass their ranges on.
+
+:class:`PrivatePipeline` is a scikit-learn :class:`~sklearn.pipeline.Pipeline`
+that splits one budget over its private steps and, before each private step
+that has no range of its own, hands it the output range of the step before
+(computed from that step's public parameters and released values only).
+"""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import math
+from contextlib import contextmanager
+from numbers import Real
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.pipeline import Pipeline, _name_estimators
+from sklearn.utils.metaestimators import available_if
+
+from ..accounting import ZCDP, BudgetAccountant, PureDP, compose, split_budget
+from ..exceptions import NoPrivateResult
+from ..model_selection._cost import budget_weights, private_steps
+from ..utils._random import check_random_state
+from ..utils._sklearn_compat import Hidden, Interval, Options, _fit_context
+from ..utils.validation import check_privacy_params, privacy_spent
+
+__all__ = ["PrivatePipeline", "make_private_pipeline", "output_range"]
+
+#: delta of the pipeline's budget when only epsilon is given (the estimators').
+DEFAULT_DELTA = 1e-6
+
+
+def output_range(estimator):
+    """The range of a fitted step's outputs, from public and released values.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        A fitted step.
+
+    Returns
+    -------
+    range : tuple or None
+        ``("bounds", (lower, upper))`` (a box, per output feature),
+        ``("data_norm", r)`` (an L2 bound on the output rows), or None when
+        the step does not state one (a scikit-learn transformer, or a step
+        whose range is unbounded). The rows the step is later given may lie
+        outside (transforms do not clip); the step that receives the range
+        clips to it.
+    """
+    method = getattr(estimator, "_output_range", None)
+    return None if method is None else method()
+
+
+def _is_private(estimator):
+    return hasattr(estimator, "privacy_cost")
+
+
+@contextmanager
+def _temporary_params(estimator, params):
+    # Set params for one fit, then put the user's back (the pipeline's fit
+    # changes no parameter, as scikit-learn's conventions ask).
+    if not params:
+        yield
+        return
+    old = {name: estimator.get_params(deep=False)[name] for name in params}
+    estimator.set_params(**params)
+    try:
+        yield
+    finally:
+        estimator.set_params(**old)
+
+
+def _budget_params(estimator, share):
+    # The parameters that make a private step run at ``share``.
+    names = estimator.get_params(deep=False)
+    if isinstance(share, PureDP):
+        params = {"epsilon": share.epsilon, "delta": 0.0}
+        if "rho" in names:
+            params["rho"] = None
+        return params
+    if "rho" in names:
+        return {"rho": share.rho}
+    # A pure-DP estimator inside a zCDP budget: epsilon**2 / 2 <= rho.
+    return {"epsilon": share.pure_epsilon(), "delta": 0.0}
+
+
+def _range_params(estimator, received):
+    # The parameters that hand a step the upstream range, when it has none of
+    # its own: its own bounds / data_norm (or "private") come first.
+    if received is None:
+        return {}
+    names = estimator.get_params(deep=False)
+    if "bounds" not in names or names["bounds"] is not None:
+        return {}
+    if names.get("data_norm") is not None:
+        return {}
+    kind, value = received
+    if kind == "bounds":
+        return {"bounds": value}
+    if "data_norm" in names:
+        return {"data_norm": float(value)}
+    # An L2 bound as a box for a step that takes boxes only (the scaler).
+    return {"bounds": (-float(value), float(value))}
+
+
+def _final_has(method):
+    # available_if: the last step has ``method``.
+    def check(self):
+        return hasattr(self._final_estimator, method)
+
+    return check
+
+
+def _final_can_transform(self):
+    final = self._final_estimator
+    return final == "passthrough" or hasattr(final, "transform")
+
+
+class PrivatePipeline(Pipeline):
+    """A pipeline of private steps that share one budget and pass ranges on.
+
+    A :class:`sklearn.pipeline.Pipeline` (same ``steps``, same methods) for
+    pipelines that start from a raw table: with ``epsilon`` (and ``delta``)
+    or ``rho`` set, ``fit`` splits that one budget over the private steps,
+    and each private step after the first that has no ``bounds`` or
+    ``data_norm`` of its own receives the output range of the step before it.
+
+    **Budget.** Each private step gets a share of the pipeline's budget
+    proportional to what it would spend alone with its own parameters
+    (its ``privacy_cost()``: its rho under zCDP, its epsilon under pure DP),
+    so steps left at their defaults share it evenly and a step given twice
+    the others' epsilon gets twice their share (pure DP) or four times
+    (zCDP, where rho grows as epsilon squared). The shares compose to at
+    most the budget (:func:`dpcov.accounting.split_budget`). Steps that
+    cost nothing (a constant imputer) keep their parameters. With
+    ``epsilon``, ``delta`` and ``rho`` all None, every step spends its own
+    budget, as in a scikit-learn pipeline. The step parameters are set for
+    the step's fit only: ``get_params`` is unchanged by ``fit``, and each
+    step's ``guarantee_`` records its share.
+
+    ``fit`` fits clones of the steps and puts them in ``steps`` once every
+    step has succeeded (as scikit-learn's ``Pipeline`` does with a
+    ``memory``): a step that fails leaves the pipeline, its steps and the
+    accountant as they were.
+
+    **Ranges.** The output range of a fitted step is computed from its public
+    parameters and released values only, so handing it on is
+    post-processing of that step's release: the imputer's box
+    (``bounds_``), the scaler's image of its box under its released mean and
+    scale, :class:`~dpcov.preprocessing.BoundsScaler`'s ``[-1, 1]``, PCA's
+    bound on the norm of its outputs. The receiving step treats it as an
+    outer bound: it clips to it (the rows a transform passes on are not
+    clipped) and may still choose a private radius or threshold inside it
+    (AdaptiveCovariance does). Precedence: a step's own ``bounds`` or
+    ``data_norm`` (``"private"`` included), then the range from upstream,
+    then the step's default (a private radius). A scikit-learn transformer
+    in between states no range and breaks the chain.
+
+    Parameters
+    ----------
+    steps : list of tuples
+        ``(name, estimator)`` pairs, as scikit-learn's ``Pipeline``; private
+        steps must be direct steps (a private estimator inside a
+        ``FeatureUnion`` or ``ColumnTransformer`` is refused: they fit
+        clones, which the shared budget would not reach).
+    epsilon : float, default=None
+        The pipeline's budget (with ``delta``): rho-zCDP at the largest rho
+        that gives (``epsilon``, ``delta``)-DP, or pure ``epsilon``-DP with
+        ``delta=0``.
+    delta : float, default=None
+        With ``epsilon``; None means ``1e-6``, the estimators' default.
+    rho : float, default=None
+        A zCDP budget, used instead of ``epsilon`` and ``delta``.
+    accountant : dpcov.accounting.BudgetAccountant, default=None
+        Checked for the whole budget before the first step is fitted, and
+        given to the private steps that have none of their own; their
+        shares are recorded (one entry per step) once every step has
+        succeeded.
+    random_state : int, numpy.random.Generator or None, default=None
+        Seeds the private steps left at ``random_state=None``, each with an
+        independent generator spawned from it (for tests and experiments: a
+        seeded release is not private against whoever knows the seed). None
+        leaves every step's own.
+    verbose : bool, default=False
+        Print the time of each step's fit.
+
+    Attributes
+    ----------
+    guarantee_ : dpcov.accounting.PureDP or dpcov.accounting.ZCDP
+        The composition of the private steps' guarantees.
+    epsilon_spent_ : float
+        Epsilon of ``guarantee_`` (at ``delta_spent_``).
+    delta_spent_ : float
+        Delta of ``guarantee_``.
+    rho_spent_ : float
+        The zCDP parameter of ``guarantee_``.
+    budget_split_ : dict of str to PureDP or ZCDP
+        Each private step's share, by step name (empty without a budget).
+    ranges_ : dict of str to tuple
+        The range each step received from upstream, by step name (``kind,
+        value`` as :func:`output_range` gives); steps that received none are
+        absent.
+    named_steps : :class:`~sklearn.utils.Bunch`
+        As scikit-learn's ``Pipeline``.
+
+    See Also
+    --------
+    make_private_pipeline : Build one from estimators, naming them.
+    dpcov.model_selection.pipeline_cost : What a pipeline spends.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcov.datasets import make_mixed_units_table
+    >>> from dpcov.decomposition import PCA
+    >>> from dpcov.impute import SimpleImputer
+    >>> from dpcov.pipeline import PrivatePipeline
+    >>> from dpcov.preprocessing import StandardScaler
+    >>> X = make_mixed_units_table(20000, missing_rate=0.05, random_state=0).data
+    >>> pipe = PrivatePipeline(
+    ...     [("impute", SimpleImputer()), ("scale", StandardScaler()),
+    ...      ("pca", PCA(n_components=3))],
+    ...     epsilon=1.0, delta=1e-6,
+    ... ).fit(X)
+    >>> round(pipe.epsilon_spent_, 6), pipe.transform(X).shape
+    (1.0, (20000, 3))
+    """
+
+    _parameter_constraints: dict = {
+        "steps": [list, Hidden(tuple)],
+        "epsilon": [
+            Interval(Real, 0, None, closed="neither"),
+            Options(Real, {np.inf}),
+            None,
+        ],
+        "delta": [Interval(Real, 0, 1, closed="left"), None],
+        "rho": [
+            Interval(Real, 0, None, closed="neither"),
+            Options(Real, {np.inf}),
+            None,
+        ],
+        "accountant": [BudgetAccountant, None],
+        "random_state": ["random_state", np.random.Generator],
+        "verbose": ["boolean"],
+    }
+
+    def __init__(
+        self,
+        steps,
+        *,
+        epsilon=None,
+        delta=None,
+        rho=None,
+        accountant=None,
+        random_state=None,
+        verbose=False,
+    ):
+        super().__init__(steps, verbose=verbose)
+        self.epsilon = epsilon
+        self.delta = delta
+        self.rho = rho
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def _step_generators(self, names):
+        # Independent generators for the steps left at random_state=None,
+        # spawned from the pipeline's seed (None: the steps keep theirs).
+        if self.random_state is None:
+            return {}
+        # (A Generator advances, so refits differ, as a RandomState does in
+        # scikit-learn; an integer gives the same children every fit.)
+        seed = int(check_random_state(self.random_state).integers(2**63))
+        sequence = np.random.SeedSequence(seed).spawn(len(names))
+        children = [np.random.default_rng(child) for child in sequence]
+        return dict(zip(names, children, strict=True))
+
+    def _budget(self):
+        # The pipeline's budget (None: every step spends its own).
+        if self.epsilon is None and self.rho is None:
+            if self.delta is not None:
+                raise ValueError("delta is given without epsilon: pass epsilon too.")
+            return None
+        delta = DEFAULT_DELTA if self.delta is None else self.delta
+        epsilon = 1.0 if self.epsilon is None else self.epsilon
+        return check_privacy_params(epsilon, delta, self.rho)
+
+    def _private_direct_steps(self):
+        # (name, estimator) of the private steps; refuses private estimators
+        # elsewhere (inside composites, which fit clones).
+        direct = []
+        for name, step in self.steps:
+            if step is None or (isinstance(step, str) and step == "passthrough"):
+                continue
+            for path, leaf in private_steps(
+                step, caller="PrivatePipeline", prefix=f"{name}__"
+            ):
+                if leaf is not step:
+                    raise ValueError(
+                        f"PrivatePipeline shares its budget over its own steps; "
+                        f"{type(leaf).__name__} ({path.rstrip('_')}) is inside "
+                        "a composite step, which fits a clone of it. Make it a "
+                        "step of the pipeline, or fit the composite on its own."
+                    )
+                direct.append((name, step))
+        return direct
+
+    def _shares(self, budget, direct):
+        # Each private step's share of ``budget``, by name.
+        costs = {name: step.privacy_cost() for name, step in direct}
+        for name, step in direct:
+            if getattr(step, "_approx_dp_only", False):
+                raise ValueError(
+                    f"{type(step).__name__} ({name}) is (epsilon, delta)-DP only "
+                    "and cannot share a zCDP or pure-DP budget."
+                )
+            if isinstance(budget, PureDP) and getattr(step, "_zcdp_only", False):
+                raise ValueError(
+                    f"{type(step).__name__} ({name}) has no pure-DP form: give "
+                    "the pipeline a delta > 0."
+                )
+        paying = [name for name, _ in direct if _pays(costs[name])]
+        if not paying:
+            return {}
+        weights = budget_weights(
+            [costs[name] for name in paying], pure=isinstance(budget, PureDP)
+        )
+        total = math.fsum(weights)
+        shares = {
+            name: weight / total
+            for name, weight in zip(paying, weights, strict=True)
+            if weight > 0
+        }
+        return split_budget(budget, shares)
+
+    def _supports_hardened_noise(self):
+        # Whether every private step runs on exact samplers (secure_noise).
+        return all(
+            step._supports_hardened_noise()
+            for _, step in self._private_direct_steps()
+            if hasattr(step, "_supports_hardened_noise")
+        )
+
+    def privacy_cost(self):
+        """The guarantee a fit spends with the current parameters (no data).
+
+        Returns
+        -------
+        guarantee : dpcov.accounting.PureDP or dpcov.accounting.ZCDP
+            The pipeline's budget when set, else the composition of its
+            private steps' own costs.
+        """
+        budget = self._budget()
+        direct = self._private_direct_steps()
+        if budget is None:
+            return compose(step.privacy_cost() for _, step in direct)
+        shares = self._shares(budget, direct)
+        return compose(shares.values()) if shares else type(budget)(0.0)
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y=None, **params):
+        """Fit the steps in turn, each at its share and with its upstream range.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data, for the first step.
+        y : array-like of shape (n_samples,), default=None
+            Targets, passed to every step's fit.
+        **params : dict
+            ``step__parameter`` fit parameters, routed to their step.
+
+        Returns
+        -------
+        self : object
+            The fitted pipeline.
+        """
+        budget = self._budget()
+        self._validate_steps()
+        direct = self._private_direct_steps()
+        shares = {} if budget is None else self._shares(budget, direct)
+        if self.accountant is not None:
+            self.accountant.check(self.privacy_cost(), label=type(self).__name__)
+        routed = _route(params, [name for name, _ in self.steps])
+        seeded = [
+            name
+            for name, step in direct
+            if step.get_params(deep=False).get("random_state", 0) is None
+        ]
+        generators = self._step_generators(seeded)
+        # The steps are fitted as clones, put in place once every step has
+        # succeeded (as scikit-learn's Pipeline does with a memory); their
+        # fits record into a ledger that the accountant takes at the end. A
+        # step that fails leaves the pipeline, its steps and the accountant
+        # as they were (the earlier clones' releases are dropped unseen).
+        ledger = BudgetAccountant() if self.accountant is not None else None
+        fitted, ranges, received = [], {}, None
+        Xt = X
+        last = len(self.steps) - 1
+        for index, (name, step) in enumerate(self.steps):
+            if step is None or (isinstance(step, str) and step == "passthrough"):
+                continue
+            step = clone(step)
+            settings = {}
+            if _is_private(step):
+                if name in shares:
+                    settings.update(_budget_params(step, shares[name]))
+                if name in generators:
+                    settings["random_state"] = generators[name]
+                own = step.get_params(deep=False).get("accountant", 0)
+                if ledger is not None and own is None:
+                    settings["accountant"] = ledger
+                flow = _range_params(step, received)
+                if flow:
+                    ranges[name] = received
+                settings.update(flow)
+            try:
+                with _temporary_params(step, settings):
+                    if index == last:
+                        step.fit(Xt, y, **routed[name])
+                    elif hasattr(step, "fit_transform"):
+                        Xt = step.fit_transform(Xt, y, **routed[name])
+                    else:
+                        Xt = step.fit(Xt, y, **routed[name]).transform(Xt)
+            except NoPrivateResult:
+                # A private outcome (the step's answer is "no result"): what
+                # ran is spent.
+                if ledger is not None and len(ledger):
+                    self.accountant.spend(ledger)
+                raise
+            fitted.append((index, name, step))
+            received = output_range(step) if index != last else None
+        for index, name, step in fitted:
+            self.steps[index] = (name, step)
+        if ledger is not None and len(ledger):
+            self.accountant.spend(ledger)
+        direct = [(name, step) for _, name, step in fitted if _is_private(step)]
+        spent = [step.guarantee_ for _, step in direct if hasattr(step, "guarantee_")]
+        self.guarantee_ = compose(spent) if spent else self.privacy_cost()
+        delta = DEFAULT_DELTA if self.delta is None else self.delta
+        asked = None if self.rho is not None or self.epsilon is None else self.epsilon
+        self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = privacy_spent(
+            self.guarantee_, delta, epsilon=asked
+        )
+        self.budget_split_ = dict(shares)
+        self.ranges_ = ranges
+        return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        first = next(
+            (
+                step
+                for _, step in self.steps
+                if step is not None
+                and not (isinstance(step, str) and step == "passthrough")
+            ),
+            None,
+        )
+        if first is not None and hasattr(first, "__sklearn_tags__"):
+            tags.input_tags.allow_nan = first.__sklearn_tags__().input_tags.allow_nan
+        return tags
+
+    @available_if(_final_can_transform)
+    def fit_transform(self, X, y=None, **params):
+        """Fit, then transform the training data with the fitted steps.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,), default=None
+            Targets.
+        **params : dict
+            ``step__parameter`` fit parameters.
+
+        Returns
+        -------
+        Xt : ndarray of shape (n_samples, n_transformed_features)
+            The transformed training data.
+        """
+        return self.fit(X, y, **params).transform(X)
+
+    @available_if(_final_has("predict"))
+    def fit_predict(self, X, y=None, **params):
+        """Fit, then predict the training data with the fitted steps.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,), default=None
+            Targets.
+        **params : dict
+            ``step__parameter`` fit parameters.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The predictions of the last step.
+        """
+        return self.fit(X, y, **params).predict(X)
+
+
+def _pays(cost):
+    # Whether a step's own cost is more than nothing.
+    if isinstance(cost, PureDP):
+        return cost.epsilon > 0
+    if isinstance(cost, ZCDP):
+        return cost.rho > 0
+    return True
+
+
+def _route(params, names):
+    # ``step__param`` -> {step: {param: value}}.
+    routed = {name: {} for name in names}
+    for key, value in params.items():
+        step, _, param = key.partition("__")
+        if step not in routed or not param:
+            raise ValueError(
+                f"PrivatePipeline.fit takes fit parameters as step__parameter; "
+                f"got {key!r}."
+            )
+        routed[step][param] = value
+    return routed
+
+
+def make_private_pipeline(
+    *steps, epsilon=None, delta=None, rho=None, random_state=None, verbose=False
+):
+    """Build a :class:`PrivatePipeline` from estimators, naming them.
+
+    As :func:`sklearn.pipeline.make_pipeline`: each step is named after its
+    class, lowercased (with a number when names repeat).
+
+    Parameters
+    ----------
+    *steps : list of estimators
+        The steps, in order.
+    epsilon, delta, rho : float, default=None
+        The pipeline's budget (see :class:`PrivatePipeline`).
+    random_state : int, numpy.random.Generator or None, default=None
+        Seeds the steps left unseeded (see :class:`PrivatePipeline`).
+    verbose : bool, default=False
+        Print the time of each step's fit.
+
+    Returns
+    -------
+    pipeline : PrivatePipeline
+
+    Examples
+    --------
+    >>> from dpcov.decomposition import PCA
+    >>> from dpcov.impute import SimpleImputer
+    >>> from dpcov.pipeline import make_private_pipeline
+    >>> from dpcov.preprocessing import StandardScaler
+    >>> pipe = make_private_pipeline(
+    ...     SimpleImputer(), StandardScaler(), PCA(n_components=2), epsilon=1.0
+    ... )
+    >>> [name for name, _ in pipe.steps]
+    ['simpleimputer', 'standardscaler', 'pca']
+    """
+    return PrivatePipeline(
+        _name_estimators(steps),
+        epsilon=epsilon,
+        delta=delta,
+        rho=rho,
+        random_state=random_state,
+        verbose=verbose,
+    )

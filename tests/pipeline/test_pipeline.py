@@ -1,0 +1,237 @@
+"""PrivatePipeline: one budget over its steps, ranges passed from step to step."""
+
+import math
+
+import numpy as np
+import pytest
+from sklearn.decomposition import PCA as SkPCA
+from sklearn.pipeline import FeatureUnion
+from sklearn.preprocessing import StandardScaler as SkStandardScaler
+
+from dpcov.accounting import ZCDP, PureDP, compose, zcdp_rho
+from dpcov.covariance import AdaptiveCovariance, GaussianCovariance
+from dpcov.datasets import make_mixed_units_table, make_sensor_table
+from dpcov.decomposition import PCA, ExactSubspace
+from dpcov.distributions import MultivariateGaussian
+from dpcov.impute import SimpleImputer
+from dpcov.model_selection import pipeline_cost
+from dpcov.pipeline import PrivatePipeline, make_private_pipeline, output_range
+from dpcov.preprocessing import BoundsScaler, StandardScaler
+
+pytestmark = pytest.mark.filterwarnings("ignore::dpcov.exceptions.SeededNoiseWarning")
+
+
+def _raw_pipeline(**budget):
+    return PrivatePipeline(
+        [
+            ("impute", SimpleImputer(strategy="mean")),
+            ("scale", StandardScaler()),
+            ("pca", PCA(n_components=3)),
+        ],
+        **budget,
+    )
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_raw_table_to_components_within_budget_and_90_percent(seed):
+    # The mixed-units table (n = 20000, d = 12, scales 1e-2 to 1e4), 5% of
+    # cells missing, no ranges: only the imputer finds them, the rest flow.
+    # The components capture at least 90% of the variance the non-private
+    # top-3 subspace of the standardised (complete) table captures; measured
+    # 99.9% on seeds 0-4.
+    table = make_mixed_units_table(20_000, missing_rate=0.05, random_state=seed)
+    pipe = _raw_pipeline(epsilon=1.0, delta=1e-6)
+    pipe.set_params(pca__random_state=seed, impute__random_state=seed)
+    pipe.fit(table.data)
+    assert pipe.epsilon_spent_ <= 1.0
+    assert pipe.delta_spent_ <= 1e-6
+    assert pipe.guarantee_.rho <= zcdp_rho(1.0, 1e-6)
+    assert set(pipe.ranges_) == {"scale", "pca"}
+    complete = make_mixed_units_table(20_000, random_state=seed).data
+    Z = SkStandardScaler().fit_transform(complete)
+    best = SkPCA(n_components=3).fit(Z).explained_variance_.sum()
+    V = pipe.named_steps["pca"].components_
+    captured = np.trace(V @ np.cov(Z, rowvar=False) @ V.T)
+    assert captured >= 0.9 * best
+
+
+def test_fit_sets_shares_for_the_fit_only():
+    table = make_mixed_units_table(5000, missing_rate=0.05, random_state=0)
+    pipe = _raw_pipeline(epsilon=1.0)
+    before = pipe.get_params()
+    pipe.fit(table.data)
+    after = pipe.get_params()
+    assert before.keys() == after.keys()
+    for key, value in before.items():
+        if key == "steps" or "__" not in key:
+            continue
+        assert after[key] is value or after[key] == value, key
+    budget = ZCDP(zcdp_rho(1.0, 1e-6))
+    for name in ("impute", "scale", "pca"):
+        step = pipe.named_steps[name]
+        assert step.guarantee_.rho == pytest.approx(budget.rho / 3)
+        assert pipe.budget_split_[name].rho == pytest.approx(budget.rho / 3)
+    assert compose(pipe.budget_split_.values()).rho <= budget.rho
+
+
+def test_shares_follow_the_steps_own_costs():
+    # Pure DP: weights are the steps' epsilons; zCDP: their rhos (for steps
+    # given epsilon and delta, the rho of that (epsilon, delta)).
+    steps = [
+        ("scale", StandardScaler(bounds=(-5.0, 5.0), epsilon=1.0, delta=0.0)),
+        ("cov", GaussianCovariance(data_norm=10.0, epsilon=3.0, delta=0.0)),
+    ]
+    pure = PrivatePipeline(steps, epsilon=2.0, delta=0.0)
+    shares = pure._shares(PureDP(2.0), pure._private_direct_steps())
+    assert shares["scale"].epsilon == pytest.approx(0.5)
+    assert shares["cov"].epsilon == pytest.approx(1.5)
+    steps = [
+        ("scale", StandardScaler(bounds=(-5.0, 5.0), epsilon=1.0)),
+        ("cov", GaussianCovariance(data_norm=10.0, epsilon=3.0)),
+    ]
+    zcdp = PrivatePipeline(steps, rho=1.0)
+    shares = zcdp._shares(ZCDP(1.0), zcdp._private_direct_steps())
+    r1, r3 = zcdp_rho(1.0, 1e-6), zcdp_rho(3.0, 1e-6)
+    assert shares["scale"].rho == pytest.approx(r1 / (r1 + r3))
+    assert shares["cov"].rho == pytest.approx(r3 / (r1 + r3))
+    assert pure.privacy_cost().epsilon == pytest.approx(2.0)
+    assert zcdp.privacy_cost().rho == pytest.approx(1.0)
+
+
+def test_pure_budget_runs_every_step_pure():
+    X = make_sensor_table(20_000, random_state=0).data
+    pipe = PrivatePipeline(
+        [("scale", StandardScaler()), ("pca", PCA(n_components=2))],
+        epsilon=2.0,
+        delta=0.0,
+    )
+    pipe.set_params(scale__bounds="private").fit(X)
+    assert isinstance(pipe.guarantee_, PureDP)
+    assert pipe.epsilon_spent_ == pytest.approx(2.0)
+    assert pipe.named_steps["pca"].guarantee_.epsilon == pytest.approx(1.0)
+
+
+def test_a_costless_step_keeps_its_parameters():
+    X = make_mixed_units_table(3000, missing_rate=0.1, random_state=0).data
+    pipe = PrivatePipeline(
+        [
+            ("impute", SimpleImputer(strategy="constant")),
+            ("scale", StandardScaler(bounds=(-1e5, 1e5))),
+        ],
+        epsilon=1.0,
+    ).fit(X)
+    assert list(pipe.budget_split_) == ["scale"]
+    assert pipe.epsilon_spent_ == pytest.approx(1.0)
+
+
+def test_without_a_budget_every_step_spends_its_own():
+    table = make_mixed_units_table(20_000, missing_rate=0.05, random_state=0)
+    pipe = _raw_pipeline().fit(table.data)
+    assert pipe.budget_split_ == {}
+    costs = [pipe.named_steps[n].guarantee_ for n in ("impute", "scale", "pca")]
+    assert pipe.guarantee_ == compose(costs)
+    assert pipeline_cost(_raw_pipeline()) == compose(
+        step.privacy_cost() for _, step in _raw_pipeline().steps
+    )
+
+
+def test_pipeline_cost_is_the_budget():
+    assert pipeline_cost(_raw_pipeline(epsilon=1.0)).rho == pytest.approx(
+        zcdp_rho(1.0, 1e-6)
+    )
+    assert pipeline_cost(_raw_pipeline(rho=0.3)).rho == pytest.approx(0.3)
+
+
+def test_a_step_own_range_comes_first():
+    X = make_sensor_table(20_000, random_state=0).data
+    own = (np.full(8, -5.0), np.full(8, 5.0))
+    pipe = PrivatePipeline(
+        [
+            ("impute", SimpleImputer()),
+            ("scale", StandardScaler()),
+            ("pca", PCA(n_components=2, bounds=own)),
+            ("last", AdaptiveCovariance(data_norm=2.0)),
+        ],
+        epsilon=2.0,
+    ).fit(X)
+    assert set(pipe.ranges_) == {"scale"}
+    np.testing.assert_array_equal(pipe.named_steps["pca"].bounds_[0], own[0])
+    assert pipe.named_steps["last"].data_norm_ <= 2.0
+    # "private" is a range of its own too.
+    pipe.set_params(scale__bounds="private").fit(X)
+    assert "scale" not in pipe.ranges_
+
+
+def test_ranges_received_are_the_upstream_output_ranges():
+    table = make_mixed_units_table(20_000, missing_rate=0.05, random_state=3)
+    pipe = _raw_pipeline(epsilon=1.0).fit(table.data)
+    imputer, scaler, pca = (pipe.named_steps[n] for n in ("impute", "scale", "pca"))
+    for got, expected in zip(scaler.bounds_, imputer.bounds_, strict=True):
+        np.testing.assert_allclose(got, expected)
+    # The scaler's image of its box: transform of the box's corners.
+    lower, upper = scaler.bounds_
+    image = scaler.transform(np.vstack([lower, upper]))
+    np.testing.assert_allclose(pca.bounds_[0], image[0])
+    np.testing.assert_allclose(pca.bounds_[1], image[1])
+
+
+def test_output_ranges_hold_for_rows_inside_the_input_geometry():
+    rng = np.random.default_rng(0)
+    X = make_sensor_table(20_000, random_state=0).data
+    scaler = StandardScaler(bounds="private", random_state=0).fit(X)
+    lower, upper = scaler.bounds_
+    inside = rng.uniform(lower, upper, size=(5000, 8))
+    kind, (lo, hi) = output_range(scaler)
+    out = scaler.transform(inside)
+    assert kind == "bounds" and np.all(out >= lo - 1e-9) and np.all(out <= hi + 1e-9)
+    for whiten in (False, True):
+        pca = PCA(n_components=3, bounds=(lower, upper), whiten=whiten, random_state=0)
+        pca.fit(X)
+        kind, radius = output_range(pca)
+        assert kind == "data_norm"
+        assert np.linalg.norm(pca.transform(inside), axis=1).max() <= radius
+    pca = PCA(n_components=3, data_norm=2000.0, random_state=0).fit(X)
+    kind, radius = output_range(pca)
+    ball = rng.normal(size=(2000, 8))
+    ball *= 2000.0 / np.linalg.norm(ball, axis=1, keepdims=True)
+    assert np.linalg.norm(pca.transform(ball), axis=1).max() <= radius
+    assert output_range(BoundsScaler(bounds=(0.0, 1.0)).fit(X))[0] == "bounds"
+    assert output_range(SkStandardScaler().fit(X)) is None
+
+
+def test_make_private_pipeline_names_the_steps():
+    pipe = make_private_pipeline(
+        SimpleImputer(), StandardScaler(), PCA(n_components=2), epsilon=1.0
+    )
+    assert isinstance(pipe, PrivatePipeline)
+    assert [n for n, _ in pipe.steps] == ["simpleimputer", "standardscaler", "pca"]
+    assert pipe.epsilon == 1.0 and pipe.delta is None
+
+
+def test_refusals():
+    X = make_sensor_table(5000, random_state=0).data
+    with pytest.raises(ValueError, match="delta is given without epsilon"):
+        _raw_pipeline(delta=1e-6).fit(X)
+    union = FeatureUnion([("a", StandardScaler(bounds=(-1e4, 1e4)))])
+    with pytest.raises(ValueError, match="inside a composite step"):
+        PrivatePipeline([("union", union)], epsilon=1.0).fit(X)
+    with pytest.raises(ValueError, match=r"\(epsilon, delta\)-DP only"):
+        PrivatePipeline([("sub", ExactSubspace(n_components=2))], epsilon=1.0).fit(X)
+    with pytest.raises(ValueError, match="no pure-DP form"):
+        PrivatePipeline(
+            [("gauss", MultivariateGaussian())], epsilon=1.0, delta=0.0
+        ).fit(X)
+    with pytest.raises(ValueError, match="step__parameter"):
+        _raw_pipeline(epsilon=1.0).fit(X, nonsense=1)
+
+
+def test_clone_and_params_round_trip():
+    from sklearn.base import clone
+
+    pipe = _raw_pipeline(epsilon=2.0, delta=1e-7)
+    copy = clone(pipe)
+    assert copy.get_params()["epsilon"] == 2.0
+    assert copy.get_params()["delta"] == 1e-7
+    copy.set_params(rho=0.5, pca__n_components=2)
+    assert copy.rho == 0.5 and copy.named_steps["pca"].n_components == 2
+    assert math.isclose(pipeline_cost(copy).rho, 0.5)
