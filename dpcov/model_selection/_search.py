@@ -10,7 +10,7 @@ from numbers import Real
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid, ParameterSampler
-from sklearn.utils import _safe_indexing
+from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -597,7 +597,16 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             validate_data(self, X, skip_check_array=True)
             n_samples = X.shape[0]
         else:
-            X = validate_rows(self, X, accept_sparse="csr", ensure_min_samples=2)
+            # NaN (a missing cell) passes when the estimator takes it (a
+            # pipeline that starts with the private imputer).
+            allow_nan = get_tags(self.estimator).input_tags.allow_nan
+            X = validate_rows(
+                self,
+                X,
+                accept_sparse="csr",
+                ensure_min_samples=2,
+                allow_nan=allow_nan,
+            )
             n_samples = X.shape[0]
         if n_samples < 2:  # a DataFrame's (an array's is checked above)
             raise ValueError(

@@ -276,6 +276,23 @@ class PrivatePipeline(Pipeline):
         children = [np.random.default_rng(child) for child in sequence]
         return dict(zip(names, children, strict=True))
 
+    def __getitem__(self, ind):
+        # A slice is a PrivatePipeline of the same steps (shallow, as
+        # scikit-learn's) with the same parameters.
+        if isinstance(ind, slice):
+            if ind.step not in (1, None):
+                raise ValueError("Pipeline slicing only supports a step of 1")
+            return PrivatePipeline(
+                self.steps[ind],
+                epsilon=self.epsilon,
+                delta=self.delta,
+                rho=self.rho,
+                accountant=self.accountant,
+                random_state=self.random_state,
+                verbose=self.verbose,
+            )
+        return super().__getitem__(ind)
+
     def _budget(self):
         # The pipeline's budget (None: every step spends its own).
         if self.epsilon is None and self.rho is None:

@@ -235,3 +235,21 @@ def test_clone_and_params_round_trip():
     copy.set_params(rho=0.5, pca__n_components=2)
     assert copy.rho == 0.5 and copy.named_steps["pca"].n_components == 2
     assert math.isclose(pipeline_cost(copy).rho, 0.5)
+
+
+def test_private_search_over_a_private_pipeline_on_a_raw_table():
+    # The search sets the pipeline's budget (one leaf) and takes NaN, which
+    # the pipeline's first step (the imputer) accepts.
+    from dpcov.model_selection import PrivateSearchCV
+
+    X = make_mixed_units_table(20_000, missing_rate=0.05, random_state=0).data
+    search = PrivateSearchCV(
+        _raw_pipeline(epsilon=1.0),
+        {"pca__n_components": [2, 3]},
+        epsilon=2.0,
+        random_state=0,
+    ).fit(X)
+    assert search.epsilon_spent_ <= 2.0
+    best = search.best_estimator_
+    assert isinstance(best, PrivatePipeline)
+    assert not np.isnan(best.transform(X)).any()
