@@ -951,3 +951,40 @@ def test_fit_accountant_copy_error_is_one_line(monkeypatch, capsys):
     assert main(["fit", "x.npy", *_FIT]) == 1
     err = capsys.readouterr().err
     assert err == "dpcov: error: Estimator: this BudgetAccountant is a copy\n"
+
+
+def test_bounds_private_finds_the_ranges_privately(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "t.npy", rng.normal([1013.0, 0.05], [12.0, 0.01], (6000, 2)))
+    argv = ["fit", "t.npy", "-e", "adaptive", "--bounds", "private", "-o", "c.npy"]
+    assert main(argv) == 0
+    report = json.loads((tmp_path / "c.json").read_text())
+    assert "bounds" in json.dumps(report)
+    assert np.load(tmp_path / "c.npy").shape == (2, 2)
+    capsys.readouterr()
+    # Too few rows: the minimum is said, nothing is written.
+    np.save(tmp_path / "small.npy", np.ones((50, 2)))
+    assert main(["fit", "small.npy", "-e", "gauss", "--bounds", "private"]) != 0
+    assert "samples at this budget" in capsys.readouterr().err
+
+
+def test_semicolon_file_read_with_commas_hints_the_delimiter(tmp_path):
+    from dpcov.cli._errors import CommandError
+    from dpcov.cli._reading import read_matrix
+
+    (tmp_path / "s.csv").write_text("alcohol;malic_acid\n14.2;1.71\n13.2;1.78\n")
+    with pytest.raises(CommandError, match="pass --delimiter ';'") as info:
+        read_matrix(tmp_path / "s.csv", header=True)
+    assert "14.2" not in str(info.value) and "1.71" not in str(info.value)
+
+
+def test_ragged_row_names_its_line_not_its_cells(tmp_path):
+    from dpcov.cli._reading import read_matrix
+
+    (tmp_path / "r.csv").write_text("a,b,c\n1234.5678,0.2,0.3\n0.4,0.5\n")
+    from dpcov.cli._errors import CommandError
+
+    with pytest.raises(CommandError, match="line 3 has 2") as info:
+        read_matrix(tmp_path / "r.csv", header=True)
+    assert "1234" not in str(info.value) and "0.4" not in str(info.value)

@@ -156,12 +156,13 @@ def parse_bounds(text):
     ----------
     text : str
         Two numbers separated by a comma (the same range for every column),
-        or the path of a ``.csv`` (no header) or ``.npy`` file holding two
-        rows, the lower and the upper bound of each column.
+        the path of a ``.csv`` (no header) or ``.npy`` file holding two
+        rows, the lower and the upper bound of each column, or ``private``
+        (the ranges are found privately, from a quarter of the budget).
 
     Returns
     -------
-    bounds : tuple of (lower, upper)
+    bounds : tuple of (lower, upper) or "private"
         Floats or 1-D arrays; checked against the data's columns by the fit.
 
     Examples
@@ -169,6 +170,8 @@ def parse_bounds(text):
     >>> parse_bounds("0,100")
     (0.0, 100.0)
     """
+    if text.strip().lower() == "private":
+        return "private"
     parts = text.split(",")
     if len(parts) == 2:
         try:
@@ -227,11 +230,12 @@ def add_fit_arguments(parser):
     parser.add_argument(
         "--bounds",
         type=parse_bounds,
-        metavar="LO,HI|FILE",
+        metavar="LO,HI|FILE|private",
         help="public range of every column, LO,HI, or a .csv/.npy file of two "
         "rows (lower, upper) for per-column ranges; rows are clipped to the "
         "box and the fit runs in its unit coordinates (never compute the "
-        "ranges from the data)",
+        "ranges from the data); 'private' finds them privately with a quarter "
+        "of the budget",
     )
     parser.add_argument(
         "--n-components",

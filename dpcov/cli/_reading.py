@@ -123,8 +123,10 @@ def _csv_problem(path, delimiter, skip, width, declared):
                 continue
             width = len(row) if width is None else width
             if len(row) != width:
+                # The line number and the count of fields: structure, not data.
                 return (
-                    f"{path}: rows have different numbers of fields (expected {width})"
+                    f"{path}: rows have different numbers of fields (expected "
+                    f"{width}): line {reader.line_num} has {len(row)}"
                 )
             for j, field in enumerate(row):
                 kind = _field_kind(field)
@@ -159,6 +161,7 @@ def _read_csv(path, delimiter, header):
         names = [f.strip() for f in first] if header is not False else None
         declared = names if header else None
         skip = first_lines if names is not None else 0
+        hint = _delimiter_hint(names, delimiter)
         try:
             with warnings.catch_warnings():
                 # np.loadtxt warns on an input without rows: checked below.
@@ -176,7 +179,7 @@ def _read_csv(path, delimiter, header):
         except ValueError:
             width = None if names is None else len(names)
             problem = _csv_problem(path, delimiter, skip, width, declared)
-            raise CommandError(problem) from None
+            raise CommandError(problem + hint) from None
     except UnicodeDecodeError:
         raise CommandError(f"{path}: not UTF-8 text") from None
     except csv.Error:
@@ -185,9 +188,31 @@ def _read_csv(path, delimiter, header):
         raise CommandError(f"{path}: cannot read: {exc.strerror}") from None
     if names is not None and data.size and len(names) != data.shape[1]:
         raise CommandError(
-            f"{path}: the header has {len(names)} fields, the rows {data.shape[1]}"
+            f"{path}: the header has {len(names)} fields, the rows "
+            f"{data.shape[1]}" + _delimiter_hint(names, delimiter)
         )
     return data, names, declared
+
+
+#: Delimiters a header in one field may hold instead of the one asked for.
+_OTHER_DELIMITERS = (";", "\t", "|", ",")
+
+
+def _delimiter_hint(names, delimiter):
+    # When the header is one field that another common delimiter would split
+    # (a semicolon-separated file read with ","), say which --delimiter to
+    # pass. The header names columns (it is not data) and only the delimiter
+    # is named.
+    if names is None or len(names) != 1:
+        return ""
+    for other in _OTHER_DELIMITERS:
+        if other != delimiter and other in names[0]:
+            shown = "\\t" if other == "\t" else other
+            return (
+                f"; the header is one field holding '{shown}': if that separates "
+                f"the columns, pass --delimiter '{shown}'"
+            )
+    return ""
 
 
 def read_matrix(path, *, delimiter=",", header=None):
