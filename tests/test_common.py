@@ -133,9 +133,9 @@ EXPECTED_FAILED_CHECKS = {
     ApproximateSubspace: _SUBSPACE_XFAIL,
     PrivatePipeline: {
         "check_estimators_overwrite_params": (
-            "a scikit-learn Pipeline fits the estimators of its steps parameter "
-            "in place, as scikit-learn's own Pipeline does (fit sets no "
-            "parameter: tests/pipeline checks get_params before and after)"
+            "fit puts the fitted clones of its steps in its steps parameter, as "
+            "scikit-learn's Pipeline does with a memory (no parameter value "
+            "changes: tests/pipeline checks get_params before and after)"
         ),
     },
 }
