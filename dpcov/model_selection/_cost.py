@@ -110,6 +110,35 @@ def private_steps(estimator, *, fitted=False, caller="search_cost", prefix=""):
     return leaves
 
 
+def check_shareable(step, *, pure, who, why):
+    """Refuse a private step that cannot run at a share of a pure or zCDP budget.
+
+    Parameters
+    ----------
+    step : estimator instance
+        The private step.
+    pure : bool
+        Whether the shared budget is pure DP.
+    who : str
+        What shares the budget, for the message ("the search").
+    why : str
+        Why it needs pure-DP or zCDP steps, for the message.
+
+    Raises
+    ------
+    ValueError
+        If the step is (epsilon, delta)-DP only, or has no pure-DP form under
+        a pure-DP budget.
+    """
+    name = type(step).__name__
+    if getattr(step, "_approx_dp_only", False) or isinstance(
+        step.privacy_cost(), ApproxDP
+    ):
+        raise ValueError(f"{name} is (epsilon, delta)-DP only; {why}.")
+    if pure and getattr(step, "_zcdp_only", False):
+        raise ValueError(f"{name} has no pure-DP form: give {who} a delta > 0.")
+
+
 def budget_weights(costs, *, pure):
     """Weights of private steps in a shared budget: what each would spend alone.
 

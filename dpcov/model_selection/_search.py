@@ -34,7 +34,7 @@ from ..utils._sklearn_compat import (
     check_params_always,
 )
 from ..utils._warnings import warn
-from ._cost import _dominating, budget_weights, private_steps
+from ._cost import _dominating, budget_weights, check_shareable, private_steps
 from ._scoring import bounded_scores, score_kind
 
 __all__ = ["PrivateSearchCV"]
@@ -73,17 +73,13 @@ def _set_run_budget(estimator, budget):
     # they compose to ``budget`` (a PureDP or ZCDP) exactly or just below.
     leaves = _private_leaves(estimator)
     costs = [leaf.privacy_cost() for _, leaf in leaves]
-    for (_, leaf), cost in zip(leaves, costs, strict=True):
-        if getattr(leaf, "_approx_dp_only", False) or isinstance(cost, ApproxDP):
-            raise ValueError(
-                f"{type(leaf).__name__} is (epsilon, delta)-DP only; the "
-                "selection theorems need pure-DP or zCDP runs."
-            )
-        if isinstance(budget, PureDP) and getattr(leaf, "_zcdp_only", False):
-            raise ValueError(
-                f"{type(leaf).__name__} has no pure-DP form: give the search a "
-                "delta > 0."
-            )
+    for _, leaf in leaves:
+        check_shareable(
+            leaf,
+            pure=isinstance(budget, PureDP),
+            who="the search",
+            why="the selection theorems need pure-DP or zCDP runs",
+        )
     weights = budget_weights(costs, pure=isinstance(budget, PureDP))
     total = math.fsum(weights)
     shrink = 1.0

@@ -20,7 +20,7 @@ from sklearn.utils.metaestimators import available_if
 
 from ..accounting import ZCDP, BudgetAccountant, PureDP, compose, split_budget
 from ..exceptions import NoPrivateResult
-from ..model_selection._cost import budget_weights, private_steps
+from ..model_selection._cost import budget_weights, check_shareable, private_steps
 from ..utils._random import check_random_state
 from ..utils._sklearn_compat import Hidden, Interval, Options, _fit_context
 from ..utils.validation import check_privacy_params, privacy_spent
@@ -326,17 +326,13 @@ class PrivatePipeline(Pipeline):
     def _shares(self, budget, direct):
         # Each private step's share of ``budget``, by name.
         costs = {name: step.privacy_cost() for name, step in direct}
-        for name, step in direct:
-            if getattr(step, "_approx_dp_only", False):
-                raise ValueError(
-                    f"{type(step).__name__} ({name}) is (epsilon, delta)-DP only "
-                    "and cannot share a zCDP or pure-DP budget."
-                )
-            if isinstance(budget, PureDP) and getattr(step, "_zcdp_only", False):
-                raise ValueError(
-                    f"{type(step).__name__} ({name}) has no pure-DP form: give "
-                    "the pipeline a delta > 0."
-                )
+        for _, step in direct:
+            check_shareable(
+                step,
+                pure=isinstance(budget, PureDP),
+                who="the pipeline",
+                why="a pipeline's budget is shared in pure DP or zCDP",
+            )
         paying = [name for name, _ in direct if _pays(costs[name])]
         if not paying:
             return {}
