@@ -123,10 +123,12 @@ def _csv_problem(path, delimiter, skip, width, declared):
                 continue
             width = len(row) if width is None else width
             if len(row) != width:
-                # The line number and the count of fields: structure, not data.
+                # Never which row: a row outside the domain is named by
+                # nothing that picks out an individual (see the privacy
+                # model's "input's domain").
                 return (
                     f"{path}: rows have different numbers of fields (expected "
-                    f"{width}): line {reader.line_num} has {len(row)}"
+                    f"{width}); fix or drop the short or long rows"
                 )
             for j, field in enumerate(row):
                 kind = _field_kind(field)

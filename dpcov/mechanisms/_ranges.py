@@ -6,21 +6,25 @@ replace-one neighbours), with the exponential mechanism (McSherry and Talwar,
 2007), three times per feature:
 
 1. a private median ``m0`` over the signed grid ``0, +-2**(j/4)``
-   (:data:`SIGNED_GRID`, ``|j| <= 160``: magnitudes from ``2**-40`` to
-   ``2**40``, a quarter of an octave apart);
+   (:data:`SIGNED_GRID`, ``-160 <= j <= 256``: magnitudes from ``2**-40`` to
+   ``2**64``, a quarter of an octave apart; a nanosecond timestamp is
+   about ``2**61``);
 2. a private median ``m`` over ``m0 + SIGNED_GRID``: the first step places the
    median within a quarter of an octave of its magnitude, which for a feature
    far from zero (a pressure near 1013 hPa) can be wider than its spread; the
    second measures from ``m0``, so ``m`` lies within a quarter of an octave
    of the distance from ``m0``;
 3. a private radius ``r`` of ``|x - m|`` over the powers of two from
-   ``2**-32`` to ``2**32``, scored as the exponential radius the covariance
+   ``2**-40`` to ``2**64`` (:data:`SPREAD_GRID`), scored as the exponential
+   radius the covariance
    estimators use for row norms
    (:func:`~dpcov.mechanisms.private_radius_exponential`) under a public
    prior ``r**-0.5`` (:func:`spread_scores`): with probability about
    ``1 - beta`` at most ``k + alpha`` values lie outside ``[m - r, m + r]``
    and ``r`` is less than twice the largest ``|x - m|``, and when it misses
-   it lands near the values, not at ``2**32``.
+   it lands near the values, not at ``2**64``.
+
+Values beyond ``2**64`` in magnitude are clipped to the ends of the grids.
 
 The range is ``[m - r, m + r]``. Candidate ``c_k`` of a median step stands
 for the interval ``(c_{k-1}, c_k]`` between it and the candidate below, and
@@ -45,15 +49,16 @@ import numpy as np
 
 from ._exponential import exponential_mechanism, exponential_probabilities
 from ._radius import (
-    DEFAULT_RADIUS_GRID,
     exponential_radius_accuracy,
     exponential_radius_min_samples,
     exponential_radius_scores,
 )
 
-#: Offsets of the median candidates: 0 and +-2**(j/4) for |j| <= 160.
-_MAGNITUDES = 2.0 ** (np.arange(-160, 161) / 4.0)
+#: Offsets of the median candidates: 0 and +-2**(j/4) for -160 <= j <= 256.
+_MAGNITUDES = 2.0 ** (np.arange(-160, 257) / 4.0)
 SIGNED_GRID = np.concatenate([-_MAGNITUDES[::-1], [0.0], _MAGNITUDES])
+#: Candidate spreads: the powers of two from 2**64 down to 2**-40.
+SPREAD_GRID = 2.0 ** np.arange(64, -41, -1)
 #: Exponential-mechanism steps per feature: two medians and one radius.
 RANGE_STEPS = 3
 
@@ -167,7 +172,7 @@ def private_median(at_or_below, n_samples, candidates, *, epsilon, rng):
     return float(candidates[exponential_mechanism(scores, epsilon=epsilon, rng=rng)])
 
 
-def spread_scores(above, n_samples, *, epsilon, beta=0.1, grid=DEFAULT_RADIUS_GRID):
+def spread_scores(above, n_samples, *, epsilon, beta=0.1, grid=SPREAD_GRID):
     """Scores of the spread candidates, with the public prior folded in.
 
     The count score of :func:`~dpcov.mechanisms.exponential_radius_scores`
@@ -177,7 +182,7 @@ def spread_scores(above, n_samples, *, epsilon, beta=0.1, grid=DEFAULT_RADIUS_GR
     prior ``r**-0.5``. The count score is flat (``-k``) on every radius
     above twice the largest value, and those radii share a chance of about
     ``beta`` of being drawn; without the prior they share it evenly, up to
-    ``2**32``, and a range could come out a billion times too wide. The
+    ``2**64``, and a range could come out a billion times too wide. The
     prior halves the odds every two octaves: a radius that misses lands near
     the values (the flat radii's draws fall within a factor 16 of the
     first of them with probability 0.94). It favours smaller radii among the
@@ -194,7 +199,7 @@ def spread_scores(above, n_samples, *, epsilon, beta=0.1, grid=DEFAULT_RADIUS_GR
         Epsilon of the exponential mechanism.
     beta : float, default=0.1
         Failure probability: sets the target ``k`` of values outside.
-    grid : ndarray, default=DEFAULT_RADIUS_GRID
+    grid : ndarray, default=SPREAD_GRID
         Public radii, decreasing by factors of 2.
 
     Returns
@@ -205,12 +210,20 @@ def spread_scores(above, n_samples, *, epsilon, beta=0.1, grid=DEFAULT_RADIUS_GR
     grid = np.asarray(grid, dtype=float)
     _, k = exponential_radius_accuracy(epsilon, beta, grid)
     counts = exponential_radius_scores(above, n_samples, k)
-    return counts - np.log(grid) / epsilon
+    prior = -np.log(grid) / epsilon
+    if not np.all(np.isfinite(prior)):  # epsilon = inf: the counts alone
+        return counts
+    # The prior rounded to a multiple of a power of two ``q`` such that every
+    # score (an integer count score plus the prior, below 2**e in size) is a
+    # multiple of q below 2**e with e - log2(q) = 50: the sums are exact in
+    # float64, so the scores of neighbours differ by exactly the count
+    # scores' difference, at most 1.
+    exponent = math.ceil(math.log2(n_samples + k + float(np.max(np.abs(prior))) + 2))
+    quantum = 2.0 ** (exponent - 50)
+    return counts + np.round(prior / quantum) * quantum
 
 
-def private_spread(
-    above, n_samples, *, epsilon, rng, beta=0.1, grid=DEFAULT_RADIUS_GRID
-):
+def private_spread(above, n_samples, *, epsilon, rng, beta=0.1, grid=SPREAD_GRID):
     """A private bound on ``|x - m|``: the exponential mechanism on its counts.
 
     Pure ``epsilon``-DP and ``epsilon**2 / 8``-zCDP: the scores of
@@ -235,7 +248,7 @@ def private_spread(
     beta : float, default=0.1
         Failure probability: it sets the target number of values outside
         (privacy does not depend on it).
-    grid : ndarray, default=DEFAULT_RADIUS_GRID
+    grid : ndarray, default=SPREAD_GRID
         Public radii, decreasing by factors of 2.
 
     Returns
@@ -270,4 +283,5 @@ def private_ranges_min_samples(epsilon, beta=0.1):
         The smallest number of rows accepted.
     """
     median = 4.0 * 2.0 / epsilon * math.log(len(SIGNED_GRID) / beta)
-    return max(exponential_radius_min_samples(epsilon, beta), math.ceil(median))
+    spread = exponential_radius_min_samples(epsilon, beta, grid=SPREAD_GRID)
+    return max(spread, math.ceil(median))

@@ -315,7 +315,7 @@ class StandardScaler(
     ``[m - r, m + r]``: a private median ``m`` in two steps, the second
     measured from the first, and a private bound ``r`` on ``|x - m|`` over
     the powers of two, each by the exponential mechanism (McSherry and
-    Talwar, 2007) over public grids from ``2**-40`` to ``2**40``, the budget
+    Talwar, 2007) over public grids from ``2**-40`` to ``2**64``, the budget
     split evenly between the ``3 d`` steps (each pure ``epsilon``-DP and
     ``epsilon**2 / 8``-zCDP; Cesar and Rogers, 2021). A few of the largest
     ``|x - m|`` of each feature lie outside its range and are clipped; the

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..accounting import split_budget
-from ..mechanisms import DEFAULT_RADIUS_GRID
 from ..mechanisms._ranges import (
     RANGE_STEPS,
+    SPREAD_GRID,
     median_candidates,
     private_median,
     private_ranges_min_samples,
@@ -155,7 +155,7 @@ def release_private_ranges(X, plan, first, *, rng):
     )
     # |x - m| against the radii, ascending; above r is the observed cells
     # minus those at or below (replacing a row moves it by at most 1).
-    radii = np.sort(DEFAULT_RADIUS_GRID)
+    radii = np.sort(SPREAD_GRID)
     counts, observed = column_rank_counts(X, [radii] * X.shape[1], center=center)
     spread = np.array(
         [
@@ -165,4 +165,8 @@ def release_private_ranges(X, plan, first, *, rng):
             for at_or_below, m in zip(counts, observed, strict=True)
         ]
     )
+    # At least a few ulps of the centre wide (post-processing of released
+    # values): a spread below the spacing of floats near m would round the
+    # box to a point, and its unit coordinates to 0 / 0.
+    spread = np.maximum(spread, 8.0 * np.spacing(np.abs(center)))
     return center - spread, center + spread

@@ -136,7 +136,8 @@ def _chunk_sums(block, box, check_finite):
     lower, upper = box
     center, half = lower / 2 + upper / 2, upper / 2 - lower / 2
     observed = ~np.isnan(block)
-    unit = (np.clip(block, lower, upper) - center) / half
+    # (Clipped to [-1, 1] again: rounding can put an end a few ulps out.)
+    unit = np.clip((np.clip(block, lower, upper) - center) / half, -1.0, 1.0)
     return np.concatenate([np.where(observed, unit, 0.0).sum(axis=0), observed.sum(0)])
 
 

@@ -283,3 +283,28 @@ def test_set_output_pandas():
     out = imputer.fit_transform(frame)
     assert list(out.columns) == table.feature_names
     assert not out.isna().any().any()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_column_that_is_all_missing_or_not_looks_the_same(seed):
+    # Neighbours: column 1 entirely missing, or one cell of it observed.
+    # The private box never collapses to a point (which would make the
+    # mean 0 / 0 only when a cell is observed): both fits are finite and
+    # neither warns (a seeded fit's SeededNoiseWarning aside).
+    import warnings
+
+    from dpcov.exceptions import SeededNoiseWarning
+
+    rng = np.random.default_rng(1)
+    A = rng.normal(5.0, 1.0, size=(6000, 2))
+    A[:, 1] = np.nan
+    B = A.copy()
+    B[0, 1] = 1.0
+    for X in (A, B):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            imputer = SimpleImputer(random_state=seed).fit(X)
+        assert not [w for w in caught if w.category is not SeededNoiseWarning]
+        assert np.all(np.isfinite(imputer.statistics_))
+        lower, upper = imputer.bounds_
+        assert np.all(lower < upper)

@@ -8,7 +8,6 @@ import scipy.sparse as sp
 from scipy import stats
 
 from dpcov.mechanisms import (
-    DEFAULT_RADIUS_GRID,
     exponential_probabilities,
     exponential_radius_accuracy,
     exponential_radius_min_samples,
@@ -18,6 +17,7 @@ from dpcov.mechanisms import (
 )
 from dpcov.mechanisms._ranges import (
     SIGNED_GRID,
+    SPREAD_GRID,
     median_candidates,
     median_scores,
     private_spread,
@@ -25,7 +25,7 @@ from dpcov.mechanisms._ranges import (
 )
 from dpcov.utils._columns import column_rank_counts
 
-RADII = np.sort(DEFAULT_RADIUS_GRID)
+RADII = np.sort(SPREAD_GRID)
 
 
 def _at_or_below(x, candidates):
@@ -36,14 +36,14 @@ def _at_or_below(x, candidates):
 def _spread_counts(x, center):
     # #{|x - m| > r} for the decreasing grid.
     d = np.abs(np.asarray(x, dtype=float) - center)[:, None]
-    return (d > DEFAULT_RADIUS_GRID).sum(axis=0)
+    return (d > SPREAD_GRID).sum(axis=0)
 
 
 def test_signed_grid_is_symmetric_increasing_and_holds_zero_and_integers():
-    assert SIGNED_GRID.size == 643
+    assert SIGNED_GRID.size == 835
     assert np.all(np.diff(SIGNED_GRID) > 0)
     np.testing.assert_array_equal(SIGNED_GRID, -SIGNED_GRID[::-1])
-    for value in [0.0, 1.0, 2.0, 4.0, -8.0, 2.0**40, 2.0**-40]:
+    for value in [0.0, 1.0, 2.0, 4.0, -8.0, 2.0**64, 2.0**-40]:
         assert value in SIGNED_GRID
 
 
@@ -93,22 +93,24 @@ def test_median_scores_have_sensitivity_one(global_random_seed):
 
 
 def test_spread_scores_have_sensitivity_one(global_random_seed):
-    # The prior term is public: the difference of the scores on neighbours
-    # is the difference of the count scores.
+    # The prior term is public and rounded so that every sum is exact: the
+    # scores of neighbours differ by the count scores' difference, at most
+    # 1 exactly (not 1 + an ulp).
     rng = np.random.default_rng(global_random_seed)
     for _ in range(200):
         n = int(rng.integers(5, 60))
         x = rng.normal(0, 10.0 ** rng.uniform(-3, 3), size=n)
         y = x.copy()
         y[rng.integers(n)] = rng.normal(0, 10.0 ** rng.uniform(-10, 10))
-        a = spread_scores(_spread_counts(x, 0.0), n, epsilon=0.5)
-        b = spread_scores(_spread_counts(y, 0.0), n, epsilon=0.5)
-        assert np.abs(a - b).max() <= 1 + 1e-9
+        eps = float(np.exp(rng.uniform(-8, 2)))
+        a = spread_scores(_spread_counts(x, 0.0), n, epsilon=eps)
+        b = spread_scores(_spread_counts(y, 0.0), n, epsilon=eps)
+        assert np.abs(a - b).max() <= 1
 
 
 def test_spread_prior_is_r_to_the_minus_half():
     # Flat count scores (no values): the law is proportional to r**-0.5.
-    counts = np.zeros(DEFAULT_RADIUS_GRID.size)
+    counts = np.zeros(SPREAD_GRID.size)
     eps = 0.7
     p = exponential_probabilities(
         spread_scores(counts, 10**6, epsilon=eps), epsilon=eps
@@ -116,7 +118,7 @@ def test_spread_prior_is_r_to_the_minus_half():
     # With no values every count score is -k except beyond the smallest
     # radius; look at the flat part only.
     ratio = p[:-2] / p[1:-1]  # radius 2r against r
-    np.testing.assert_allclose(ratio, 2**-0.5, rtol=1e-9)
+    np.testing.assert_allclose(ratio, 2**-0.5, rtol=1e-6)
 
 
 def test_median_law_matches_closed_form(global_random_seed):
@@ -157,7 +159,7 @@ def test_spread_law_matches_closed_form(global_random_seed):
     draws = np.array(
         [private_spread(above, x.size, epsilon=eps, rng=rng) for _ in range(4000)]
     )
-    observed = np.array([np.sum(draws == r) for r in DEFAULT_RADIUS_GRID])
+    observed = np.array([np.sum(draws == r) for r in SPREAD_GRID])
     expected = 4000 * p
     big = expected >= 5
     obs = np.append(observed[big], observed[~big].sum())
@@ -203,7 +205,7 @@ def test_spread_accuracy_and_misses_land_near_the_values(global_random_seed):
     # stays below 2**10 times the largest value: the prior puts at most
     # sum_{i >= 10} 2**(-i/2) / (1 - 2**-0.5) = 0.1 of the flat radii's
     # mass (itself below beta) there, so P(any of 300 beyond) < 300 * 0.01.
-    # (Without the prior the misses spread evenly up to 2**32.)
+    # (Without the prior the misses spread evenly up to 2**64.)
     rng = np.random.default_rng(global_random_seed)
     eps = 0.3
     alpha, k = exponential_radius_accuracy(eps)
@@ -221,9 +223,9 @@ def test_spread_accuracy_and_misses_land_near_the_values(global_random_seed):
 
 def test_min_samples_closed_form():
     eps = 0.2
-    median = math.ceil(4 * 2 / eps * math.log(643 / 0.1))
+    median = math.ceil(4 * 2 / eps * math.log(835 / 0.1))
     assert private_ranges_min_samples(eps) == max(
-        exponential_radius_min_samples(eps), median
+        exponential_radius_min_samples(eps, grid=SPREAD_GRID), median
     )
     assert private_ranges_min_samples(float("inf")) == 2
 

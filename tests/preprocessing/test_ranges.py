@@ -18,8 +18,8 @@ from dpcov.covariance import (
 )
 from dpcov.datasets import make_mixed_units_table, make_sensor_table
 from dpcov.decomposition import PCA
-from dpcov.mechanisms import DEFAULT_RADIUS_GRID, exponential_probabilities
-from dpcov.mechanisms._ranges import spread_scores
+from dpcov.mechanisms import exponential_probabilities
+from dpcov.mechanisms._ranges import SPREAD_GRID, spread_scores
 from dpcov.preprocessing import BoundsScaler, StandardScaler
 from dpcov.preprocessing._ranges import RANGES_SHARE, plan_private_ranges
 
@@ -83,7 +83,7 @@ def test_released_spread_follows_the_law_at_the_planned_epsilon(cls):
     budget = ZCDP(zcdp_rho(1.0, 1e-6))
     share = ZCDP(RANGES_SHARE * budget.rho)
     plan = plan_private_ranges(share, n, 1)
-    above = (np.abs(X[:, 0])[:, None] > DEFAULT_RADIUS_GRID).sum(axis=0)
+    above = (np.abs(X[:, 0])[:, None] > SPREAD_GRID).sum(axis=0)
     radii = []
     for seed in range(1200):
         est = cls(epsilon=1.0, delta=1e-6, bounds="private", random_state=seed)
@@ -92,7 +92,7 @@ def test_released_spread_follows_the_law_at_the_planned_epsilon(cls):
         lower, upper = est.fit(X).bounds_
         assert lower[0] == -upper[0]  # centre 0
         radii.append(upper[0])
-    observed = np.array([np.sum(np.asarray(radii) == r) for r in DEFAULT_RADIUS_GRID])
+    observed = np.array([np.sum(np.asarray(radii) == r) for r in SPREAD_GRID])
 
     def pvalue(epsilon):
         scores = spread_scores(above, n, epsilon=epsilon, beta=plan.beta)
@@ -225,3 +225,23 @@ def test_seeded_ranges_are_reproducible_and_unseeded_differ():
     np.testing.assert_array_equal(fit(3), fit(3))
     draws = [fit(None) for _ in range(5)]
     assert any(not np.array_equal(draws[0], d) for d in draws[1:])
+
+
+@pytest.mark.parametrize("value", [2.0**22, 3.0e9, 1.7e12, 1.7e18])
+def test_large_or_constant_columns_get_a_proper_box(value):
+    # A constant column far from zero: a spread below the spacing of floats
+    # near it would round the box to a point (unit coordinates 0 / 0); the
+    # box keeps a few ulps. Values up to 2**64 (a nanosecond timestamp) get
+    # a range that holds them.
+    rng = np.random.default_rng(0)
+    X = np.column_stack(
+        [np.full(6000, value), value + rng.normal(0, value * 1e-3, 6000)]
+    )
+    scaler = StandardScaler(bounds="private", random_state=0).fit(X)
+    lower, upper = scaler.bounds_
+    assert np.all(lower < upper)
+    assert np.all(np.isfinite(scaler.mean_)) and np.all(np.isfinite(scaler.scale_))
+    inside = np.mean((X >= lower) & (X <= upper), axis=0)
+    assert inside.min() > 0.9
+    cov = GaussianCovariance(bounds="private", random_state=0).fit(X)
+    assert np.all(np.isfinite(cov.covariance_))
