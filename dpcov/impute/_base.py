@@ -295,11 +295,16 @@ class SimpleImputer(
             allow_nan=nan_marks,
         )
         if not nan_marks:
-            marker = float(self.missing_values)
             if is_dask_array(X):
-                X = X.map_blocks(np.where, X == marker, np.nan, X, dtype=X.dtype)
-            else:
-                X = np.where(X == marker, np.nan, X).astype(X.dtype, copy=False)
+                # NaN must be refused and the marker turned into NaN: Dask
+                # checks entries only in the passes, which accept NaN.
+                raise ValueError(
+                    f"{type(self).__name__} takes a number as missing_values on "
+                    "in-memory input only; mark the missing cells of a Dask "
+                    "array with NaN (missing_values=np.nan)."
+                )
+            marker = float(self.missing_values)
+            X = np.where(X == marker, np.nan, X).astype(X.dtype, copy=False)
         return X
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -347,45 +352,30 @@ class SimpleImputer(
             first = ranges_first_pass(X, check_finite=lazy, allow_nan=True)
             self._spend_budget(budget)
             box = release_private_ranges(X, ranges, first, rng=rng)
+            read = self._read(X, box, lazy)
         else:
+            # The pass before the budget is spent (Dask: entries checked).
+            read = self._read(X, box, lazy)
             self._spend_budget(budget)
         if self.strategy == "mean":
-            statistics = self._release_mean(X, box, split["statistics"], rng, lazy)
+            statistics = _draw_mean(*read, box, split["statistics"], rng)
         else:
-            statistics = self._release_median(X, box, split["statistics"], rng, lazy)
+            statistics = _draw_median(*read, box, split["statistics"], rng)
         self._record(statistics, box, split)
         return self
 
-    def _release_mean(self, X, box, budget, rng, lazy):
-        sums, observed = column_observed_sums(X, box, check_finite=lazy)
-        n_features = sums.shape[0]
-        weight, noise = mean_noise(budget, n_features)
-        noisy = noise.add(np.concatenate([sums, weight * observed]), rng)
-        count = np.maximum(noisy[n_features:] / weight, 1.0)
-        unit = np.clip(noisy[:n_features] / count, -1.0, 1.0)
-        center, half = unit_box(*box)
-        return center + half * unit
-
-    def _release_median(self, X, box, budget, rng, lazy):
-        lower, upper = box
-        n_features = lower.shape[0]
-        steps = split_budget(
-            budget, {f"feature_{j}": 1.0 / n_features for j in range(n_features)}
-        )
-        epsilon = min(step.exponential_epsilon() for step in steps.values())
+    def _read(self, X, box, lazy):
+        # The sums (mean) or rank counts (median) the release needs.
+        if self.strategy == "mean":
+            return column_observed_sums(X, box, check_finite=lazy)
         candidates = [
             np.unique(np.linspace(low, high, MEDIAN_STEPS + 1))
-            for low, high in zip(lower, upper, strict=True)
+            for low, high in zip(*box, strict=True)
         ]
         counts, observed = column_rank_counts(
             X, candidates, check_finite=lazy, allow_nan=True
         )
-        return np.array(
-            [
-                private_median(c, m, grid, epsilon=epsilon, rng=rng)
-                for c, m, grid in zip(counts, observed, candidates, strict=True)
-            ]
-        )
+        return candidates, counts, observed
 
     def _record(self, statistics, box, split):
         self.statistics_ = statistics
@@ -440,6 +430,32 @@ class SimpleImputer(
         tags.input_tags.allow_nan = True
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
+
+
+def _draw_mean(sums, observed, box, budget, rng):
+    # The mean's release (see mean_noise), post-processed into the box.
+    n_features = sums.shape[0]
+    weight, noise = mean_noise(budget, n_features)
+    noisy = noise.add(np.concatenate([sums, weight * observed]), rng)
+    count = np.maximum(noisy[n_features:] / weight, 1.0)
+    unit = np.clip(noisy[:n_features] / count, -1.0, 1.0)
+    center, half = unit_box(*box)
+    return center + half * unit
+
+
+def _draw_median(candidates, counts, observed, box, budget, rng):
+    # One exponential mechanism per feature, the budget split evenly.
+    n_features = len(candidates)
+    steps = split_budget(
+        budget, {f"feature_{j}": 1.0 / n_features for j in range(n_features)}
+    )
+    epsilon = min(step.exponential_epsilon() for step in steps.values())
+    return np.array(
+        [
+            private_median(c, m, grid, epsilon=epsilon, rng=rng)
+            for c, m, grid in zip(counts, observed, candidates, strict=True)
+        ]
+    )
 
 
 def _fill(block, fill, copy):

@@ -19,8 +19,9 @@ from sklearn.pipeline import Pipeline, _name_estimators
 from sklearn.utils.metaestimators import available_if
 
 from ..accounting import ZCDP, BudgetAccountant, PureDP, compose, split_budget
-from ..exceptions import NoPrivateResult
 from ..model_selection._cost import budget_weights, check_shareable, private_steps
+from ..utils._gram import is_dask_array
+from ..utils._gram._dask import rows_in_blocks
 from ..utils._random import check_random_state
 from ..utils._sklearn_compat import Hidden, Interval, Options, _fit_context
 from ..utils.validation import check_privacy_params, privacy_spent
@@ -142,8 +143,13 @@ class PrivatePipeline(Pipeline):
 
     ``fit`` fits clones of the steps and puts them in ``steps`` once every
     step has succeeded (as scikit-learn's ``Pipeline`` does with a
-    ``memory``): a step that fails leaves the pipeline, its steps and the
-    accountant as they were.
+    ``memory``): a step that fails leaves the pipeline and its steps as they
+    were, and the accountant records the steps that ran before it (they drew
+    their noise on the data). Between steps, each row is mapped on its own
+    into the range handed on (NaN to 0, infinities to the largest floats,
+    then clipped to the box or scaled into the ball), so an extreme row that
+    overflows in a transform cannot make a later step fail on one of two
+    neighbouring datasets only.
 
     **Ranges.** The output range of a fitted step is computed from its public
     parameters and released values only, so handing it on is
@@ -176,8 +182,9 @@ class PrivatePipeline(Pipeline):
     accountant : dpcov.accounting.BudgetAccountant, default=None
         Checked for the whole budget before the first step is fitted, and
         given to the private steps that have none of their own; their
-        shares are recorded (one entry per step) once every step has
-        succeeded.
+        shares are recorded (one entry per step) when every step has
+        succeeded, or, when a step fails, those of the steps that ran
+        before it.
     random_state : int, numpy.random.Generator or None, default=None
         Seeds the private steps left at ``random_state=None``, each with an
         independent generator spawned from it (for tests and experiments: a
@@ -436,18 +443,27 @@ class PrivatePipeline(Pipeline):
                         Xt = step.fit_transform(Xt, y, **routed[name])
                     else:
                         Xt = step.fit(Xt, y, **routed[name]).transform(Xt)
-            except NoPrivateResult:
-                # A private outcome (the step's answer is "no result"): what
-                # ran is spent.
+            except BaseException:
+                # The steps fitted before drew their noise on the data: what
+                # ran is spent, whatever stopped the pipeline after it (a
+                # failure may depend on an earlier release).
                 if ledger is not None and len(ledger):
                     self.accountant.spend(ledger)
                 raise
             fitted.append((index, name, step))
-            received = output_range(step) if index != last else None
-        for index, name, step in fitted:
-            self.steps[index] = (name, step)
+            if index != last:
+                received = output_range(step)
+                # Each row mapped on its own into the range handed on (and to
+                # finite values): the next step's validation then sees the
+                # same kind of rows on neighbours, whatever an extreme row
+                # overflowed to in a transform.
+                Xt = _into_range(Xt, received)
+        # Recorded before the steps are put in place: a refusal (another fit
+        # spent the shared accountant meanwhile) leaves the pipeline unfitted.
         if ledger is not None and len(ledger):
             self.accountant.spend(ledger)
+        for index, name, step in fitted:
+            self.steps[index] = (name, step)
         direct = [(name, step) for _, name, step in fitted if _is_private(step)]
         spent = [step.guarantee_ for _, step in direct if hasattr(step, "guarantee_")]
         self.guarantee_ = compose(spent) if spent else self.privacy_cost()
@@ -514,6 +530,49 @@ class PrivatePipeline(Pipeline):
             The predictions of the last step.
         """
         return self.fit(X, y, **params).predict(X)
+
+
+def _finite_rows(values, received):
+    # A float array with NaN as 0 and infinities as the largest floats, then
+    # clipped into the range: a box per column, or rows scaled into the
+    # ball (norms taken after dividing by each row's largest entry, so that
+    # rows of huge entries do not overflow).
+    values = np.asarray(values)
+    if values.dtype not in (np.float32, np.float64):
+        values = values.astype(np.float64)
+    big = np.finfo(values.dtype).max
+    values = np.nan_to_num(values, copy=True, nan=0.0, posinf=big, neginf=-big)
+    if received is None:
+        return values
+    kind, bound = received
+    if kind == "bounds":
+        # (The float64 ends rounded inward to the rows' dtype: no value
+        # leaves the box.)
+        lower = np.nextafter(bound[0].astype(values.dtype), np.inf, dtype=values.dtype)
+        upper = np.nextafter(bound[1].astype(values.dtype), -np.inf, dtype=values.dtype)
+        return np.clip(values, np.minimum(lower, upper), np.maximum(lower, upper))
+    peak = np.max(np.abs(values), axis=1, keepdims=True)
+    safe = np.where(peak > 0, peak, 1.0)
+    norms = safe * np.linalg.norm(values / safe, axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factor = np.where(norms > bound, bound / norms, 1.0)
+    return (values * factor).astype(values.dtype, copy=False)
+
+
+def _into_range(Xt, received):
+    # _finite_rows on an array, a Dask array (lazily) or a DataFrame (kept).
+    if is_dask_array(Xt):
+        dtype = Xt.dtype if Xt.dtype in (np.float32, np.float64) else np.float64
+        return rows_in_blocks(Xt).map_blocks(
+            _finite_rows, received=received, dtype=dtype
+        )
+    if hasattr(Xt, "iloc"):
+        return type(Xt)(
+            _finite_rows(Xt.to_numpy(), received), index=Xt.index, columns=Xt.columns
+        )
+    if hasattr(Xt, "toarray"):  # sparse: left as it is (the next step clips)
+        return Xt
+    return _finite_rows(Xt, received)
 
 
 def _pays(cost):

@@ -487,23 +487,32 @@ class StandardScaler(
                 first = ranges_first_pass(X, check_finite=lazy)
         else:
             box = check_bounds(self.bounds, n_features)
-        self._spend_budget(budget)  # everything above used public values only
+        # One pass: the sums of the unit coordinates and of their squares (a
+        # Dask array's entries are checked for NaN and infinity on the way).
+        # With public bounds it comes before the budget is spent; with
+        # private ranges, after them (their first pass checked the entries).
         moments_budget = budget
-        if ranges is not None:
+        if ranges is None:
+            sums = row_statistics(
+                X,
+                box=box,
+                total=release,
+                square_total=self.with_std,
+                check_finite=lazy,
+            )
+            self._spend_budget(budget)  # everything above used public values only
+        else:
+            self._spend_budget(budget)
             box = release_private_ranges(X, ranges, first, rng=rng)
             moments_budget = split.pop("moments")
+            sums = row_statistics(
+                X,
+                box=box,
+                total=release,
+                square_total=self.with_std,
+                check_finite=lazy,
+            )
         center, half = (None, None) if box is None else unit_box(*box)
-
-        # One pass: the sums of the unit coordinates and of their squares (a
-        # Dask array's entries are checked for NaN and infinity on the way,
-        # before anything is released but the private ranges).
-        sums = row_statistics(
-            X,
-            box=box,
-            total=release,
-            square_total=self.with_std,
-            check_finite=lazy and ranges is None,
-        )
 
         mean = var = scale = None
         if release:

@@ -308,3 +308,21 @@ def test_a_column_that_is_all_missing_or_not_looks_the_same(seed):
         assert np.all(np.isfinite(imputer.statistics_))
         lower, upper = imputer.bounds_
         assert np.all(lower < upper)
+
+
+@pytest.mark.parametrize("strategy", ["mean", "median"])
+def test_dask_bad_entries_are_refused_before_anything_is_recorded(strategy):
+    da = pytest.importorskip("dask.array")
+    from dpcov.accounting import BudgetAccountant
+
+    X = make_mixed_units_table(3000, missing_rate=0.1, random_state=0).data
+    X[7, 2] = np.inf
+    accountant = BudgetAccountant()
+    imputer = SimpleImputer(
+        strategy=strategy, bounds=(-1e6, 1e6), accountant=accountant
+    )
+    with pytest.raises(ValueError, match="infinity"):
+        imputer.fit(da.from_array(X, chunks=(1000, 12)))
+    assert len(accountant) == 0
+    with pytest.raises(ValueError, match="in-memory input only"):
+        SimpleImputer(missing_values=-1.0).fit(da.from_array(X, chunks=1000))

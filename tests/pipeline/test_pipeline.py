@@ -253,3 +253,46 @@ def test_private_search_over_a_private_pipeline_on_a_raw_table():
     best = search.best_estimator_
     assert isinstance(best, PrivatePipeline)
     assert not np.isnan(best.transform(X)).any()
+
+
+def test_an_extreme_row_cannot_make_a_later_step_fail_on_one_neighbour():
+    # A scaler with scale_ < 1 turns a finite extreme row into inf; the rows
+    # handed on are mapped into the scaler's output box, so PCA sees finite
+    # rows on both neighbours and both fits record the same entries.
+    from dpcov.accounting import BudgetAccountant
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(0.0, 0.001, size=(20_000, 3))
+    Y = X.copy()
+    Y[0] = [1e308, 0.0, 0.0]
+    for rows in (X, Y):
+        accountant = BudgetAccountant()
+        pipe = PrivatePipeline(
+            [
+                ("impute", SimpleImputer()),
+                ("scale", StandardScaler()),
+                ("pca", PCA(n_components=1)),
+            ],
+            epsilon=1.0,
+            accountant=accountant,
+        ).fit(rows)
+        assert len(accountant) == 3
+        assert np.all(np.isfinite(pipe.named_steps["pca"].components_))
+
+
+def test_a_failing_step_records_the_steps_that_ran():
+    from dpcov.accounting import BudgetAccountant
+
+    X = make_sensor_table(20_000, random_state=0).data
+    accountant = BudgetAccountant()
+    pipe = PrivatePipeline(
+        [("scale", StandardScaler()), ("pca", PCA(n_components=20))],
+        epsilon=1.0,
+        accountant=accountant,
+    )
+    pipe.set_params(scale__bounds="private")
+    with pytest.raises(ValueError):
+        pipe.fit(X)  # 20 components of 8 features
+    assert len(accountant) == 1  # the scaler ran
+    assert not hasattr(pipe, "guarantee_")
+    assert not hasattr(pipe.named_steps["scale"], "mean_")

@@ -245,3 +245,16 @@ def test_large_or_constant_columns_get_a_proper_box(value):
     assert inside.min() > 0.9
     cov = GaussianCovariance(bounds="private", random_state=0).fit(X)
     assert np.all(np.isfinite(cov.covariance_))
+
+
+def test_scaler_with_public_bounds_checks_dask_entries_before_spending():
+    da = pytest.importorskip("dask.array")
+    from dpcov.accounting import BudgetAccountant
+
+    X = make_sensor_table(5000, random_state=1).data
+    X[17, 2] = np.nan
+    accountant = BudgetAccountant()
+    scaler = StandardScaler(bounds=(-5.0, 5.0), accountant=accountant)
+    with pytest.raises(ValueError, match="NaN"):
+        scaler.fit(da.from_array(X, chunks=(1000, 8)))
+    assert len(accountant) == 0
