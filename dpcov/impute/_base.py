@@ -192,6 +192,11 @@ class SimpleImputer(
     is given with ``statistics_`` (post-processing of the release); it does
     not clip the other cells.
 
+    A feature with no observed cell gets a fill that is noise: with private
+    ranges, a value drawn from the public grid (possibly far from zero);
+    with public ranges, a value inside them. Give such a feature public
+    ``bounds``, or drop it.
+
     Unlike scikit-learn's imputer there is no ``add_indicator`` (the missing
     pattern of the transformed rows is the user's own, but its statistics
     would need a budget) and no ``"most_frequent"`` strategy.
