@@ -37,6 +37,7 @@ from dpcov.decomposition import PCA, ApproximateSubspace, ExactSubspace
 from dpcov.distributions import MultivariateGaussian, ProductBernoulli
 from dpcov.exceptions import NoiseDominatedWarning, NoPrivateResult
 from dpcov.impute import SimpleImputer
+from dpcov.linear_model import LinearRegression, Ridge
 from dpcov.pipeline import PrivatePipeline
 from dpcov.preprocessing import StandardScaler
 
@@ -74,6 +75,10 @@ ESTIMATORS = {
     "SimpleImputer-median": lambda: SimpleImputer(
         strategy="median", bounds=(-10.0, 10.0)
     ),
+    "LinearRegression": lambda: LinearRegression(
+        bounds=(-10.0, 10.0), target_bounds=(-10.0, 10.0)
+    ),
+    "Ridge": lambda: Ridge(bounds=(-10.0, 10.0), target_bounds=(-10.0, 10.0)),
     "PrivatePipeline": lambda: PrivatePipeline(
         [
             ("impute", SimpleImputer(bounds=(-10.0, 10.0))),
@@ -104,7 +109,11 @@ ROW_METHODS = {
     "SimpleImputer-private": ("fit_transform", "transform"),
     "SimpleImputer-median": ("fit_transform", "transform"),
     "PrivatePipeline": ("fit_transform", "transform", "score"),
+    "LinearRegression": ("predict",),
+    "Ridge": ("predict",),
 }
+# The models that fit (X, y): y is a valid target, X the input under test.
+SUPERVISED = ("LinearRegression", "Ridge")
 # Entries an accepted fit records (a pipeline: one per private step).
 RECORDS = {"PrivatePipeline": 3}
 # A pipeline's PCA refuses one row (n_components=2) after the imputer and the
@@ -120,9 +129,11 @@ NAN_ACCEPTED = (
 # inverse_transform reads coordinates: n_components_ columns.
 COORDINATE_METHODS = ("PCA", "ExactSubspace", "ApproximateSubspace")
 # The entry points that accept SciPy sparse rows (the covariance estimators'
-# fit and PCA's, by sparse products; PCA's projections). The others refuse
-# them with a TypeError that says to convert.
+# fit and PCA's, by sparse products; PCA's projections; the linear models).
+# The others refuse them with a TypeError that says to convert.
 SPARSE_ACCEPTED = {
+    "LinearRegression": ("fit", "predict"),
+    "Ridge": ("fit", "predict"),
     "GaussianCovariance": ("fit",),
     "SeparateCovariance": ("fit",),
     "AdaptiveCovariance": ("fit",),
@@ -221,14 +232,27 @@ def _fit_data(name):
     return rng.normal(size=(400, N_FEATURES))
 
 
+def _target_for(X):
+    # A valid target of as many rows as X has (the models' y): the bad
+    # input under test is X.
+    try:
+        n_samples = X.shape[0]
+    except (AttributeError, IndexError):
+        n_samples = len(X)
+    return np.zeros(n_samples)
+
+
 @cache
 def _fitted(name):
-    return ESTIMATORS[name]().fit(_fit_data(name))
+    X = _fit_data(name)
+    if name in SUPERVISED:
+        return ESTIMATORS[name]().fit(X, _target_for(X) + 0.5 * X[:, 0])
+    return ESTIMATORS[name]().fit(X)
 
 
 def _call(estimator, method, X):
-    if method in ("fit", "fit_transform"):
-        return getattr(estimator, method)(X)
+    if method in ("fit", "fit_transform") and type(estimator).__name__ in SUPERVISED:
+        return getattr(estimator, method)(X, _target_for(X))
     return getattr(estimator, method)(X)
 
 

@@ -23,6 +23,7 @@ from dpcov.covariance import (
 from dpcov.decomposition import PCA, ApproximateSubspace, ExactSubspace
 from dpcov.distributions import MultivariateGaussian, ProductBernoulli
 from dpcov.impute import SimpleImputer
+from dpcov.linear_model import LinearRegression, Ridge
 from dpcov.pipeline import PrivatePipeline
 from dpcov.preprocessing import BoundsScaler, StandardScaler
 from dpcov.utils.estimator_checks import parametrize_with_dp_checks
@@ -82,6 +83,21 @@ def _private_pipelines():
             ("pca", PCA(n_components=1)),
         ],
         epsilon=1.0,
+    )
+
+
+def _linear_models():
+    # epsilon=inf runs every code path but the noise: scikit-learn's checks
+    # ask regressors for a good fit on small data (the private paths are
+    # tested in tests/linear_model).
+    yield LinearRegression(
+        epsilon=float("inf"), bounds=(-10.0, 10.0), target_bounds=(-100.0, 100.0)
+    )
+    yield Ridge(
+        alpha=0.1,
+        epsilon=float("inf"),
+        bounds=(-10.0, 10.0),
+        target_bounds=(-100.0, 100.0),
     )
 
 
@@ -159,6 +175,7 @@ def _parametrize_with_checks(estimators, **kwargs):
     + list(_subspace_estimators_for_sklearn_checks())
     + list(_private_ranges_estimators())
     + list(_private_pipelines())
+    + list(_linear_models())
     + list(_public_transformers()),
     expected_failed_checks=_expected_failed_checks,
 )
@@ -172,6 +189,7 @@ def test_sklearn_compatible_estimator(estimator, check):
     + list(_subspace_estimators_for_sklearn_checks())
     + list(_private_ranges_estimators())
     + list(_private_pipelines())
+    + list(_linear_models())
     + list(_public_transformers()),
     ids=lambda est: type(est).__name__,
 )
