@@ -34,6 +34,7 @@ from dpcov.covariance import (
     SeparateCovariance,
 )
 from dpcov.decomposition import PCA, ApproximateSubspace, ExactSubspace
+from dpcov.discriminant_analysis import LinearDiscriminantAnalysis
 from dpcov.distributions import MultivariateGaussian, ProductBernoulli
 from dpcov.exceptions import NoiseDominatedWarning, NoPrivateResult
 from dpcov.impute import SimpleImputer
@@ -79,6 +80,10 @@ ESTIMATORS = {
         bounds=(-10.0, 10.0), target_bounds=(-10.0, 10.0)
     ),
     "Ridge": lambda: Ridge(bounds=(-10.0, 10.0), target_bounds=(-10.0, 10.0)),
+    # Its private radius needs hundreds of rows at epsilon=1; two at inf.
+    "LinearDiscriminantAnalysis": lambda: LinearDiscriminantAnalysis(
+        epsilon=np.inf, data_norm=10.0, classes=[0, 1]
+    ),
     "PrivatePipeline": lambda: PrivatePipeline(
         [
             ("impute", SimpleImputer(bounds=(-10.0, 10.0))),
@@ -111,9 +116,15 @@ ROW_METHODS = {
     "PrivatePipeline": ("fit_transform", "transform", "score"),
     "LinearRegression": ("predict",),
     "Ridge": ("predict",),
+    "LinearDiscriminantAnalysis": (
+        "predict",
+        "predict_proba",
+        "decision_function",
+        "transform",
+    ),
 }
 # The models that fit (X, y): y is a valid target, X the input under test.
-SUPERVISED = ("LinearRegression", "Ridge")
+SUPERVISED = ("LinearRegression", "Ridge", "LinearDiscriminantAnalysis")
 # Entries an accepted fit records (a pipeline: one per private step).
 RECORDS = {"PrivatePipeline": 3}
 # A pipeline's PCA refuses one row (n_components=2) after the imputer and the
@@ -246,7 +257,7 @@ def _target_for(X):
 def _fitted(name):
     X = _fit_data(name)
     if name in SUPERVISED:
-        return ESTIMATORS[name]().fit(X, _target_for(X) + 0.5 * X[:, 0])
+        return ESTIMATORS[name]().fit(X, (X[:, 0] > 0).astype(int))
     return ESTIMATORS[name]().fit(X)
 
 

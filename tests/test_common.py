@@ -21,6 +21,7 @@ from dpcov.covariance import (
     SeparateCovariance,
 )
 from dpcov.decomposition import PCA, ApproximateSubspace, ExactSubspace
+from dpcov.discriminant_analysis import LinearDiscriminantAnalysis
 from dpcov.distributions import MultivariateGaussian, ProductBernoulli
 from dpcov.impute import SimpleImputer
 from dpcov.linear_model import LinearRegression, Ridge
@@ -101,6 +102,12 @@ def _linear_models():
     )
 
 
+def _classifiers():
+    # epsilon=inf (scikit-learn's checks ask for a good fit on small data);
+    # the classes are public and fixed (see EXPECTED_FAILED_CHECKS).
+    yield LinearDiscriminantAnalysis(epsilon=float("inf"), classes=[0, 1, 2])
+
+
 def _public_transformers():
     # No privacy parameters: only scikit-learn's checks apply.
     yield BoundsScaler(bounds=(-10.0, 10.0))
@@ -147,6 +154,28 @@ EXPECTED_FAILED_CHECKS = {
         ),
     },
     ApproximateSubspace: _SUBSPACE_XFAIL,
+    LinearDiscriminantAnalysis: {
+        **{
+            check: (
+                "classes is public and fixed ([0, 1, 2]): on the check's binary "
+                "data the decision function has a column per public class, not "
+                "scikit-learn's binary shape (labels are never read off y)"
+            )
+            for check in (
+                "check_classifiers_train",
+                "check_classifiers_train(readonly_memmap=True)",
+                "check_classifiers_train(readonly_memmap=True,X_dtype=float32)",
+                "check_decision_proba_consistency",
+            )
+        },
+        **{
+            check: (
+                "the check fits labels outside the public classes (strings, or "
+                "other integers), which fit refuses: classes are never read off y"
+            )
+            for check in ("check_dtype_object", "check_classifiers_classes")
+        },
+    },
     PrivatePipeline: {
         "check_estimators_overwrite_params": (
             "fit puts the fitted clones of its steps in its steps parameter, as "
@@ -176,6 +205,7 @@ def _parametrize_with_checks(estimators, **kwargs):
     + list(_private_ranges_estimators())
     + list(_private_pipelines())
     + list(_linear_models())
+    + list(_classifiers())
     + list(_public_transformers()),
     expected_failed_checks=_expected_failed_checks,
 )
@@ -190,6 +220,7 @@ def test_sklearn_compatible_estimator(estimator, check):
     + list(_private_ranges_estimators())
     + list(_private_pipelines())
     + list(_linear_models())
+    + list(_classifiers())
     + list(_public_transformers()),
     ids=lambda est: type(est).__name__,
 )

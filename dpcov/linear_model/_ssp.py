@@ -35,7 +35,7 @@ from ..preprocessing._ranges import (
 )
 from ..utils._docstrings import fill_doc
 from ..utils._gram import CHUNK_BYTES
-from ..utils._input import validate_rows
+from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._sklearn_compat import (
     Interval,
     Options,
@@ -314,7 +314,9 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_rows(self, X, reset=False, accept_sparse="csr", method="predict")
-        return np.asarray(X @ self.coef_).reshape(-1) + self.intercept_
+        # Extreme rows overflow silently (a warning would single them out).
+        with quiet_float_errors():
+            return np.asarray(X @ self.coef_).reshape(-1) + self.intercept_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

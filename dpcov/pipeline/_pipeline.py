@@ -93,14 +93,22 @@ def _range_params(estimator, received):
     if received is None:
         return {}
     names = estimator.get_params(deep=False)
-    if "bounds" not in names or names["bounds"] is not None:
+    has_bounds, has_norm = "bounds" in names, "data_norm" in names
+    if not (has_bounds or has_norm):
         return {}
-    if names.get("data_norm") is not None:
+    if (has_bounds and names["bounds"] is not None) or (
+        has_norm and names["data_norm"] is not None
+    ):
         return {}
     kind, value = received
     if kind == "bounds":
-        return {"bounds": value}
-    if "data_norm" in names:
+        if has_bounds:
+            return {"bounds": value}
+        # A box as a bound on the row norms: its farthest corner's norm.
+        lower, upper = value
+        far = np.maximum(np.abs(lower), np.abs(upper))
+        return {"data_norm": float(np.linalg.norm(far))}
+    if has_norm:
         return {"data_norm": float(value)}
     # An L2 bound as a box for a step that takes boxes only (the scaler).
     return {"bounds": (-float(value), float(value))}

@@ -1,0 +1,627 @@
+"""Private linear discriminant analysis from private class statistics.
+
+Linear discriminant analysis needs the class means, the class priors and the
+pooled within-class covariance: private means and a private covariance are
+its sufficient statistics. The rows are clipped to a private radius inside a
+public bound; the class sums and counts are released together (the counts
+at no extra sensitivity); the rows, centred on the released class means, go
+to a private covariance estimator (AdaptiveCovariance by default).
+"""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import math
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from scipy import linalg
+from scipy.special import logsumexp
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    TransformerMixin,
+    clone,
+)
+from sklearn.exceptions import DataConversionWarning
+from sklearn.utils.validation import check_is_fitted
+
+from ..accounting import BudgetAccountant, compose, split_budget
+from ..base import PrivateEstimatorMixin
+from ..covariance import AdaptiveCovariance
+from ..covariance._base import BasePrivateCovariance
+from ..exceptions import NoiseDominatedWarning, SeededNoiseWarning
+from ..mechanisms import (
+    DEFAULT_RADIUS_GRID,
+    calibrate_additive,
+    exponential_radius_min_samples,
+    private_radius_exponential,
+    radius_counts,
+)
+from ..mechanisms._noise import sampler_name
+from ..utils._docstrings import fill_doc
+from ..utils._gram import CHUNK_BYTES
+from ..utils._input import quiet_float_errors, validate_rows
+from ..utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    Options,
+    _fit_context,
+    check_params_always,
+)
+
+__all__ = ["LinearDiscriminantAnalysis", "class_statistics_noise"]
+
+#: Shares of the budget: the private radius, the class sums and counts, the
+#: pooled within-class covariance.
+LDA_SHARES = {"radius": 0.1, "means": 0.2, "covariance": 0.7}
+
+
+def class_statistics_noise(budget, radius, n_features):
+    """Noise of the joint release of the class sums and counts, and the weight.
+
+    The vector is ``(S_1, ..., S_K, w N_1, ..., w N_K)``: the sums of the
+    rows of each class (rows of norm at most ``R``) and the class counts.
+    Replacing one row either keeps its class (the class's sum moves by
+    ``x' - x``, at most ``2 R``) or moves it from class ``a`` to class ``b``
+    (``S_a`` loses ``x``, ``S_b`` gains ``x'``, ``N_a`` and ``N_b`` move by
+    1): L2 norm at most ``sqrt(2 R**2 + 2 w**2)``, which is ``2 R`` for
+    ``w = R``, so under zCDP the counts add nothing to the sums' L2
+    sensitivity ``2 R``; L1 norm at most ``2 R sqrt(d) + 2 w``.
+
+    Parameters
+    ----------
+    budget : ZCDP or PureDP
+        The release's budget.
+    radius : float
+        ``R``, the rows' norm bound.
+    n_features : int
+        ``d``.
+
+    Returns
+    -------
+    weight : float
+        ``w = R``.
+    noise : AdditiveNoise
+        The noise of each coordinate.
+    """
+    weight = float(radius)
+    noise = calibrate_additive(
+        budget,
+        l2_sensitivity=2.0 * radius,
+        l1_sensitivity=2.0 * radius * math.sqrt(n_features) + 2.0 * weight,
+    )
+    return weight, noise
+
+
+def _clip_rows(X, radius):
+    # Rows scaled down to norm radius (chunked; a copy).
+    X = np.asarray(X, dtype=np.float64)
+    out = np.empty_like(X)
+    step = max(1, CHUNK_BYTES // (8 * max(X.shape[1], 1)))
+    for start in range(0, X.shape[0], step):
+        rows = X[start : start + step]
+        peak = np.max(np.abs(rows), axis=1, keepdims=True)
+        safe = np.where(peak > 0, peak, 1.0)
+        norms = safe * np.linalg.norm(rows / safe, axis=1, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            factor = np.where(norms > radius, radius / norms, 1.0)
+        out[start : start + step] = rows * factor
+    return out
+
+
+def _row_norms(X):
+    # Norms without overflow (rows divided by their largest entry first).
+    X = np.asarray(X, dtype=np.float64)
+    peak = np.max(np.abs(X), axis=1)
+    safe = np.where(peak > 0, peak, 1.0)
+    return safe * np.linalg.norm(X / safe[:, None], axis=1)
+
+
+@fill_doc
+class LinearDiscriminantAnalysis(
+    PrivateEstimatorMixin, ClassifierMixin, TransformerMixin, BaseEstimator
+):
+    """Private linear discriminant analysis.
+
+    A drop-in for :class:`sklearn.discriminant_analysis.LinearDiscriminantAnalysis`
+    whose class means, class priors and pooled within-class covariance are
+    private. The classes are public (``classes``: never read off ``y``).
+    The fit:
+
+    1. finds a private radius ``r`` inside the public bound ``data_norm``
+       (the exponential mechanism over the powers of two, as the covariance
+       estimators do) and clips the rows to it;
+    2. releases the class sums and counts together (:func:`class_statistics_noise`);
+       the class means are the sums over the noisy counts, projected into the
+       ``r``-ball (post-processing);
+    3. releases the covariance of the rows centred on their class's released
+       mean (norm at most ``2 r``) with a private covariance estimator
+       (``covariance``, default :class:`~dpcov.covariance.AdaptiveCovariance`,
+       which may clip harder with a private threshold), and adds a ridge at
+       its public noise level.
+
+    The fit is rho-zCDP (hence (``epsilon``, ``delta``)-DP) with
+    ``delta > 0`` or ``rho``, and pure ``epsilon``-DP with ``delta=0``, with
+    respect to replacing one row (its label included: a replaced row may
+    change class, which moves two class sums and two counts).
+
+    Read more in the :ref:`User Guide <linear_models>`.
+
+    Parameters
+    ----------
+    {epsilon}
+    {delta}
+    {rho}
+    data_norm : float, default=None
+        A public bound on the row norms, the outer bound of the private
+        radius (in a :class:`~dpcov.pipeline.PrivatePipeline`, the range of
+        the step before, e.g. PCA's output norm bound). None searches the
+        whole grid ``2**-32`` to ``2**32``.
+    classes : array-like of shape (n_classes,)
+        The public class labels. Required. A label outside them is refused
+        with a ValueError (outside the domain, as NaN is): the error tells
+        that such a row exists, so give every label the data may hold.
+    priors : array-like of shape (n_classes,), default=None
+        Public class priors; None uses the private counts.
+    covariance : estimator instance, default=None
+        A dpcov covariance estimator for the pooled within-class covariance;
+        its budget, ``data_norm`` and ``assume_centered`` are set by the fit.
+        None uses ``AdaptiveCovariance()``.
+    n_components : int, default=None
+        Components of ``transform`` (at most ``min(n_classes - 1,
+        n_features)``; None: that).
+    {accountant}
+    {random_state}
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The public classes.
+    means_ : ndarray of shape (n_classes, n_features)
+        Private class means.
+    priors_ : ndarray of shape (n_classes,)
+        Public priors, or the private counts' shares.
+    covariance_ : ndarray of shape (n_features, n_features)
+        Private pooled within-class covariance, with the ridge added.
+    coef_ : ndarray of shape (n_classes, n_features)
+        Weights of the linear decision function.
+    intercept_ : ndarray of shape (n_classes,)
+        Its intercepts.
+    scalings_ : ndarray of shape (n_features, n_components)
+        Discriminant directions of ``transform``.
+    xbar_ : ndarray of shape (n_features,)
+        The prior-weighted mean of the class means (``transform``'s centre).
+    data_norm_ : float
+        The private radius the rows were clipped to.
+    ridge_ : float
+        The ridge added to the covariance (its public noise level).
+    guarantee_ : dpcov.accounting.PureDP or dpcov.accounting.ZCDP
+        The guarantee of the fit.
+    epsilon_spent_ : float
+        Epsilon of the guarantee.
+    delta_spent_ : float
+        Delta of the guarantee.
+    rho_spent_ : float
+        The zCDP parameter of the guarantee.
+    budget_split_ : dict of str to PureDP or ZCDP
+        ``"radius"``, ``"means"`` and the covariance estimator's steps
+        (prefixed ``"covariance_"``); they compose to ``guarantee_``.
+    noise_sampler_ : str
+        The sampler of the fit's noise.
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during ``fit``. Defined only when `X`
+        has feature names that are all strings.
+
+    See Also
+    --------
+    sklearn.discriminant_analysis.LinearDiscriminantAnalysis : The
+        non-private estimator.
+
+    Notes
+    -----
+    The budget is split 0.1 (radius), 0.2 (class sums and counts), 0.7
+    (covariance). The pooled covariance is of the rows centred on the
+    released means, never through the true counts or means; its noise,
+    scales with ``r**2``, which is why the radius is chosen privately inside
+    a worst-case bound.
+
+    References
+    ----------
+    .. [1] Dong, W., Liang, Y. and Yi, K. "Differentially Private Covariance
+       Revisited". NeurIPS 2022.
+    .. [2] McSherry, F. and Talwar, K. "Mechanism Design via Differential
+       Privacy". FOCS 2007.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcov.discriminant_analysis import LinearDiscriminantAnalysis
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 3, 30000)
+    >>> X = rng.normal(size=(30000, 4)) + 3.0 * np.eye(3, 4)[y]
+    >>> lda = LinearDiscriminantAnalysis(epsilon=1.0, data_norm=20.0,
+    ...                                  classes=[0, 1, 2], random_state=0)
+    >>> round(lda.fit(X, y).score(X, y), 2)
+    0.89
+    """
+
+    _hardened_noise = True
+
+    _parameter_constraints: dict = {
+        "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {np.inf})],
+        "delta": [Interval(Real, 0, 1, closed="left")],
+        "rho": [
+            Interval(Real, 0, None, closed="neither"),
+            Options(Real, {np.inf}),
+            None,
+        ],
+        "data_norm": [Interval(Real, 1e-150, 1e150, closed="both"), None],
+        "classes": ["array-like", None],
+        "priors": ["array-like", None],
+        "covariance": [HasMethods(["fit"]), None],
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "accountant": [BudgetAccountant, None],
+        "random_state": ["random_state", np.random.Generator],
+    }
+
+    def __init__(
+        self,
+        *,
+        epsilon=1.0,
+        delta=1e-6,
+        rho=None,
+        data_norm=None,
+        classes=None,
+        priors=None,
+        covariance=None,
+        n_components=None,
+        accountant=None,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.rho = rho
+        self.data_norm = data_norm
+        self.classes = classes
+        self.priors = priors
+        self.covariance = covariance
+        self.n_components = n_components
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def _check_classes(self):
+        if self.classes is None:
+            raise ValueError(
+                "LinearDiscriminantAnalysis needs classes=[...]: the public list "
+                "of class labels (never read off y)."
+            )
+        classes = np.asarray(self.classes)
+        if classes.ndim != 1 or classes.size < 2:
+            raise ValueError("classes must list at least two labels.")
+        if np.unique(classes).size != classes.size:
+            raise ValueError("classes must not repeat a label.")
+        return classes
+
+    def _check_priors(self, n_classes):
+        if self.priors is None:
+            return None
+        priors = np.asarray(self.priors, dtype=np.float64)
+        if priors.shape != (n_classes,) or np.any(priors < 0) or priors.sum() <= 0:
+            raise ValueError(
+                "priors must be non-negative, one per class, and not all zero."
+            )
+        return priors / priors.sum()
+
+    def _labels(self, y, classes, n_samples):
+        # Class indices of y; a label outside classes is refused (naming no
+        # label: outside the domain).
+        if y is None:
+            raise ValueError(
+                "LinearDiscriminantAnalysis requires y to be passed, but the "
+                "target y is None."
+            )
+        try:
+            labels = np.asarray(y)
+        except (TypeError, ValueError):
+            labels = None
+        if labels is None or labels.ndim not in (1, 2):
+            raise ValueError("LinearDiscriminantAnalysis.fit: y should be a 1d array.")
+        if labels.ndim == 2:
+            if labels.shape[1] != 1:
+                raise ValueError(
+                    "LinearDiscriminantAnalysis.fit: y should be a 1d array."
+                )
+            warnings.warn(
+                "A column-vector y was passed when a 1d array was expected; it "
+                "is read as one.",
+                DataConversionWarning,
+                stacklevel=3,
+            )
+            labels = labels.reshape(-1)
+        if labels.shape[0] != n_samples:
+            raise ValueError(
+                f"X has {n_samples} rows and y has {labels.shape[0]}: they must match."
+            )
+        index = np.full(n_samples, -1)
+        for k, label in enumerate(classes):
+            try:
+                index[labels == label] = k
+            except (TypeError, ValueError):
+                pass
+        if np.any(index < 0) and labels.dtype.kind == "f":
+            finite = labels[np.isfinite(labels)]
+            if finite.size < labels.size or np.any(finite != np.round(finite)):
+                raise ValueError(
+                    "Unknown label type: continuous. LinearDiscriminantAnalysis "
+                    "needs class labels, each one of classes."
+                )
+        if np.any(index < 0):
+            raise ValueError(
+                "LinearDiscriminantAnalysis.fit: y holds a label outside classes "
+                "(refused: pass every label the data may hold in classes)."
+            )
+        return index
+
+    def _covariance_estimator(self):
+        estimator = (
+            AdaptiveCovariance() if self.covariance is None else clone(self.covariance)
+        )
+        if not isinstance(estimator, BasePrivateCovariance):
+            raise ValueError(
+                "covariance must be a dpcov covariance estimator (one of "
+                "dpcov.covariance's)."
+            )
+        return estimator
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit the private class means, priors and pooled covariance.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows (clipped to the private radius; ``X`` itself is not
+            modified).
+        y : array-like of shape (n_samples,)
+            Labels, each one of ``classes``.
+
+        Returns
+        -------
+        self : object
+            The fitted classifier.
+        """
+        check_params_always(self)
+        classes = self._check_classes()
+        priors = self._check_priors(classes.size)
+        budget = self._check_budget()
+        X = validate_rows(self, X)
+        n_samples, n_features = X.shape
+        index = self._labels(y, classes, n_samples)
+        estimator = self._covariance_estimator()
+        split = split_budget(budget, LDA_SHARES)
+        epsilon_radius = split["radius"].exponential_epsilon()
+        n_min = exponential_radius_min_samples(epsilon_radius)
+        if n_samples < n_min:
+            raise ValueError(
+                f"LinearDiscriminantAnalysis finds a row-norm bound privately, "
+                f"which needs at least {n_min} samples at this budget; got "
+                f"{n_samples} sample{'' if n_samples == 1 else 's'}. Use a larger "
+                "budget."
+            )
+        grid = DEFAULT_RADIUS_GRID
+        if self.data_norm is not None:
+            inside = grid[grid <= self.data_norm]
+            grid = inside if inside.size else grid[-1:]
+        norms = _row_norms(X)
+        counts = radius_counts(norms, grid) if grid.size > 1 else None
+        rng = self._noise_generator(budget)
+        self._spend_budget(budget)  # everything above used public values only
+
+        # 1. The private radius inside the public bound; the rows clipped.
+        if counts is None:
+            radius = float(grid[0])
+        else:
+            radius = private_radius_exponential(
+                counts, n_samples, epsilon=epsilon_radius, rng=rng, grid=grid
+            )
+        rows = _clip_rows(X, radius)
+
+        # 2. Class sums and counts, one release.
+        n_classes = classes.size
+        sums = np.zeros((n_classes, n_features))
+        np.add.at(sums, index, rows)
+        class_counts = np.bincount(index, minlength=n_classes).astype(np.float64)
+        weight, noise = class_statistics_noise(split["means"], radius, n_features)
+        noisy = noise.add(np.concatenate([sums.ravel(), weight * class_counts]), rng)
+        noisy_sums = noisy[: n_classes * n_features].reshape(n_classes, n_features)
+        noisy_counts = np.maximum(noisy[n_classes * n_features :] / weight, 1.0)
+        means = noisy_sums / noisy_counts[:, None]
+        # Projected into the r-ball, where the true means lie (free).
+        mean_norms = np.linalg.norm(means, axis=1, keepdims=True)
+        means *= np.minimum(1.0, radius / np.maximum(mean_norms, 1e-300))
+        if priors is None:
+            priors = noisy_counts / noisy_counts.sum()
+
+        # 3. The covariance of the rows centred on their class's released
+        # mean: norm at most 2 r.
+        centred = rows - means[index]
+        budget_params = _budget_params(estimator, split["covariance"])
+        estimator.set_params(
+            data_norm=2.0 * radius,
+            assume_centered=True,
+            random_state=rng,
+            accountant=None,  # the whole fit is recorded once, above
+            **budget_params,
+        )
+        with warnings.catch_warnings():
+            # Its figure is of the pooled covariance alone, a part of the fit.
+            warnings.simplefilter("ignore", NoiseDominatedWarning)
+            warnings.simplefilter("ignore", SeededNoiseWarning)
+            estimator.fit(centred)
+        # The noise level as a ridge (public); at least a few ulps of the
+        # scale, so that a singular release (a constant feature, or
+        # epsilon=inf on degenerate rows) still gives a classifier.
+        scale = max(float(np.trace(estimator.covariance_)) / n_features, 1e-300)
+        ridge = float(max(estimator.noise_level_, 1e-9 * scale))
+        covariance = estimator.covariance_ + ridge * np.eye(n_features)
+
+        self._record(classes, means, priors, covariance, radius, ridge)
+        steps = {"radius": split["radius"], "means": split["means"]}
+        for name, step in estimator.budget_split_.items():
+            steps[f"covariance_{name}"] = step
+        self.budget_split_ = steps
+        self.guarantee_ = compose(steps.values())
+        self.noise_sampler_ = sampler_name()
+        self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = self._privacy_spent(
+            self.guarantee_
+        )
+        return self
+
+    def _record(self, classes, means, priors, covariance, radius, ridge):
+        # The linear classifier and the discriminant directions
+        # (post-processing of the release).
+        self.classes_ = classes
+        self.means_ = means
+        self.priors_ = priors
+        self.covariance_ = covariance
+        self.data_norm_ = radius
+        self.ridge_ = ridge
+        # The inverse and the whitening from one eigendecomposition of the
+        # (ridged, symmetric) covariance; eigenvalues floored a few ulps
+        # above 0, so a degenerate release gives no error and no warning.
+        values, vectors = linalg.eigh(covariance)
+        floor = max(ridge, 1e-12 * float(values.max()), np.finfo(np.float64).tiny)
+        values = np.maximum(values, floor)
+        with quiet_float_errors():
+            self.coef_ = ((means @ vectors) / values) @ vectors.T
+            whitening = vectors / np.sqrt(values)
+        with np.errstate(divide="ignore"):
+            log_priors = np.log(priors)
+        self.intercept_ = -0.5 * np.sum(means * self.coef_, axis=1) + log_priors
+        self.xbar_ = priors @ means
+        centred = (means - self.xbar_) @ whitening
+        between = centred.T @ (centred * priors[:, None])
+        values, directions = linalg.eigh(between)
+        vectors = whitening @ directions
+        order = np.argsort(values)[::-1]
+        limit = min(classes.size - 1, means.shape[1])
+        n_components = limit if self.n_components is None else int(self.n_components)
+        if n_components > limit:
+            raise ValueError(
+                f"n_components={n_components} is above min(n_classes - 1, "
+                f"n_features)={limit}."
+            )
+        self.scalings_ = vectors[:, order[:n_components]]
+        self.explained_variance_ratio_ = values[order][:n_components] / max(
+            values.sum(), 1e-300
+        )
+
+    def decision_function(self, X):
+        """Log-posterior scores of each class, up to a constant.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows (not clipped).
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_classes)
+            ``X @ coef_.T + intercept_`` (a column for two classes, as
+            scikit-learn's).
+        """
+        check_is_fitted(self)
+        X = validate_rows(self, X, reset=False, method="decision_function")
+        with quiet_float_errors():
+            scores = X @ self.coef_.T + self.intercept_
+        if self.classes_.size == 2:
+            return scores[:, 1] - scores[:, 0]
+        return scores
+
+    def _scores(self, X):
+        check_is_fitted(self)
+        X = validate_rows(self, X, reset=False, method="predict")
+        # Extreme rows overflow silently (a warning would single them out).
+        with quiet_float_errors():
+            return X @ self.coef_.T + self.intercept_
+
+    def predict(self, X):
+        """Predict the class of each row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Labels from ``classes_``.
+        """
+        scores = self._scores(X)
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def predict_log_proba(self, X):
+        """Log-probabilities of the classes.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Log posterior probabilities.
+        """
+        scores = self._scores(X)
+        with quiet_float_errors():
+            return scores - logsumexp(scores, axis=1, keepdims=True)
+
+    def predict_proba(self, X):
+        """Probabilities of the classes.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Posterior probabilities.
+        """
+        log_proba = self.predict_log_proba(X)
+        with quiet_float_errors():
+            return np.exp(log_proba)
+
+    def transform(self, X):
+        """Project rows on the discriminant directions.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_components)
+            ``(X - xbar_) @ scalings_``.
+        """
+        check_is_fitted(self)
+        X = validate_rows(self, X, reset=False, method="transform")
+        with quiet_float_errors():
+            return (X - self.xbar_) @ self.scalings_
+
+
+def _budget_params(estimator, share):
+    # The parameters that make the covariance estimator run at ``share``.
+    from ..accounting import PureDP
+
+    if isinstance(share, PureDP):
+        return {"epsilon": share.epsilon, "delta": 0.0, "rho": None}
+    return {"rho": share.rho}
