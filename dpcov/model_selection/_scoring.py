@@ -9,6 +9,12 @@ most ``(high - low) / m``.
 
 Each family of dpcov estimators has a default score:
 
+* classifiers (fitted with targets): the accuracy, 1 per held-out row
+  predicted right, in [0, 1];
+* regressors: minus the squared error of prediction and target, both
+  clipped to the model's target range, in ``[-(high - low)**2, 0]`` (R^2 is
+  not a mean of per-row scores);
+
 * subspaces and PCA (``components_``): the fraction of each row's energy
   about ``mean_`` that the components capture, in [0, 1];
 * Bernoulli products (``probabilities_``): the row's log-likelihood, in
@@ -97,16 +103,59 @@ def _frobenius(model, X, score_norm):
     return 2.0 * quadratic - frobenius, (low, high)
 
 
+def _is_dpcov_classifier(model):
+    from ..discriminant_analysis import LinearDiscriminantAnalysis
+
+    return isinstance(model, LinearDiscriminantAnalysis)
+
+
+def _is_dpcov_regressor(model):
+    from ..linear_model._ssp import _BaseSSP
+
+    return isinstance(model, _BaseSSP)
+
+
+def _accuracy(estimator, X, y):
+    # 1 for a row predicted right, 0 otherwise.
+    predicted = np.asarray(estimator.predict(X))
+    return (predicted == np.asarray(y)).astype(np.float64), (0.0, 1.0)
+
+
+def _negative_squared_error(estimator, X, y):
+    # -(prediction - target)**2, both clipped to the model's public (or
+    # released) target range: in [-(high - low)**2, 0].
+    model, _ = _final(estimator)
+    bounds = getattr(model, "target_bounds_", None)
+    if bounds is None:
+        raise ValueError(
+            "scoring='neg_squared_error' needs a model with target_bounds_ (a "
+            "dpcov regressor): its range bounds the per-row error."
+        )
+    low, high = (float(v) for v in bounds)
+    with quiet_float_errors():
+        predicted = np.clip(
+            np.asarray(estimator.predict(X), dtype=np.float64), low, high
+        )
+        target = np.clip(np.asarray(y, dtype=np.float64), low, high)
+        values = -np.square(predicted - target)
+    return values, (-((high - low) ** 2), 0.0)
+
+
 def score_kind(estimator):
     """Which default score applies to a (pipeline of a) dpcov estimator.
 
     Returns
     -------
-    kind : {"captured_fraction", "log_likelihood", "frobenius"} or None
+    kind : {"accuracy", "neg_squared_error", "captured_fraction", \
+            "log_likelihood", "frobenius"} or None
         None when no default applies (pass ``scoring`` and ``score_range``).
     """
     model, _ = _final(estimator)
     # Decided on the class (the fitted attributes do not exist before fit).
+    if _is_dpcov_classifier(model):
+        return "accuracy"
+    if _is_dpcov_regressor(model):
+        return "neg_squared_error"
     if isinstance(model, (PCA, BaseSubspace)):
         return "captured_fraction"
     if isinstance(model, ProductBernoulli):
@@ -116,7 +165,9 @@ def score_kind(estimator):
     return None
 
 
-def bounded_scores(estimator, X, *, scoring=None, score_range=None, score_norm=None):
+def bounded_scores(
+    estimator, X, y=None, *, scoring=None, score_range=None, score_norm=None
+):
     """Per-row scores of a fitted estimator and their public range.
 
     Parameters
@@ -125,9 +176,16 @@ def bounded_scores(estimator, X, *, scoring=None, score_range=None, score_norm=N
         A dpcov estimator or a pipeline ending in one.
     X : array-like of shape (n_samples, n_features)
         The held-out rows.
-    scoring : callable or None, default=None
-        ``scoring(estimator, X)`` returning one score per row; None uses the
-        estimator family's default (module docstring).
+    y : array-like of shape (n_samples,), default=None
+        Their targets, for supervised scores.
+    scoring : callable, "accuracy", "neg_squared_error" or None, default=None
+        ``scoring(estimator, X)`` (``scoring(estimator, X, y)`` with ``y``)
+        returning one score per row; ``"accuracy"`` (1 per row predicted
+        right, in [0, 1]); ``"neg_squared_error"`` (minus the squared error
+        of prediction and target, both clipped to the model's
+        ``target_bounds_``); None uses the estimator family's default
+        (module docstring; accuracy for a dpcov classifier, the squared
+        error for a dpcov regressor).
     score_range : (float, float) or None, default=None
         The public range of ``scoring``'s values; they are clipped to it
         (a NaN scores ``low``).
@@ -141,12 +199,22 @@ def bounded_scores(estimator, X, *, scoring=None, score_range=None, score_norm=N
     score_range : (float, float)
         ``(low, high)``, from the fitted model and public values only.
     """
-    if scoring is not None:
+    if callable(scoring):
         low, high = score_range
-        values = np.asarray(scoring(estimator, X), dtype=np.float64)
+        values = scoring(estimator, X) if y is None else scoring(estimator, X, y)
+        values = np.asarray(values, dtype=np.float64)
         values = np.where(np.isnan(values), low, values)
         return np.clip(values, low, high), (float(low), float(high))
-    kind = score_kind(estimator)
+    kind = scoring if scoring is not None else score_kind(estimator)
+    if kind in ("accuracy", "neg_squared_error"):
+        if y is None:
+            raise ValueError(
+                f"the {kind} score needs targets: fit the search with fit(X, y)."
+            )
+        score = _accuracy if kind == "accuracy" else _negative_squared_error
+        values, (low, high) = score(estimator, X, y)
+        values = np.where(np.isnan(values), low, values)
+        return np.clip(values, low, high), (low, high)
     model, head = _final(estimator)
     if head is not None:
         X = head.transform(X)

@@ -205,11 +205,17 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     validation_fraction : float, default=0.2
         The share of rows held out for scoring, in (0, 1); the split is a
         uniformly random partition drawn from ``random_state``.
-    scoring : callable or None, default=None
-        ``scoring(estimator, X)`` returning a 1-D array of one score per row
-        of ``X`` (higher is better), with ``score_range``; the score of a row
-        may depend only on that row and the fitted estimator, and must not
-        raise on valid rows. None uses the family's default:
+    scoring : callable, "accuracy", "neg_squared_error" or None, default=None
+        ``scoring(estimator, X)`` (``scoring(estimator, X, y)`` when ``fit``
+        was given targets) returning a 1-D array of one score per row of
+        ``X`` (higher is better), with ``score_range``; the score of a row
+        may depend only on that row (and its target) and the fitted
+        estimator, and must not raise on valid rows. ``"accuracy"``: 1 per
+        held-out row predicted right (range [0, 1]); ``"neg_squared_error"``:
+        minus the squared error of prediction and target, both clipped to the
+        model's ``target_bounds_`` (R^2 is not a mean of per-row scores).
+        None uses the family's default: the accuracy for a pipeline that ends
+        in a dpcov classifier, the squared error for a dpcov regressor,
         the captured energy fraction for subspaces and PCA, the
         log-likelihood for Bernoulli products, and the Frobenius score
         ``2 y^T C y - ||C||_F^2`` of rows ``y`` clipped to ``score_norm``
@@ -314,7 +320,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         "n_iter": [Interval(Real, 1, None, closed="left")],
         "law": [StrOptions(set(RUN_LAWS)), Interval(Real, 0, None, closed="neither")],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
-        "scoring": [callable, None],
+        "scoring": [callable, StrOptions({"accuracy", "neg_squared_error"}), None],
         "score_range": ["array-like", None],
         "score_norm": [Interval(Real, 1e-150, 1e150, closed="both"), None],
         "accountant": [BudgetAccountant, None],
@@ -375,6 +381,13 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         return spaces
 
     def _check_scoring(self, grid):
+        if isinstance(self.scoring, str):
+            if self.score_range is not None:
+                raise ValueError(
+                    f"scoring={self.scoring!r} has its own range: score_range is "
+                    "for a callable scoring."
+                )
+            return None
         if self.scoring is not None:
             if self.score_range is None:
                 raise ValueError(
@@ -530,15 +543,16 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None):
-        """Run the private search on X.
+        """Run the private search on X (and its targets y).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
             All rows: a random ``validation_fraction`` of them is held out
             for scoring, the rest trains every run.
-        y : Ignored
-            Not used, present for API consistency by convention.
+        y : array-like of shape (n_samples,), default=None
+            Targets, for candidates that end in a model: split with the rows,
+            passed to every run's fit and to the score.
 
         Returns
         -------
@@ -565,8 +579,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         if self.accountant is not None:
             self.accountant.check(guarantee, label=type(self).__name__)
         X = self._read_rows(X)
+        y = self._read_targets(y, X.shape[0])
         warn_if_seeded(self, guarantee)
-        X_train, X_valid = self._split_rows(X, rng)
+        (X_train, y_train), (X_valid, y_valid) = self._split_rows(X, y, rng)
         if self.accountant is not None:
             self.accountant.spend(guarantee, label=type(self).__name__)
         if not candidates:
@@ -580,7 +595,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 "always runs at least once."
             )
         calibration = (run_budget, score_range, score_norm)
-        best = self._best_run(candidates, drawn, X_train, X_valid, calibration, rng)
+        best = self._best_run(
+            candidates, drawn, (X_train, y_train), (X_valid, y_valid), calibration, rng
+        )
         self._release_best(best, run_budget, guarantee)
         return self
 
@@ -611,19 +628,36 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             )
         return X
 
-    def _split_rows(self, X, rng):
-        # The training and held-out rows, by a random permutation (the draw
-        # after the plan's).
+    def _read_targets(self, y, n_samples):
+        # The targets as an array of n_samples (labels stay as given: a
+        # classifier checks them against its public classes).
+        if y is None:
+            return None
+        try:
+            y = np.asarray(y)
+        except (TypeError, ValueError):
+            y = None
+        if y is None or y.ndim != 1 or y.shape[0] != n_samples:
+            raise ValueError(
+                f"y must be a 1-D array of {n_samples} targets, one per row of X."
+            )
+        return y
+
+    def _split_rows(self, X, y, rng):
+        # The training and held-out rows (and targets), by a random
+        # permutation (the draw after the plan's).
         n_samples = X.shape[0]
         n_valid = min(
             max(1, math.ceil(self.validation_fraction * n_samples)), n_samples - 1
         )
         order = _noise.permutation(rng, n_samples)
-        X_train = _safe_indexing(X, np.sort(order[n_valid:]))
-        X_valid = _safe_indexing(X, np.sort(order[:n_valid]))
-        return X_train, X_valid
+        train, valid = np.sort(order[n_valid:]), np.sort(order[:n_valid])
+        X_train, X_valid = _safe_indexing(X, train), _safe_indexing(X, valid)
+        if y is None:
+            return (X_train, None), (X_valid, None)
+        return (X_train, y[train]), (X_valid, y[valid])
 
-    def _best_run(self, candidates, drawn, X_train, X_valid, calibration, rng):
+    def _best_run(self, candidates, drawn, train, valid, calibration, rng):
         # The runs, in the order drawn (their scores' noise comes from rng in
         # that order): the best run's (score, scale, model, params, warnings).
         best = None
@@ -631,7 +665,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             # Only the best model so far is kept: the others are dropped as
             # soon as they lose (the number of runs has a long tail).
             candidate, candidates[index] = candidates[index], None
-            outcome = self._run(candidate, X_train, X_valid, calibration, rng)
+            outcome = self._run(candidate, train, valid, calibration, rng)
             if outcome is None:
                 continue  # a private "no result": this run scores -inf
             score, scale, caught = outcome
@@ -643,20 +677,26 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             )
         return best
 
-    def _run(self, candidate, X_train, X_valid, calibration, rng):
+    def _run(self, candidate, train, valid, calibration, rng):
         # One run: fit the candidate (its warnings recorded, not shown), then
         # its noisy score; None for a private "no result".
+        (X_train, y_train), (X_valid, y_valid) = train, valid
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                candidate.fit(X_train)
+                if y_train is None:
+                    candidate.fit(X_train)
+                else:
+                    candidate.fit(X_train, y_train)
             except NoPrivateResult:
                 return None
         with warnings.catch_warnings():
             # Whatever the scoring of held-out rows warns is about those
             # rows, not a release: never shown.
             warnings.simplefilter("ignore")
-            score, scale = self._noisy_score(candidate, X_valid, *calibration, rng)
+            score, scale = self._noisy_score(
+                candidate, X_valid, y_valid, *calibration, rng
+            )
         return score, scale, caught
 
     def _release_best(self, best, run_budget, guarantee):
@@ -678,11 +718,14 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.epsilon_spent_ = float(guarantee.epsilon)
         self.delta_spent_ = float(getattr(guarantee, "delta", 0.0))
 
-    def _noisy_score(self, model, X_valid, run_budget, score_range, score_norm, rng):
+    def _noisy_score(
+        self, model, X_valid, y_valid, run_budget, score_range, score_norm, rng
+    ):
         n_valid = X_valid.shape[0]
         values, (low, high) = bounded_scores(
             model,
             X_valid,
+            y_valid,
             scoring=self.scoring,
             score_range=score_range,
             score_norm=score_norm,
@@ -772,16 +815,18 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         ----------
         X : array-like of shape (n_samples, n_features)
             Rows.
-        y : Ignored
-            Not used, present for API consistency by convention.
+        y : array-like of shape (n_samples,), default=None
+            Targets, for a model that scores with them (accuracy, R^2).
 
         Returns
         -------
         score : float
-            ``best_estimator_.score(X)``.
+            ``best_estimator_.score(X)`` (``score(X, y)`` with ``y``).
         """
         check_is_fitted(self)
-        return self.best_estimator_.score(X)
+        if y is None:
+            return self.best_estimator_.score(X)
+        return self.best_estimator_.score(X, y)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
