@@ -991,3 +991,35 @@ def test_ragged_row_names_neither_its_line_nor_its_cells(tmp_path):
     message = str(info.value).split("r.csv: ", 1)[1]
     assert "1234" not in message and "0.4" not in message
     assert "line" not in message and "row 3" not in message
+
+
+def test_models_fit_with_a_target_column(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(6000, 3))
+    y = X @ [1.0, -2.0, 0.5] + rng.normal(0, 0.1, 6000)
+    with open(tmp_path / "reg.csv", "w") as handle:
+        handle.write("a,b,c,y\n")
+        np.savetxt(handle, np.c_[X, y], delimiter=",", fmt="%.6f")
+    argv = ["fit", "reg.csv", "-e", "linear-regression", "--target", "y"]
+    argv += ["--bounds=-1,1", "--param", "target_bounds=(-5, 5)", "-o", "c.npy"]
+    assert main(argv) == 0
+    np.testing.assert_allclose(np.load(tmp_path / "c.npy"), [1.0, -2.0, 0.5], atol=0.2)
+    labels = (X[:, 0] > 0).astype(int)
+    with open(tmp_path / "cls.csv", "w") as handle:
+        handle.write("a,b,c,label\n")
+        np.savetxt(handle, np.c_[X, labels], delimiter=",", fmt="%.6f")
+    argv = ["fit", "cls.csv", "-e", "lda", "--target", "4", "--data-norm", "2"]
+    assert main([*argv, "--param", "classes=[0, 1]", "-o", "l.npy"]) == 0
+    assert np.load(tmp_path / "l.npy").shape == (2, 3)
+    capsys.readouterr()
+    for bad, message in [
+        (["fit", "reg.csv", "-e", "ridge", "--bounds=-1,1"], "pass --target"),
+        (["fit", "reg.csv", "-e", "gauss", "--target", "y"], "fits no target"),
+        (
+            ["fit", "reg.csv", "-e", "ridge", "--target", "9", "--bounds=-1,1"],
+            "names no column",
+        ),
+    ]:
+        assert main(bad) != 0
+        assert message in capsys.readouterr().err

@@ -13,7 +13,9 @@ from ..covariance import (
     SeparateCovariance,
 )
 from ..decomposition import PCA, ApproximateSubspace, ExactSubspace
+from ..discriminant_analysis import LinearDiscriminantAnalysis
 from ..distributions import MultivariateGaussian, ProductBernoulli
+from ..linear_model import LinearRegression, Ridge
 from ._errors import CommandError
 
 #: Every public estimator, by class name.
@@ -30,8 +32,14 @@ ESTIMATORS = {
         ApproximateSubspace,
         MultivariateGaussian,
         ProductBernoulli,
+        LinearRegression,
+        Ridge,
+        LinearDiscriminantAnalysis,
     )
 }
+
+#: The estimators that fit a target (``--target``).
+SUPERVISED = ("LinearRegression", "Ridge", "LinearDiscriminantAnalysis")
 
 
 #: Short names (matched like class names: case, "-" and "_" ignored).
@@ -46,6 +54,9 @@ ALIASES = {
     "approximate-subspace": "ApproximateSubspace",
     "gaussian": "MultivariateGaussian",
     "bernoulli": "ProductBernoulli",
+    "linear-regression": "LinearRegression",
+    "ridge": "Ridge",
+    "lda": "LinearDiscriminantAnalysis",
 }
 
 
@@ -55,6 +66,9 @@ RELEASED_ATTRIBUTE = {
     "ExactSubspace": "components_",
     "ApproximateSubspace": "components_",
     "ProductBernoulli": "probabilities_",
+    "LinearRegression": "coef_",
+    "Ridge": "coef_",
+    "LinearDiscriminantAnalysis": "coef_",
 }
 
 

@@ -30,6 +30,7 @@ from ._atomic import write_atomically
 from ._errors import CommandError, _fit_failure, _one_line, _warnings_as_lines
 from ._estimators import (
     RELEASED_ATTRIBUTE,
+    SUPERVISED,
     build_estimator,
     documented_attributes,
     resolve_estimator,
@@ -111,6 +112,14 @@ def _run_fit(args):
 def _checked_estimator(args):
     # The estimator named on the command line, with its parameters checked.
     cls = resolve_estimator(args.estimator)
+    supervised = cls.__name__ in SUPERVISED
+    if supervised and args.target is None:
+        raise CommandError(
+            f"{cls.__name__} fits a target: pass --target COLUMN (its name or "
+            "1-based position)"
+        )
+    if not supervised and args.target is not None:
+        raise CommandError(f"{cls.__name__} fits no target: drop --target")
     estimator = build_estimator(cls, args)
     try:
         # Before the data are read; the message quotes only the parameters.
@@ -211,8 +220,11 @@ def _read_fit_and_write(plan, args):
         X, names = read_matrix(
             plan.files.input, delimiter=plan.delimiter, header=args.header
         )
+        y = None
+        if args.target is not None:
+            X, y, names = _split_target(X, names, args.target, plan.files.input)
         bar.update(1, label=f"fitting {type(plan.estimator).__name__}")
-        _fit(plan.estimator, X, secure_noise=args.secure_noise)
+        _fit(plan.estimator, X, y, secure_noise=args.secure_noise)
         bar.update(1, label="writing")
         released = _released(plan.estimator, plan.attribute, plan.files.fmt)
         text = _report_text(plan, X, names)
@@ -221,14 +233,41 @@ def _read_fit_and_write(plan, args):
     return X, names, released
 
 
-def _fit(estimator, X, *, secure_noise):
+def _split_target(X, names, target, path):
+    # The target column (by declared name or 1-based position) apart from
+    # the features; the message names columns only.
+    if names is not None and target in names:
+        column = names.index(target)
+    else:
+        try:
+            column = int(target) - 1
+        except ValueError:
+            column = -1
+        if not 0 <= column < X.shape[1]:
+            raise CommandError(
+                f"{path}: --target {target!r} names no column (a header name, "
+                f"or a position from 1 to {X.shape[1]})"
+            )
+    if X.shape[1] < 2:
+        raise CommandError(f"{path}: --target leaves no feature column")
+    y = X[:, column]
+    X = np.delete(X, column, axis=1)
+    if names is not None:
+        names = [name for j, name in enumerate(names) if j != column]
+    return X, y, names
+
+
+def _fit(estimator, X, y=None, *, secure_noise):
     # Fit under the hardened-noise setting; a failure becomes one line that
     # quotes no data.
     try:
         # None keeps the process's setting (DPCOV_SECURE_NOISE).
         secure = True if secure_noise else None
         with config_context(secure_noise=secure):
-            estimator.fit(X)
+            if y is None:
+                estimator.fit(X)
+            else:
+                estimator.fit(X, y)
     except CommandError:
         raise
     except Exception as exc:  # noqa: BLE001

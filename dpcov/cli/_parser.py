@@ -283,8 +283,16 @@ def add_fit_arguments(parser):
     parser.add_argument(
         "--attribute",
         metavar="ATTR",
-        help="fitted attribute to save (default: covariance_, components_ "
-        "or probabilities_)",
+        help="fitted attribute to save (default: covariance_, components_, "
+        "probabilities_ or coef_)",
+    )
+    parser.add_argument(
+        "--target",
+        metavar="COLUMN",
+        help="the column that holds the target of a model (linear-regression, "
+        "ridge, lda): its name (with a header) or its 1-based position; its "
+        "range is public like the features' (--param target_bounds=(LO,HI), "
+        "--param classes=[...])",
     )
     parser.add_argument(
         "--delimiter",
