@@ -15,8 +15,15 @@ Each family of dpcov estimators has a default score:
   clipped to the model's target range, in ``[-(high - low)**2, 0]`` (R^2 is
   not a mean of per-row scores);
 
-* subspaces and PCA (``components_``): the fraction of each row's energy
-  about ``mean_`` that the components capture, in [0, 1];
+* PCA: the probabilistic PCA model's log-likelihood of each held-out row
+  (Tipping and Bishop, 1999), the rows centred on ``mean_`` and clipped to
+  the norm ``r`` of the fit's geometry (the box's farthest corner from
+  ``mean_``, or ``data_norm_ + ||mean_||``), in ``[c - r**2 / (2
+  lambda_min), c]`` for ``c = -(d log(2 pi) + log det C) / 2`` and ``C`` the
+  model's covariance. Unlike the captured energy, it does not always prefer
+  more components: one whose released variance is noise costs likelihood;
+* subspaces (``components_``): the fraction of each row's energy about
+  ``mean_`` that the components capture, in [0, 1];
 * Bernoulli products (``probabilities_``): the row's log-likelihood, in
   ``[sum log min(p, 1-p), sum log max(p, 1-p)]`` (the probabilities are kept
   away from 0 and 1 by the estimator);
@@ -78,6 +85,32 @@ def _captured_fraction(model, X):
     with np.errstate(invalid="ignore", divide="ignore"):
         fraction = np.where(total > 0, captured / total, 1.0)
     return np.clip(fraction, 0.0, 1.0), (0.0, 1.0)
+
+
+def _pca_log_likelihood(model, X):
+    # The probabilistic PCA model's log-likelihood of each held-out row
+    # (Tipping and Bishop, 1999), rows centred on mean_ and clipped to the
+    # public (or released) norm r of the fit's geometry: the quadratic term
+    # lies in [0, r**2 / lambda_min], so the score is bounded by the model.
+    # More components are not always better: a component whose released
+    # variance is noise costs likelihood on held-out rows.
+    mean = np.asarray(model.mean_, dtype=np.float64)
+    if getattr(model, "bounds_", None) is not None:
+        lower, upper = model.bounds_
+        far = np.maximum(np.abs(lower - mean), np.abs(upper - mean))
+        radius = float(np.linalg.norm(far))
+    else:
+        radius = float(model.data_norm_ + np.linalg.norm(mean))
+    covariance = np.asarray(model.get_covariance(), dtype=np.float64)
+    values, vectors = np.linalg.eigh((covariance + covariance.T) / 2.0)
+    if not values.min() > 0.0 or not math.isfinite(radius):
+        return np.full(_dense(X).shape[0], -np.inf), (-np.inf, -np.inf)
+    constant = -0.5 * (values.size * math.log(2.0 * math.pi) + np.sum(np.log(values)))
+    with quiet_float_errors():
+        rows, _ = _clip(_dense(X) - mean, radius, owned=True)
+        quadratic = np.sum((rows @ vectors) ** 2 / values, axis=1)
+        low = constant - 0.5 * radius**2 / float(values.min())
+    return constant - 0.5 * quadratic, (float(low), float(constant))
 
 
 def _product_log_likelihood(model, X):
@@ -146,8 +179,8 @@ def score_kind(estimator):
 
     Returns
     -------
-    kind : {"accuracy", "neg_squared_error", "captured_fraction", \
-            "log_likelihood", "frobenius"} or None
+    kind : {"accuracy", "neg_squared_error", "pca_log_likelihood", \
+            "captured_fraction", "log_likelihood", "frobenius"} or None
         None when no default applies (pass ``scoring`` and ``score_range``).
     """
     model, _ = _final(estimator)
@@ -156,7 +189,9 @@ def score_kind(estimator):
         return "accuracy"
     if _is_dpcov_regressor(model):
         return "neg_squared_error"
-    if isinstance(model, (PCA, BaseSubspace)):
+    if isinstance(model, PCA):
+        return "pca_log_likelihood"
+    if isinstance(model, BaseSubspace):
         return "captured_fraction"
     if isinstance(model, ProductBernoulli):
         return "log_likelihood"
@@ -218,7 +253,9 @@ def bounded_scores(
     model, head = _final(estimator)
     if head is not None:
         X = head.transform(X)
-    if kind == "captured_fraction":
+    if kind == "pca_log_likelihood":
+        values, (low, high) = _pca_log_likelihood(model, X)
+    elif kind == "captured_fraction":
         values, (low, high) = _captured_fraction(model, X)
     elif kind == "log_likelihood":
         values, (low, high) = _product_log_likelihood(model, X)

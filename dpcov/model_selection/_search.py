@@ -216,7 +216,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         model's ``target_bounds_`` (R^2 is not a mean of per-row scores).
         None uses the family's default: the accuracy for a pipeline that ends
         in a dpcov classifier, the squared error for a dpcov regressor,
-        the captured energy fraction for subspaces and PCA, the
+        the held-out log-likelihood of the probabilistic PCA model for PCA
+        (which does not simply prefer more components: one whose released
+        variance is noise costs likelihood), the captured energy fraction
+        for subspaces, the
         log-likelihood for Bernoulli products, and the Frobenius score
         ``2 y^T C y - ||C||_F^2`` of rows ``y`` clipped to ``score_norm``
         for covariances and Gaussians (its mean is ``||S||_F^2 - ||C -
