@@ -185,9 +185,10 @@ class LinearDiscriminantAnalysis(
         Public priors, or the private counts' shares.
     covariance_ : ndarray of shape (n_features, n_features)
         Private pooled within-class covariance, with the ridge added.
-    coef_ : ndarray of shape (n_classes, n_features)
-        Weights of the linear decision function.
-    intercept_ : ndarray of shape (n_classes,)
+    coef_ : ndarray of shape (n_classes, n_features) or (1, n_features)
+        Weights of the linear decision function (one row for two classes,
+        as scikit-learn's).
+    intercept_ : ndarray of shape (n_classes,) or (1,)
         Its intercepts.
     scalings_ : ndarray of shape (n_features, n_components)
         Discriminant directions of ``transform``.
@@ -366,7 +367,16 @@ class LinearDiscriminantAnalysis(
             )
         return index
 
-    def _covariance_estimator(self):
+    def _supports_hardened_noise(self):
+        # The radius and the class statistics have exact samplers; the
+        # covariance estimator decides for its part.
+        if self.covariance is None:
+            return AdaptiveCovariance()._supports_hardened_noise()
+        return getattr(self.covariance, "_supports_hardened_noise", bool)()
+
+    def _covariance_estimator(self, share):
+        # The configured covariance estimator (its geometry, budget and
+        # accountant are the LDA's), checked before anything is spent.
         estimator = (
             AdaptiveCovariance() if self.covariance is None else clone(self.covariance)
         )
@@ -375,6 +385,20 @@ class LinearDiscriminantAnalysis(
                 "covariance must be a dpcov covariance estimator (one of "
                 "dpcov.covariance's)."
             )
+        if estimator.bounds is not None or estimator.data_norm is not None:
+            raise ValueError(
+                "covariance=...: leave its bounds and data_norm at None; the "
+                "LinearDiscriminantAnalysis sets its geometry (the centred rows' "
+                "norm bound)."
+            )
+        # A placeholder norm for the check; the fit sets the real one.
+        estimator.set_params(
+            data_norm=1.0,
+            assume_centered=True,
+            accountant=None,
+            **_budget_params(estimator, share),
+        )
+        check_params_always(estimator)
         return estimator
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -401,8 +425,14 @@ class LinearDiscriminantAnalysis(
         X = validate_rows(self, X)
         n_samples, n_features = X.shape
         index = self._labels(y, classes, n_samples)
-        estimator = self._covariance_estimator()
         split = split_budget(budget, LDA_SHARES)
+        estimator = self._covariance_estimator(split["covariance"])
+        limit = min(classes.size - 1, n_features)
+        if self.n_components is not None and self.n_components > limit:
+            raise ValueError(
+                f"n_components={self.n_components} is above min(n_classes - 1, "
+                f"n_features)={limit}."
+            )
         epsilon_radius = split["radius"].exponential_epsilon()
         n_min = exponential_radius_min_samples(epsilon_radius)
         if n_samples < n_min:
@@ -449,14 +479,9 @@ class LinearDiscriminantAnalysis(
         # 3. The covariance of the rows centred on their class's released
         # mean: norm at most 2 r.
         centred = rows - means[index]
-        budget_params = _budget_params(estimator, split["covariance"])
-        estimator.set_params(
-            data_norm=2.0 * radius,
-            assume_centered=True,
-            random_state=rng,
-            accountant=None,  # the whole fit is recorded once, above
-            **budget_params,
-        )
+        # (The whole fit is recorded once, above: the estimator has no
+        # accountant.)
+        estimator.set_params(data_norm=2.0 * radius, random_state=rng)
         with warnings.catch_warnings():
             # Its figure is of the pooled covariance alone, a part of the fit.
             warnings.simplefilter("ignore", NoiseDominatedWarning)
@@ -497,11 +522,20 @@ class LinearDiscriminantAnalysis(
         floor = max(ridge, 1e-12 * float(values.max()), np.finfo(np.float64).tiny)
         values = np.maximum(values, floor)
         with quiet_float_errors():
-            self.coef_ = ((means @ vectors) / values) @ vectors.T
+            coef = ((means @ vectors) / values) @ vectors.T
             whitening = vectors / np.sqrt(values)
         with np.errstate(divide="ignore"):
             log_priors = np.log(priors)
-        self.intercept_ = -0.5 * np.sum(means * self.coef_, axis=1) + log_priors
+        intercept = -0.5 * np.sum(means * coef, axis=1) + log_priors
+        # Every class's score (predict, predict_proba); coef_ and intercept_
+        # as scikit-learn's: one row for two classes (the second's score
+        # less the first's).
+        self._class_coef, self._class_intercept = coef, intercept
+        if classes.size == 2:
+            self.coef_ = (coef[1] - coef[0])[np.newaxis, :]
+            self.intercept_ = np.array([intercept[1] - intercept[0]])
+        else:
+            self.coef_, self.intercept_ = coef, intercept
         self.xbar_ = priors @ means
         centred = (means - self.xbar_) @ whitening
         between = centred.T @ (centred * priors[:, None])
@@ -510,11 +544,6 @@ class LinearDiscriminantAnalysis(
         order = np.argsort(values)[::-1]
         limit = min(classes.size - 1, means.shape[1])
         n_components = limit if self.n_components is None else int(self.n_components)
-        if n_components > limit:
-            raise ValueError(
-                f"n_components={n_components} is above min(n_classes - 1, "
-                f"n_features)={limit}."
-            )
         self.scalings_ = vectors[:, order[:n_components]]
         self.explained_variance_ratio_ = values[order][:n_components] / max(
             values.sum(), 1e-300
@@ -539,7 +568,7 @@ class LinearDiscriminantAnalysis(
         with quiet_float_errors():
             scores = X @ self.coef_.T + self.intercept_
         if self.classes_.size == 2:
-            return scores[:, 1] - scores[:, 0]
+            return scores[:, 0]
         return scores
 
     def _scores(self, X):
@@ -547,7 +576,7 @@ class LinearDiscriminantAnalysis(
         X = validate_rows(self, X, reset=False, method="predict")
         # Extreme rows overflow silently (a warning would single them out).
         with quiet_float_errors():
-            return X @ self.coef_.T + self.intercept_
+            return X @ self._class_coef.T + self._class_intercept
 
     def predict(self, X):
         """Predict the class of each row.

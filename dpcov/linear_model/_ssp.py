@@ -187,7 +187,10 @@ def _check_target_bounds(target_bounds):
             "target, known without looking at the data (targets are clipped to "
             "it)."
         )
-    lower, upper = check_bounds(target_bounds, 1)
+    try:
+        lower, upper = check_bounds(target_bounds, 1)
+    except ValueError as exc:
+        raise ValueError(f"target_bounds: {str(exc).replace('bounds: ', '')}") from None
     return lower, upper
 
 
@@ -500,10 +503,14 @@ class Ridge(_BaseSSP):
     ``U^T U`` and ``U^T t`` (half each). ``alpha`` penalises the
     coefficients in the original units, as scikit-learn's
     :class:`~sklearn.linear_model.Ridge` does (the intercept is not
-    penalised), and the noise is added on top: a noisy ``U^T U`` whose
-    smallest eigenvalue falls below the noise's norm makes the solution
-    unstable, so ``alpha`` should be at least about the noise's scale (see
-    ``noise_scale_``). Same guarantee as :class:`LinearRegression`.
+    penalised): ``alpha / h_j**2`` on coefficient ``j`` in unit coordinates
+    (``ridge_`` is the largest). The noise is added on top, and a noisy
+    ``U^T U`` whose smallest eigenvalue falls below the noise's spectral
+    norm (about ``2 sqrt(d + 1)`` times its standard deviation per entry,
+    ``(d + 1) / sqrt(rho / 2)`` under zCDP) makes the solution unstable: the
+    unit-coordinate ridge should be at least that, or use
+    :class:`LinearRegression`, which chooses it privately. Same guarantee as
+    :class:`LinearRegression`.
 
     Read more in the :ref:`User Guide <linear_models>`.
 

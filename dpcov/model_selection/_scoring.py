@@ -101,7 +101,12 @@ def _pca_log_likelihood(model, X):
         radius = float(np.linalg.norm(far))
     else:
         radius = float(model.data_norm_ + np.linalg.norm(mean))
-    covariance = np.asarray(model.get_covariance(), dtype=np.float64)
+    # The model's covariance from its parts (scikit-learn's get_covariance
+    # rescales whitened components once more: scikit-learn issue #13898).
+    components = np.asarray(model.components_, dtype=np.float64)
+    noise = float(model.noise_variance_)
+    spread = np.maximum(np.asarray(model.explained_variance_, float) - noise, 0.0)
+    covariance = (components.T * spread) @ components + noise * np.eye(mean.size)
     values, vectors = np.linalg.eigh((covariance + covariance.T) / 2.0)
     if not values.min() > 0.0 or not math.isfinite(radius):
         return np.full(_dense(X).shape[0], -np.inf), (-np.inf, -np.inf)
@@ -154,6 +159,23 @@ def _accuracy(estimator, X, y):
     return (predicted == np.asarray(y)).astype(np.float64), (0.0, 1.0)
 
 
+def _as_numbers(y):
+    # Targets as floats; a value that is not a number scores the worst (the
+    # search checked them before spending: this is for direct calls) and no
+    # conversion error, which may quote the value, escapes.
+    try:
+        return np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError):
+        pass
+    out = np.empty(len(y))
+    for i, value in enumerate(y):
+        try:
+            out[i] = float(value)
+        except (TypeError, ValueError):
+            out[i] = np.nan
+    return out
+
+
 def _negative_squared_error(estimator, X, y):
     # -(prediction - target)**2, both clipped to the model's public (or
     # released) target range: in [-(high - low)**2, 0].
@@ -169,7 +191,7 @@ def _negative_squared_error(estimator, X, y):
         predicted = np.clip(
             np.asarray(estimator.predict(X), dtype=np.float64), low, high
         )
-        target = np.clip(np.asarray(y, dtype=np.float64), low, high)
+        target = np.clip(_as_numbers(y), low, high)
         values = -np.square(predicted - target)
     return values, (-((high - low) ** 2), 0.0)
 

@@ -35,7 +35,7 @@ from ..utils._sklearn_compat import (
 )
 from ..utils._warnings import warn
 from ._cost import _dominating, budget_weights, check_shareable, private_steps
-from ._scoring import bounded_scores, score_kind
+from ._scoring import _final, bounded_scores, score_kind
 
 __all__ = ["PrivateSearchCV"]
 
@@ -390,6 +390,16 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                     f"scoring={self.scoring!r} has its own range: score_range is "
                     "for a callable scoring."
                 )
+            kinds = {score_kind(candidate) for candidate in grid}
+            if kinds != {self.scoring}:
+                raise ValueError(
+                    f"scoring={self.scoring!r} needs candidates that end in a "
+                    + (
+                        "dpcov classifier."
+                        if self.scoring == "accuracy"
+                        else "dpcov regressor (its target_bounds_ bound the error)."
+                    )
+                )
             return None
         if self.scoring is not None:
             if self.score_range is None:
@@ -632,9 +642,20 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         return X
 
     def _read_targets(self, y, n_samples):
-        # The targets as an array of n_samples (labels stay as given: a
-        # classifier checks them against its public classes).
+        # The targets as an array of n_samples, checked before anything is
+        # spent against the domain of the model that ends the candidates
+        # (a regressor's numbers, a classifier's public classes), so that no
+        # refusal depends on where the split puts a row; no message quotes a
+        # target.
+        model, _ = _final(self.estimator)
+        kind = self.scoring if isinstance(self.scoring, str) else score_kind(model)
+        supervised = kind in ("accuracy", "neg_squared_error")
         if y is None:
+            if supervised:
+                raise ValueError(
+                    f"{type(model).__name__} fits and scores with targets: call "
+                    "fit(X, y)."
+                )
             return None
         try:
             y = np.asarray(y)
@@ -644,6 +665,30 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             raise ValueError(
                 f"y must be a 1-D array of {n_samples} targets, one per row of X."
             )
+        if kind == "neg_squared_error":
+            problem = None
+            try:
+                numbers = y.astype(np.float64)
+            except (TypeError, ValueError):
+                problem = "holds values that are not numbers"
+            if problem is None and not np.all(np.isfinite(numbers)):
+                problem = "contains NaN or infinity"
+            if problem is not None:
+                raise ValueError(f"PrivateSearchCV.fit: y {problem}.")
+            return numbers
+        classes = getattr(model, "classes", None)
+        if kind == "accuracy" and classes is not None:
+            inside = np.zeros(n_samples, dtype=bool)
+            for label in np.asarray(classes):
+                try:
+                    inside |= y == label
+                except (TypeError, ValueError):
+                    pass
+            if not inside.all():
+                raise ValueError(
+                    "PrivateSearchCV.fit: y holds a label outside the model's "
+                    "classes (refused before anything is spent)."
+                )
         return y
 
     def _split_rows(self, X, y, rng):

@@ -180,3 +180,48 @@ def test_in_a_private_pipeline_after_pca():
     assert lda.data_norm_ <= pipe.ranges_["lda"][1]
     assert pipe.score(X, y) > 0.9
     assert pipe.epsilon_spent_ <= 2.0
+
+
+def test_public_problems_are_refused_before_spending():
+    from dpcov import config_context
+    from dpcov.accounting import BudgetAccountant
+    from dpcov.covariance import EigenSamplingCovariance, GaussianCovariance
+
+    X, y = _mixture(5, n=5000)
+    accountant = BudgetAccountant()
+    for params, message in [
+        (dict(covariance=GaussianCovariance(bounds=(-1.0, 1.0))), "leave its bounds"),
+        (dict(n_components=5), "n_components=5 is above"),
+    ]:
+        model = LinearDiscriminantAnalysis(
+            data_norm=20.0, classes=[0, 1, 2], accountant=accountant, **params
+        )
+        with pytest.raises(ValueError, match=message):
+            model.fit(X, y)
+    assert len(accountant) == 0
+    sampled = LinearDiscriminantAnalysis(
+        data_norm=20.0,
+        classes=[0, 1, 2],
+        covariance=EigenSamplingCovariance(),
+        accountant=accountant,
+    )
+    assert not sampled._supports_hardened_noise()
+    assert LinearDiscriminantAnalysis(classes=[0, 1])._supports_hardened_noise()
+    from dpcov.exceptions import NoHardenedSampler
+
+    with config_context(secure_noise=True), pytest.raises(NoHardenedSampler):
+        sampled.fit(X, y)
+    assert len(accountant) == 0
+
+
+def test_two_classes_have_scikit_learn_shapes():
+    X, y = _mixture(6, n=5000, k=2)
+    model = LinearDiscriminantAnalysis(
+        epsilon=np.inf, data_norm=20.0, classes=[0, 1]
+    ).fit(X, y)
+    exact = SkLDA().fit(X, y)
+    assert model.coef_.shape == exact.coef_.shape == (1, 4)
+    assert model.intercept_.shape == exact.intercept_.shape == (1,)
+    decision = model.decision_function(X[:20])
+    assert decision.shape == (20,)
+    np.testing.assert_array_equal(model.predict(X[:20]), (decision > 0).astype(int))

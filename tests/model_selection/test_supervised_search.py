@@ -101,3 +101,55 @@ def test_bad_targets_and_score_range():
         PrivateSearchCV(
             pipe, {"priors": [None]}, scoring="accuracy", score_range=(0, 1)
         ).fit(X, y)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bad_targets_refused_before_spending_wherever_the_split_puts_them(seed):
+    # Whether a bad target lands in the training or the held-out rows, the
+    # refusal is the same, names no value and comes before the accountant
+    # records anything.
+    from dpcov.accounting import BudgetAccountant
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(3000, 3))
+    y = (X @ [1.0, 2.0, 3.0]).astype(object)
+    y[5] = "secret-value-42"
+    accountant = BudgetAccountant()
+    search = PrivateSearchCV(
+        Ridge(bounds=(-1.0, 1.0), target_bounds=(-6.0, 6.0)),
+        {"alpha": [1.0, 10.0]},
+        epsilon=1.0,
+        accountant=accountant,
+        random_state=seed,
+    )
+    with pytest.raises(ValueError, match="not numbers") as info:
+        search.fit(X, y)
+    assert "secret" not in str(info.value)
+    assert len(accountant) == 0
+    labels = rng.integers(0, 3, 3000)
+    labels[7] = 9
+    lda = LinearDiscriminantAnalysis(data_norm=5.0, classes=[0, 1, 2])
+    with pytest.raises(ValueError, match="outside the model's classes"):
+        PrivateSearchCV(
+            lda, {"priors": [None]}, accountant=accountant, random_state=seed
+        ).fit(X, labels)
+    assert len(accountant) == 0
+
+
+def test_scores_that_need_targets_or_another_model_are_refused_up_front():
+    X, y = _mixture(5, n=2000)
+    lda = LinearDiscriminantAnalysis(data_norm=20.0, classes=[0, 1, 2])
+    with pytest.raises(ValueError, match="call fit\\(X, y\\)"):
+        PrivateSearchCV(lda, {"priors": [None]}).fit(X)
+    with pytest.raises(ValueError, match="end in a dpcov regressor"):
+        PrivateSearchCV(lda, {"priors": [None]}, scoring="neg_squared_error").fit(X, y)
+
+
+def test_pca_score_uses_the_model_covariance_when_whitened():
+    X, _ = _mixture(6, n=5000)
+    plain = PCA(n_components=3, data_norm=20.0, epsilon=np.inf).fit(X)
+    white = PCA(n_components=3, data_norm=20.0, epsilon=np.inf, whiten=True).fit(X)
+    a, range_a = bounded_scores(plain, X[:100])
+    b, range_b = bounded_scores(white, X[:100])
+    np.testing.assert_allclose(a, b, rtol=1e-9)
+    np.testing.assert_allclose(range_a, range_b, rtol=1e-9)
