@@ -1011,7 +1011,7 @@ def test_models_fit_with_a_target_column(tmp_path, monkeypatch, capsys):
         np.savetxt(handle, np.c_[X, labels], delimiter=",", fmt="%.6f")
     argv = ["fit", "cls.csv", "-e", "lda", "--target", "4", "--data-norm", "2"]
     assert main([*argv, "--param", "classes=[0, 1]", "-o", "l.npy"]) == 0
-    assert np.load(tmp_path / "l.npy").shape == (2, 3)
+    assert np.load(tmp_path / "l.npy").shape == (1, 3)  # two classes: one row
     capsys.readouterr()
     for bad, message in [
         (["fit", "reg.csv", "-e", "ridge", "--bounds=-1,1"], "pass --target"),

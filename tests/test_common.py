@@ -92,13 +92,13 @@ def _linear_models():
     # ask regressors for a good fit on small data (the private paths are
     # tested in tests/linear_model).
     yield LinearRegression(
-        epsilon=float("inf"), bounds=(-10.0, 10.0), target_bounds=(-100.0, 100.0)
+        epsilon=float("inf"), bounds=(-10.0, 10.0), target_bounds=(-1e6, 1e6)
     )
     yield Ridge(
         alpha=0.1,
         epsilon=float("inf"),
         bounds=(-10.0, 10.0),
-        target_bounds=(-100.0, 100.0),
+        target_bounds=(-1e6, 1e6),
     )
 
 

@@ -184,8 +184,8 @@ def _check_target_bounds(target_bounds):
     if target_bounds is None:
         raise ValueError(
             "target_bounds=(lower, upper) is required: a public range of the "
-            "target, known without looking at the data (targets are clipped to "
-            "it)."
+            "target, known without looking at the data (a target outside it is "
+            "refused)."
         )
     try:
         lower, upper = check_bounds(target_bounds, 1)
@@ -229,7 +229,7 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
             Training rows; each feature is clipped to its range in
             ``bounds`` (``X`` itself is not modified).
         y : array-like of shape (n_samples,)
-            Targets, clipped to ``target_bounds``.
+            Targets, each within ``target_bounds``.
 
         Returns
         -------
@@ -247,7 +247,7 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         budget = self._check_budget()
         X = validate_rows(self, X, accept_sparse="csr")
         n_samples, n_features = X.shape
-        y = _validate_target(type(self).__name__, y, n_samples)
+        y = _validate_target(type(self).__name__, y, n_samples, target_box)
         rng = self._noise_generator(budget)
         shares = self._shares()
         private_ranges = isinstance(self.bounds, str)
@@ -327,7 +327,7 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         return tags
 
 
-def _validate_target(name, y, n_samples):
+def _validate_target(name, y, n_samples, target_box=None):
     # A 1-D numeric finite target of n_samples values; the messages name no
     # value (NumPy's conversion errors may quote one: raised outside them).
     if y is None:
@@ -356,6 +356,15 @@ def _validate_target(name, y, n_samples):
             problem = f"X has {n_samples} rows and y has {target.shape[0]}"
         elif not np.all(np.isfinite(target)):
             problem = "y contains NaN or infinity (targets must be finite)"
+        elif target_box is not None and not np.all(
+            (target >= target_box[0][0]) & (target <= target_box[1][0])
+        ):
+            # Outside the domain, as NaN is: the refusal tells that such a
+            # row exists (the documented price), and names no value.
+            problem = (
+                "y holds a target outside target_bounds (refused: widen "
+                "target_bounds, or clip the targets to it before fitting)"
+            )
     if problem is not None:
         raise ValueError(f"{name}.fit: {problem}.")
     return target
@@ -392,9 +401,10 @@ class LinearRegression(_BaseSSP):
         ``(n_features,)``); ``"private"`` finds them privately with a
         quarter of the budget (see :ref:`private_ranges`). Required.
     target_bounds : tuple (lower, upper)
-        Public range of the target (two scalars). Required; targets outside
-        are clipped to it (a row's influence stays bounded; an error would
-        tell that such a row exists).
+        Public range of the target (two scalars). Required. A target outside
+        it is refused with a ValueError (outside the domain, as NaN is: the
+        error tells that such a row exists, and names no value); clip the
+        targets to it first to keep such rows.
     {accountant}
     {random_state}
 

@@ -673,6 +673,11 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 problem = "holds values that are not numbers"
             if problem is None and not np.all(np.isfinite(numbers)):
                 problem = "contains NaN or infinity"
+            bounds = getattr(model, "target_bounds", None)
+            if problem is None and bounds is not None:
+                low, high = (float(v) for v in np.asarray(bounds).reshape(2))
+                if not np.all((numbers >= low) & (numbers <= high)):
+                    problem = "holds a target outside the model's target_bounds"
             if problem is not None:
                 raise ValueError(f"PrivateSearchCV.fit: y {problem}.")
             return numbers

@@ -229,13 +229,19 @@ def test_bad_targets_name_no_value(y, message):
     assert not hasattr(model, "coef_")
 
 
-def test_targets_outside_their_range_are_clipped():
+def test_targets_outside_their_range_are_refused_naming_no_value():
+    from dpcov.accounting import BudgetAccountant
+
     X, y = _problem(2, n=5000, d=3)
-    y[0] = 1e300
+    y[0] = 1234.5678
+    accountant = BudgetAccountant()
     model = LinearRegression(
-        epsilon=np.inf, bounds=(-1.0, 1.0), target_bounds=(-10.0, 10.0)
-    ).fit(X, y)
-    assert np.all(np.isfinite(model.coef_))
+        bounds=(-1.0, 1.0), target_bounds=(-10.0, 10.0), accountant=accountant
+    )
+    with pytest.raises(ValueError, match="outside target_bounds") as info:
+        model.fit(X, y)
+    assert "1234" not in str(info.value)
+    assert len(accountant) == 0 and not hasattr(model, "coef_")
 
 
 def test_in_a_private_pipeline_the_model_receives_the_range():
