@@ -10,12 +10,15 @@ data are read, and talks to the accountant.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
+from numbers import Real
 
 import numpy as np
 
 from ._config import get_config
+from .accounting import BudgetAccountant
 from .exceptions import NoHardenedSampler, NoiseDominatedWarning, SeededNoiseWarning
 from .utils._random import check_random_state
+from .utils._sklearn_compat import Interval, Options
 from .utils._warnings import warn
 from .utils.validation import (
     check_approx_privacy_params,
@@ -24,7 +27,26 @@ from .utils.validation import (
     privacy_spent,
 )
 
-__all__ = ["PrivateEstimatorMixin", "warn_if_noise_dominated", "warn_if_seeded"]
+__all__ = [
+    "PRIVACY_PARAMETER_CONSTRAINTS",
+    "PrivateEstimatorMixin",
+    "warn_if_noise_dominated",
+    "warn_if_seeded",
+]
+
+#: The ``_parameter_constraints`` of the parameters every private estimator
+#: shares (``epsilon = inf``, no noise, is allowed for testing).
+PRIVACY_PARAMETER_CONSTRAINTS = {
+    "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {np.inf})],
+    "delta": [Interval(Real, 0, 1, closed="left")],
+    "rho": [
+        Interval(Real, 0, None, closed="neither"),
+        Options(Real, {np.inf}),
+        None,
+    ],
+    "accountant": [BudgetAccountant, None],
+    "random_state": ["random_state", np.random.Generator],
+}
 
 
 class PrivateEstimatorMixin:

@@ -469,3 +469,19 @@ def test_dataframe_column_kinds(column, message):
     _assert_no_data("".join(traceback.format_exception(info.value)))
     if message == "not numbers":
         assert "column 3 ('d')" in str(info.value)
+
+
+def test_non_finite_refusals_name_the_private_imputer():
+    # Every refusal of NaN or infinity carries the same advice
+    # (dpcov.utils._input_messages.NON_FINITE_HINT), dense, sparse or Dask.
+    from dpcov.utils._input_messages import NON_FINITE_HINT
+
+    X = _with(_rows(), 1, np.nan)
+    for data in (X, sparse.csr_matrix(X)):
+        with pytest.raises(ValueError) as info:
+            GaussianCovariance(data_norm=1.0).fit(data)
+        assert NON_FINITE_HINT in str(info.value)
+    da = pytest.importorskip("dask.array")
+    with pytest.raises(ValueError) as info:
+        GaussianCovariance(data_norm=1.0).fit(da.from_array(X, chunks=10))
+    assert NON_FINITE_HINT in str(info.value)

@@ -27,8 +27,8 @@ from sklearn.base import (
 from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.validation import check_is_fitted
 
-from ..accounting import BudgetAccountant, compose, split_budget
-from ..base import PrivateEstimatorMixin
+from ..accounting import compose, split_budget
+from ..base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
 from ..covariance import AdaptiveCovariance
 from ..covariance._base import BasePrivateCovariance
 from ..exceptions import NoiseDominatedWarning, SeededNoiseWarning
@@ -46,7 +46,6 @@ from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._sklearn_compat import (
     HasMethods,
     Interval,
-    Options,
     _fit_context,
     check_params_always,
 )
@@ -253,20 +252,12 @@ class LinearDiscriminantAnalysis(
     _hardened_noise = True
 
     _parameter_constraints: dict = {
-        "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {np.inf})],
-        "delta": [Interval(Real, 0, 1, closed="left")],
-        "rho": [
-            Interval(Real, 0, None, closed="neither"),
-            Options(Real, {np.inf}),
-            None,
-        ],
+        **PRIVACY_PARAMETER_CONSTRAINTS,
         "data_norm": [Interval(Real, 1e-150, 1e150, closed="both"), None],
         "classes": ["array-like", None],
         "priors": ["array-like", None],
         "covariance": [HasMethods(["fit"]), None],
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
-        "accountant": [BudgetAccountant, None],
-        "random_state": ["random_state", np.random.Generator],
     }
 
     def __init__(

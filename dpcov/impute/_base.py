@@ -18,8 +18,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..accounting import BudgetAccountant, compose, split_budget
-from ..base import PrivateEstimatorMixin
+from ..accounting import compose, split_budget
+from ..base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
 from ..mechanisms import calibrate_additive, private_median
 from ..mechanisms._noise import sampler_name
 from ..preprocessing._ranges import (
@@ -34,8 +34,6 @@ from ..utils._gram import is_dask_array
 from ..utils._gram._dask import rows_in_blocks
 from ..utils._input import validate_rows
 from ..utils._sklearn_compat import (
-    Interval,
-    Options,
     StrOptions,
     _fit_context,
     check_params_always,
@@ -228,19 +226,11 @@ class SimpleImputer(
 
     _parameter_constraints: dict = {
         "strategy": [StrOptions({"mean", "median", "constant"})],
-        "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {np.inf})],
-        "delta": [Interval(Real, 0, 1, closed="left")],
-        "rho": [
-            Interval(Real, 0, None, closed="neither"),
-            Options(Real, {np.inf}),
-            None,
-        ],
+        **PRIVACY_PARAMETER_CONSTRAINTS,
         "bounds": ["array-like", StrOptions({"private"}), None],
         "missing_values": [Real],
         "fill_value": [Real, None],
         "copy": ["boolean"],
-        "accountant": [BudgetAccountant, None],
-        "random_state": ["random_state", np.random.Generator],
     }
 
     def __init__(

@@ -14,6 +14,7 @@ private lower bound on the smallest eigenvalue of ``X^T X``.
 
 import math
 import warnings
+from abc import ABCMeta, abstractmethod
 from numbers import Real
 
 import numpy as np
@@ -22,8 +23,8 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.validation import check_is_fitted
 
-from ..accounting import BudgetAccountant, compose, split_budget
-from ..base import PrivateEstimatorMixin
+from ..accounting import compose, split_budget
+from ..base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
 from ..covariance._base import second_moment_sensitivities
 from ..mechanisms import calibrate_additive
 from ..mechanisms._noise import sampler_name
@@ -38,7 +39,6 @@ from ..utils._gram import CHUNK_BYTES
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._sklearn_compat import (
     Interval,
-    Options,
     StrOptions,
     _fit_context,
     check_params_always,
@@ -194,30 +194,24 @@ def _check_target_bounds(target_bounds):
     return lower, upper
 
 
-class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
+class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=ABCMeta):
     """Shared fit of the SSP regressors (see :class:`LinearRegression`)."""
 
     _hardened_noise = True
 
     _parameter_constraints: dict = {
-        "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {np.inf})],
-        "delta": [Interval(Real, 0, 1, closed="left")],
-        "rho": [
-            Interval(Real, 0, None, closed="neither"),
-            Options(Real, {np.inf}),
-            None,
-        ],
+        **PRIVACY_PARAMETER_CONSTRAINTS,
         "bounds": ["array-like", StrOptions({"private"}), None],
         "target_bounds": ["array-like", None],
-        "accountant": [BudgetAccountant, None],
-        "random_state": ["random_state", np.random.Generator],
     }
 
+    @abstractmethod
     def _shares(self):
-        raise NotImplementedError
+        """The shares of the statistics' budget (see ``ssp_noise``)."""
 
+    @abstractmethod
     def _penalty(self, released, noise, half, n_columns):
-        raise NotImplementedError
+        """The ridge on each column of ``U`` (unit coordinates)."""
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
