@@ -40,6 +40,7 @@ from ..mechanisms import (
     radius_counts,
 )
 from ..mechanisms._noise import sampler_name
+from ..model_selection._cost import budget_params
 from ..utils._docstrings import fill_doc
 from ..utils._gram import CHUNK_BYTES
 from ..utils._input import quiet_float_errors, validate_rows
@@ -387,7 +388,7 @@ class LinearDiscriminantAnalysis(
             data_norm=1.0,
             assume_centered=True,
             accountant=None,
-            **_budget_params(estimator, share),
+            **budget_params(estimator, share),
         )
         check_params_always(estimator)
         return estimator
@@ -636,12 +637,3 @@ class LinearDiscriminantAnalysis(
         X = validate_rows(self, X, reset=False, method="transform")
         with quiet_float_errors():
             return (X - self.xbar_) @ self.scalings_
-
-
-def _budget_params(estimator, share):
-    # The parameters that make the covariance estimator run at ``share``.
-    from ..accounting import PureDP
-
-    if isinstance(share, PureDP):
-        return {"epsilon": share.epsilon, "delta": 0.0, "rho": None}
-    return {"rho": share.rho}

@@ -139,6 +139,35 @@ def check_shareable(step, *, pure, who, why):
         raise ValueError(f"{name} has no pure-DP form: give {who} a delta > 0.")
 
 
+def budget_params(estimator, share):
+    """The parameters that make a private estimator run at ``share``.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        A private estimator with ``epsilon`` and ``delta`` (and, for most,
+        ``rho``) parameters.
+    share : PureDP or ZCDP
+        Its budget.
+
+    Returns
+    -------
+    params : dict
+        ``epsilon`` and ``delta=0`` (``rho=None``) for a pure share; ``rho``
+        for a zCDP share, or, for an estimator without ``rho``, the pure
+        epsilon that fits in it (``epsilon**2 / 2 <= rho``).
+    """
+    names = estimator.get_params(deep=False)
+    if isinstance(share, PureDP):
+        params = {"epsilon": share.epsilon, "delta": 0.0}
+        if "rho" in names:
+            params["rho"] = None
+        return params
+    if "rho" in names:
+        return {"rho": share.rho}
+    return {"epsilon": share.pure_epsilon(), "delta": 0.0}
+
+
 def budget_weights(costs, *, pure):
     """Weights of private steps in a shared budget: what each would spend alone.
 

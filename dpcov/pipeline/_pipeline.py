@@ -19,7 +19,12 @@ from sklearn.pipeline import Pipeline, _name_estimators
 from sklearn.utils.metaestimators import available_if
 
 from ..accounting import ZCDP, BudgetAccountant, PureDP, compose, split_budget
-from ..model_selection._cost import budget_weights, check_shareable, private_steps
+from ..model_selection._cost import (
+    budget_params,
+    budget_weights,
+    check_shareable,
+    private_steps,
+)
 from ..utils._gram import is_dask_array
 from ..utils._gram._dask import rows_in_blocks
 from ..utils._random import check_random_state
@@ -71,20 +76,6 @@ def _temporary_params(estimator, params):
         yield
     finally:
         estimator.set_params(**old)
-
-
-def _budget_params(estimator, share):
-    # The parameters that make a private step run at ``share``.
-    names = estimator.get_params(deep=False)
-    if isinstance(share, PureDP):
-        params = {"epsilon": share.epsilon, "delta": 0.0}
-        if "rho" in names:
-            params["rho"] = None
-        return params
-    if "rho" in names:
-        return {"rho": share.rho}
-    # A pure-DP estimator inside a zCDP budget: epsilon**2 / 2 <= rho.
-    return {"epsilon": share.pure_epsilon(), "delta": 0.0}
 
 
 def _range_params(estimator, received):
@@ -433,7 +424,7 @@ class PrivatePipeline(Pipeline):
             settings = {}
             if _is_private(step):
                 if name in shares:
-                    settings.update(_budget_params(step, shares[name]))
+                    settings.update(budget_params(step, shares[name]))
                 if name in generators:
                     settings["random_state"] = generators[name]
                 own = step.get_params(deep=False).get("accountant", 0)
