@@ -127,6 +127,17 @@ class PrivateEstimatorMixin:
         warn_if_seeded(self, budget)
         return check_random_state(self.random_state)
 
+    def _record_guarantee(self, guarantee):
+        # The fitted record of what a fit spent: guarantee_, the sampler of
+        # its noise and (epsilon_spent_, delta_spent_, rho_spent_).
+        from .mechanisms._noise import sampler_name
+
+        self.guarantee_ = guarantee
+        self.noise_sampler_ = sampler_name()
+        self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = self._privacy_spent(
+            guarantee
+        )
+
     def _privacy_spent(self, guarantee):
         # (epsilon_spent_, delta_spent_, rho_spent_) of a fit that spent
         # ``guarantee``: with rho unset the budget came from (epsilon, delta),

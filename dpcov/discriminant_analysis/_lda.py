@@ -39,10 +39,9 @@ from ..mechanisms import (
     private_radius_exponential,
     radius_counts,
 )
-from ..mechanisms._noise import sampler_name
 from ..model_selection._cost import budget_params
 from ..utils._docstrings import fill_doc
-from ..utils._gram import CHUNK_BYTES
+from ..utils._gram._rows import _clip, _row_norms
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._sklearn_compat import (
     HasMethods,
@@ -93,30 +92,6 @@ def class_statistics_noise(budget, radius, n_features):
         l1_sensitivity=2.0 * radius * math.sqrt(n_features) + 2.0 * weight,
     )
     return weight, noise
-
-
-def _clip_rows(X, radius):
-    # Rows scaled down to norm radius (chunked; a copy).
-    X = np.asarray(X, dtype=np.float64)
-    out = np.empty_like(X)
-    step = max(1, CHUNK_BYTES // (8 * max(X.shape[1], 1)))
-    for start in range(0, X.shape[0], step):
-        rows = X[start : start + step]
-        peak = np.max(np.abs(rows), axis=1, keepdims=True)
-        safe = np.where(peak > 0, peak, 1.0)
-        norms = safe * np.linalg.norm(rows / safe, axis=1, keepdims=True)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            factor = np.where(norms > radius, radius / norms, 1.0)
-        out[start : start + step] = rows * factor
-    return out
-
-
-def _row_norms(X):
-    # Norms without overflow (rows divided by their largest entry first).
-    X = np.asarray(X, dtype=np.float64)
-    peak = np.max(np.abs(X), axis=1)
-    safe = np.where(peak > 0, peak, 1.0)
-    return safe * np.linalg.norm(X / safe[:, None], axis=1)
 
 
 @fill_doc
@@ -438,6 +413,7 @@ class LinearDiscriminantAnalysis(
         if self.data_norm is not None:
             inside = grid[grid <= self.data_norm]
             grid = inside if inside.size else grid[-1:]
+        X = np.asarray(X, dtype=np.float64)
         norms = _row_norms(X)
         counts = radius_counts(norms, grid) if grid.size > 1 else None
         rng = self._noise_generator(budget)
@@ -450,7 +426,7 @@ class LinearDiscriminantAnalysis(
             radius = private_radius_exponential(
                 counts, n_samples, epsilon=epsilon_radius, rng=rng, grid=grid
             )
-        rows = _clip_rows(X, radius)
+        rows, _ = _clip(X, radius, owned=False, norms=norms)
 
         # 2. Class sums and counts, one release.
         n_classes = classes.size
@@ -491,11 +467,7 @@ class LinearDiscriminantAnalysis(
         for name, step in estimator.budget_split_.items():
             steps[f"covariance_{name}"] = step
         self.budget_split_ = steps
-        self.guarantee_ = compose(steps.values())
-        self.noise_sampler_ = sampler_name()
-        self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = self._privacy_spent(
-            self.guarantee_
-        )
+        self._record_guarantee(compose(steps.values()))
         return self
 
     def _record(self, classes, means, priors, covariance, radius, ridge):

@@ -21,7 +21,6 @@ from sklearn.utils.validation import check_is_fitted
 from ..accounting import compose, split_budget
 from ..base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
 from ..mechanisms import calibrate_additive, private_median
-from ..mechanisms._noise import sampler_name
 from ..preprocessing._ranges import (
     RANGES_SHARE,
     plan_private_ranges,
@@ -376,10 +375,8 @@ class SimpleImputer(
         self.statistics_ = statistics
         self.bounds_ = box
         self.budget_split_ = split
-        self.guarantee_ = compose(split.values()) if split else self.privacy_cost()
-        self.noise_sampler_ = sampler_name()
-        self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = self._privacy_spent(
-            self.guarantee_
+        self._record_guarantee(
+            compose(split.values()) if split else self.privacy_cost()
         )
 
     def transform(self, X):

@@ -27,7 +27,6 @@ from ..accounting import compose, split_budget
 from ..base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
 from ..covariance._base import second_moment_sensitivities
 from ..mechanisms import calibrate_additive
-from ..mechanisms._noise import sampler_name
 from ..preprocessing._ranges import (
     RANGES_SHARE,
     plan_private_ranges,
@@ -59,7 +58,7 @@ ADASSP_BETA = 0.05
 def ssp_noise(split, n_columns):
     """Calibrated noise of each released statistic.
 
-    The rows are ``u = (z, 1)`` (or ``z`` without intercept), ``z`` in the
+    The rows are ``u = (z, 1)``, ``z`` in the
     unit box ``[-1, 1]^d``, so ``||u||**2 <= B**2 = n_columns``, and the
     target ``t`` in ``[-1, 1]``. Replacing one row changes ``U^T U`` by
     ``u' u'^T - u u^T`` (Frobenius norm at most ``sqrt(2) B**2``; see
@@ -290,11 +289,7 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
         self.target_bounds_ = (float(target_box[0][0]), float(target_box[1][0]))
         self.ridge_ = float(np.max(penalty[:n_features])) if n_features else 0.0
         self.budget_split_ = split
-        self.guarantee_ = compose(split.values())
-        self.noise_sampler_ = sampler_name()
-        self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = self._privacy_spent(
-            self.guarantee_
-        )
+        self._record_guarantee(compose(split.values()))
 
     def predict(self, X):
         """Predict targets: ``X @ coef_ + intercept_``.

@@ -27,6 +27,7 @@ from ..model_selection._cost import (
 )
 from ..utils._gram import is_dask_array
 from ..utils._gram._dask import rows_in_blocks
+from ..utils._gram._rows import _clip
 from ..utils._random import check_random_state
 from ..utils._sklearn_compat import Hidden, Interval, Options, _fit_context
 from ..utils.validation import check_privacy_params, privacy_spent
@@ -372,10 +373,8 @@ class PrivatePipeline(Pipeline):
         """
         budget = self._budget()
         direct = self._private_direct_steps()
-        if budget is None:
-            return compose(step.privacy_cost() for _, step in direct)
-        shares = self._shares(budget, direct)
-        return compose(shares.values()) if shares else type(budget)(0.0)
+        shares = {} if budget is None else self._shares(budget, direct)
+        return _cost(budget, direct, shares)
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None, **params):
@@ -400,7 +399,8 @@ class PrivatePipeline(Pipeline):
         direct = self._private_direct_steps()
         shares = {} if budget is None else self._shares(budget, direct)
         if self.accountant is not None:
-            self.accountant.check(self.privacy_cost(), label=type(self).__name__)
+            cost = _cost(budget, direct, shares)
+            self.accountant.check(cost, label=type(self).__name__)
         routed = _route(params, [name for name, _ in self.steps])
         seeded = [
             name
@@ -465,7 +465,7 @@ class PrivatePipeline(Pipeline):
             self.steps[index] = (name, step)
         direct = [(name, step) for _, name, step in fitted if _is_private(step)]
         spent = [step.guarantee_ for _, step in direct if hasattr(step, "guarantee_")]
-        self.guarantee_ = compose(spent) if spent else self.privacy_cost()
+        self.guarantee_ = compose(spent) if spent else _cost(budget, direct, shares)
         delta = DEFAULT_DELTA if self.delta is None else self.delta
         asked = None if self.rho is not None or self.epsilon is None else self.epsilon
         self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = privacy_spent(
@@ -550,12 +550,9 @@ def _finite_rows(values, received):
         lower = np.nextafter(bound[0].astype(values.dtype), np.inf, dtype=values.dtype)
         upper = np.nextafter(bound[1].astype(values.dtype), -np.inf, dtype=values.dtype)
         return np.clip(values, np.minimum(lower, upper), np.maximum(lower, upper))
-    peak = np.max(np.abs(values), axis=1, keepdims=True)
-    safe = np.where(peak > 0, peak, 1.0)
-    norms = safe * np.linalg.norm(values / safe, axis=1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        factor = np.where(norms > bound, bound / norms, 1.0)
-    return (values * factor).astype(values.dtype, copy=False)
+    # Rows scaled into the ball (in float64: _clip's overflow-safe norms).
+    rows, _ = _clip(values.astype(np.float64), bound, owned=True)
+    return rows.astype(values.dtype, copy=False)
 
 
 def _into_range(Xt, received):
@@ -572,6 +569,14 @@ def _into_range(Xt, received):
     if hasattr(Xt, "toarray"):  # sparse: left as it is (the next step clips)
         return Xt
     return _finite_rows(Xt, received)
+
+
+def _cost(budget, direct, shares):
+    # What a fit spends: the shares of the budget, or, without a budget,
+    # the private steps' own costs.
+    if budget is None:
+        return compose(step.privacy_cost() for _, step in direct)
+    return compose(shares.values()) if shares else type(budget)(0.0)
 
 
 def _pays(cost):

@@ -27,7 +27,6 @@ from sklearn.utils.validation import check_is_fitted
 from ..accounting import ZCDP, BudgetAccountant, compose, split_budget
 from ..base import PrivateEstimatorMixin
 from ..mechanisms import calibrate_additive
-from ..mechanisms._noise import sampler_name
 from ..utils._docstrings import fill_doc
 from ..utils._gram import is_dask_array, row_statistics
 from ..utils._input import quiet_float_errors, validate_rows
@@ -558,10 +557,8 @@ class StandardScaler(
         self.n_samples_seen_ = int(n_samples)
         self.bounds_ = box
         self.budget_split_ = split
-        self.guarantee_ = compose(split.values()) if split else self.privacy_cost()
-        self.noise_sampler_ = sampler_name()
-        self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = self._privacy_spent(
-            self.guarantee_
+        self._record_guarantee(
+            compose(split.values()) if split else self.privacy_cost()
         )
         return self
 
