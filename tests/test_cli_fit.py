@@ -1003,8 +1003,12 @@ def test_models_fit_with_a_target_column(tmp_path, monkeypatch, capsys):
         np.savetxt(handle, np.c_[X, y], delimiter=",", fmt="%.6f")
     argv = ["fit", "reg.csv", "-e", "linear-regression", "--target", "y"]
     argv += ["--bounds=-1,1", "--param", "target_bounds=(-5, 5)", "-o", "c.npy"]
-    assert main(argv) == 0
-    np.testing.assert_allclose(np.load(tmp_path / "c.npy"), [1.0, -2.0, 0.5], atol=0.2)
+    # Seeded: unseeded, the largest coefficient error at epsilon = 1 on 6000
+    # rows exceeded 0.2 in 3.5% of 200 fits (median 0.10, 99th percentile
+    # 0.23), which failed CI once. 0.3 is above that 99th percentile; the
+    # test checks that the target column reaches the model, not its accuracy.
+    assert main([*argv, "--random-state", "0"]) == 0
+    np.testing.assert_allclose(np.load(tmp_path / "c.npy"), [1.0, -2.0, 0.5], atol=0.3)
     labels = (X[:, 0] > 0).astype(int)
     with open(tmp_path / "cls.csv", "w") as handle:
         handle.write("a,b,c,label\n")
