@@ -106,6 +106,61 @@ def test_dask_fit_with_extreme_rows(Estimator):
         _assert_same_fit(lazy, eager)
 
 
+class _CountingRows:
+    """Rows whose chunks count their loads (a source on disk or a cluster)."""
+
+    def __init__(self, X):
+        self.X = X
+        self.shape, self.dtype, self.ndim = X.shape, X.dtype, X.ndim
+        self.loads = {}
+
+    def __getitem__(self, key):
+        rows = self.X[key]
+        if rows.size:  # Dask reads an empty slice for the array's metadata
+            self.loads[key[0].start] = self.loads.get(key[0].start, 0) + 1
+        return rows
+
+
+# Reads of each chunk per fit: the private radius, the mean and the Gram
+# matrix come from one read (sums binned by norm on the radius grid);
+# AdaptiveCovariance (and PCA, on it) reads a second time because its
+# threshold's norms are of the rows centred on the private mean, released
+# after the first read.
+READS = [
+    (GaussianCovariance, {}, 1),
+    (SeparateCovariance, {}, 1),
+    (NuclearLaplaceCovariance, {}, 1),
+    (EigenSamplingCovariance, {}, 1),
+    (GaussianCovariance, {"data_norm": 2.0}, 1),
+    (AdaptiveCovariance, {}, 2),
+    (AdaptiveCovariance, {"data_norm": 2.0, "assume_centered": True}, 1),
+    (PCA, {"n_components": 2, "data_norm": 2.0}, 2),
+    (PCA, {"n_components": 2}, 2),
+]
+
+
+@pytest.mark.parametrize(
+    "Estimator, config, reads",
+    READS,
+    ids=[f"{e.__name__}-{','.join(c) or 'default'}" for e, c, _ in READS],
+)
+def test_each_chunk_is_read_at_most_as_planned(Estimator, config, reads):
+    X = _data(n=12000)
+    source = _CountingRows(X)
+    lazy = Estimator(random_state=3, **config).fit(
+        da.from_array(source, chunks=(1000, 6))
+    )
+    assert len(source.loads) == 12
+    assert set(source.loads.values()) == {reads}
+    eager = Estimator(random_state=3, **config).fit(X)
+    if Estimator is PCA:
+        np.testing.assert_allclose(
+            lazy.components_, eager.components_, rtol=1e-8, atol=1e-10
+        )
+    else:
+        _assert_same_fit(lazy, eager)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("Estimator", [GaussianCovariance, AdaptiveCovariance])
 def test_dask_fit_on_local_cluster(client, Estimator):

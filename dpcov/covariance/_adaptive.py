@@ -21,7 +21,8 @@ import numpy as np
 from ..accounting import PureDP, split_budget
 from ..mechanisms import calibrate_additive, exponential_mechanism
 from ..utils._docstrings import fill_doc
-from ..utils._gram import row_statistics
+from ..utils._gram import is_dask_array, row_statistics
+from ..utils._gram._binned import BinnedSums
 from ..utils._sklearn_compat import Interval
 from ._base import BasePrivateCovariance
 from ._gauss import gauss_noise, gauss_release
@@ -440,6 +441,17 @@ class AdaptiveCovariance(BasePrivateCovariance):
         # The mean's sum only: the Gram matrix comes after the threshold.
         return {"total": not self.assume_centered}
 
+    def _first_pass(self, X, plan, *, lazy):
+        # With a public bound and no centring, nothing is released before the
+        # threshold: the first read is the norm pass itself (on Dask, the one
+        # read of the fit), still before the fit is recorded.
+        if plan.find_radius or not self.assume_centered:
+            return super()._first_pass(X, plan, lazy=lazy)
+        rows = partial(
+            row_statistics, X, box=plan.box, clip_norm=plan.data_norm, check_finite=lazy
+        )
+        return self._norm_pass(rows, radius=plan.data_norm, lazy=lazy)
+
     def _release(self, X, *, box, clip_norm, center, radius, budget, rng, sums):
         # The steps of Algorithm 3, as methods; they draw from rng in this
         # order: the trace bound, the threshold search, the final mechanism.
@@ -447,7 +459,9 @@ class AdaptiveCovariance(BasePrivateCovariance):
         steps = split_budget(budget, STEP_SHARES)
         # A pass over the processed rows clip(box(x), clip_norm) - center.
         rows = partial(row_statistics, X, box=box, clip_norm=clip_norm, center=center)
-        norm_sums = self._norm_pass(rows, radius=radius)
+        norm_sums = sums
+        if sums.norm_sums is None:  # (else the first read was the norm pass)
+            norm_sums = self._norm_pass(rows, radius=radius, lazy=is_dask_array(X))
         trace_bound = self._release_trace_bound(
             norm_sums, steps["trace"], radius=radius, n_samples=n_samples, rng=rng
         )
@@ -464,7 +478,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
         )
         tau_star, use_gauss = self._choose_final(k_star, errors, radius=radius)
         release = self._final_release(
-            rows,
+            rows if norm_sums.binned is None else norm_sums.binned,
             steps["final"],
             tau_star=tau_star,
             use_gauss=use_gauss,
@@ -484,15 +498,27 @@ class AdaptiveCovariance(BasePrivateCovariance):
         }
         return release
 
-    def _norm_pass(self, rows, *, radius):
-        """The sum of the squared norms and their bin sums, in one pass."""
+    def _norm_pass(self, rows, *, radius, lazy=False):
+        """The sum of the squared norms and their bin sums, in one pass.
+
+        On a Dask array the same read also bins the Gram matrices on the grid
+        of thresholds, from which the final Gram matrix follows at whichever
+        threshold is chosen (``dpcov.utils._gram._binned``: twice the flops of
+        one Gram matrix, one read fewer); in memory the final Gram matrix
+        comes in a second read at the chosen threshold.
+        """
         # One pass over the processed rows for the trace and the bin counts of
         # their norms (sums over rows: no per-row vector is kept).
+        bins = None
+        if lazy:
+            bins = radius * 2.0 ** -np.arange(self.n_thresholds)
         return rows(
             square_norm=True,
             norm_sums=partial(
                 bias_bin_sums, radius=radius, n_thresholds=self.n_thresholds
             ),
+            gram=lazy,
+            bins=bins,
         )
 
     def _release_trace_bound(self, norm_sums, budget, *, radius, n_samples, rng):
@@ -569,7 +595,13 @@ class AdaptiveCovariance(BasePrivateCovariance):
         """Step 5: the final mechanism on the rows clipped at ``tau_star``."""
         # Calibrated to row norm tau_star: the rows it sees are clipped there
         # (no second clip when tau_star is the processed rows' bound already).
-        gram = rows(final_clip=tau_star if tau_star < radius else None, gram=True).gram
+        # ``rows`` is the read of the processed rows, or their Gram matrices
+        # binned on the grid of thresholds (BinnedSums).
+        if isinstance(rows, BinnedSums):
+            gram = rows.clipped(tau_star)[1]
+        else:
+            final_clip = tau_star if tau_star < radius else None
+            gram = rows(final_clip=final_clip, gram=True).gram
         mechanism = gauss_release if use_gauss else separate_release
         return mechanism(
             gram / n_samples,

@@ -34,6 +34,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..accounting import BudgetAccountant, compose, split_budget
 from ..base import PrivateEstimatorMixin, warn_if_noise_dominated
 from ..mechanisms import (
+    DEFAULT_RADIUS_GRID,
     calibrate_additive,
     exponential_radius_min_samples,
     private_radius_exponential,
@@ -604,14 +605,38 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
 
     # Read: the data passes.
 
+    def _radius_read_sums(self, *, lazy):
+        """The sums the first read bins by norm when the radius is private.
+
+        Binned on the radius grid, the sums over the rows clipped at the
+        radius, whichever grid point it is, follow from the read that counts
+        the norms (``dpcov.utils._gram._binned``). On a Dask array, where a
+        read is the cost, everything is binned (one read). In memory, where
+        the flops are, nothing is (None: the counts only, then a second read
+        at the radius): binned Gram matrices cost twice the flops of one,
+        and even the binned sum alone took longer than a pass of counts and
+        a pass of clipped sums together (0.084 s against 0.027 s + 0.043 s
+        at n = 1e6, d = 100 on 2 cores).
+        """
+        if not lazy:
+            return None
+        return {name: True for name, value in self._clipped_sums().items() if value}
+
     def _first_pass(self, X, plan, *, lazy):
         """The pass before the budget is spent: norm counts, or every sum."""
         # The data passes. Each is one chunked (or Dask) reduction; with a
         # given data_norm the first computes everything the mean and the
-        # mechanism need, with the private radius a cheap pass of norm counts
-        # comes first. Nothing is released before the fit is recorded.
+        # mechanism need. With the private radius, the first counts the norms
+        # on the radius grid, with the sums binned there when that saves a
+        # read (_radius_read_sums). Nothing is released before the fit is
+        # recorded.
         if plan.find_radius:
-            return row_statistics(X, norm_sums=radius_counts, check_finite=lazy)
+            binned = self._radius_read_sums(lazy=lazy)
+            if binned is None:
+                return row_statistics(X, norm_sums=radius_counts, check_finite=lazy)
+            return row_statistics(
+                X, bins=DEFAULT_RADIUS_GRID, check_finite=lazy, **binned
+            )
         return row_statistics(
             X,
             box=plan.box,
@@ -626,11 +651,14 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         """The row-norm bound and the sums over the rows clipped to it.
 
         With a public bound, the first pass's sums; otherwise the private
-        radius, from the first pass's norm counts, and a second pass.
+        radius, from the first pass's norm counts, and the sums at it: from
+        the first pass's binned sums, or a second pass.
         """
         if not plan.find_radius:
             return plan.data_norm, first
         counts = first.norm_sums
+        if first.binned is not None:
+            counts = first.binned.above_counts()
         if plan.radius_mechanism == "sparse_vector":
             data_norm = private_radius_from_counts(
                 counts, epsilon=plan.epsilon_radius, rng=rng
@@ -639,6 +667,9 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             data_norm = private_radius_exponential(
                 counts, plan.n_samples, epsilon=plan.epsilon_radius, rng=rng
             )
+        if first.binned is not None:
+            total, gram = first.binned.clipped(data_norm)
+            return data_norm, replace(first, binned=None, total=total, gram=gram)
         # (Dask: the entries are checked again, in case the source changed.)
         sums = row_statistics(
             X, clip_norm=data_norm, check_finite=lazy, **self._clipped_sums()

@@ -59,7 +59,10 @@ The package holds one module per path, and what they share:
 * ``_dense.py``: the dense chunked pass over an in-memory array (and sparse
   input in densified chunks);
 * ``_sparse.py``: the sparse pass over the stored values of a CSR matrix;
-* ``_dask.py``: the reduction of a ``dask.array`` by Dask.
+* ``_dask.py``: the reduction of a ``dask.array`` by Dask;
+* ``_binned.py``: sums binned by norm on a public grid (``bins``), from which
+  the sums over the rows clipped at any grid point follow: a clip at a radius
+  chosen after the read, so that a Dask fit reads its data once.
 
 This module holds the entry point, :func:`row_statistics`, with
 :class:`RowStatistics`, and re-exports the names that other modules import
@@ -75,6 +78,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ._binned import BinnedSums
 from ._dask import _dask_sums, is_dask_array, rows_in_blocks
 from ._dense import BLOCK_CHUNKS, CHUNK_BYTES, _ordered_map, _pass_threads
 from ._pass import _Pass
@@ -101,6 +105,11 @@ class RowStatistics:
     norm_sums : ndarray or None
         ``sum_i norm_sums(||z_i||)``: int64 for integer values (counts),
         float64 otherwise.
+    binned : BinnedSums or None
+        With ``bins``: the counts, and the sums ``gram`` and ``total`` asked
+        for, binned by the norms entering the final clip (``gram`` and
+        ``total`` are then None; :meth:`BinnedSums.clipped` gives them at a
+        grid point).
     """
 
     n_rows: int
@@ -109,6 +118,7 @@ class RowStatistics:
     square_total: np.ndarray = None
     square_norm: float = None
     norm_sums: np.ndarray = None
+    binned: BinnedSums = None
 
 
 def row_statistics(
@@ -126,6 +136,7 @@ def row_statistics(
     norm_sums=None,
     check_finite=False,
     chunk_rows=None,
+    bins=None,
 ):
     """Sums over the processed rows of ``X``, in one chunked pass.
 
@@ -164,6 +175,14 @@ def row_statistics(
         Rows per chunk; by default about ``CHUNK_BYTES`` of float64 rows (for
         sparse input, by default chunks of bounded numbers of stored values
         and of their products).
+    bins : ndarray, default=None
+        A public grid of radii, strictly decreasing. ``gram`` and ``total``
+        are then summed per bin of the norms of the rows entering the final
+        clip (``final_clip`` must be None), for the rows and for their
+        directions, so that the sums over the rows clipped at any grid point
+        follow from this one read (see ``_binned.py``; the binned Gram
+        matrices cost twice the flops of one, and on a sparse input the
+        chunks are densified).
 
     Returns
     -------
@@ -185,7 +204,22 @@ def row_statistics(
         norm_sums=norm_sums,
         check_finite=check_finite,
         chunk_rows=chunk_rows,
+        bins=None if bins is None else np.asarray(bins, dtype=np.float64),
     )
+    if bins is not None:
+        if final_clip is not None:
+            raise ValueError("bins replaces final_clip: pass one of them.")
+        sums = _dask_sums(X, spec) if is_dask_array(X) else spec.run(X)
+        binned = BinnedSums(
+            grid=spec.bins,
+            counts=sums.pop("bin_counts"),
+            total=sums.pop("bin_total", None),
+            grams=sums.pop("bin_gram", None),
+            n_features=X.shape[1] if transform is None else spec.transform.shape[0],
+        )
+        if "square_norm" in sums:
+            sums["square_norm"] = float(sums["square_norm"])
+        return RowStatistics(n_rows=int(X.shape[0]), binned=binned, **sums)
     if not spec.shapes(X.shape[1]):
         if not check_finite:
             return RowStatistics(n_rows=int(X.shape[0]))

@@ -45,6 +45,8 @@ def _dask_sums(X, spec):
     import dask.threaded
 
     X = rows_in_blocks(X)
+    if spec.bins is not None:
+        return _dask_binned(X, spec)
     shapes = spec.shapes(X.shape[1])
     sizes = [int(np.prod(shape)) for shape in shapes.values()]
     parts = X.map_blocks(
@@ -68,6 +70,40 @@ def _dask_sums(X, spec):
         sums[name] = value
         offset += size
     return sums
+
+
+def _merged(*parts):
+    # The sums of several blocks, added in their order.
+    sums = parts[0]
+    for more in parts[1:]:
+        for name, value in more.items():
+            sums[name] += value
+    return sums
+
+
+#: Blocks' sums merged per task of the tree reduction of binned sums.
+MERGE_WIDTH = 8
+
+
+def _dask_binned(X, spec):
+    # Binned sums (a BinGrams holds the bins present, so the sums have no
+    # fixed size to pack): each block's dictionary of sums, merged by a tree
+    # of delayed tasks, MERGE_WIDTH at a time, in the blocks' order; one read
+    # of each block.
+    import dask
+    import dask.threaded
+
+    parts = [dask.delayed(spec.run)(block) for block in X.to_delayed().ravel()]
+    while len(parts) > 1:
+        parts = [
+            dask.delayed(_merged)(*parts[i : i + MERGE_WIDTH])
+            for i in range(0, len(parts), MERGE_WIDTH)
+        ]
+    (total,) = parts
+    if dask.base.get_scheduler(collections=[total]) is dask.threaded.get:
+        with single_threaded_blas():
+            return total.compute()
+    return total.compute()
 
 
 class _DaskPass:

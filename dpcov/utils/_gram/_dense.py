@@ -23,6 +23,7 @@ from scipy import sparse
 
 from .._input_messages import NON_FINITE_HINT
 from .._threads import pass_threads, single_threaded_blas
+from ._binned import add_binned
 from ._rows import _MAX, _clip, _clip_factors, _power_scaled, _row_norms, _scale_rows
 from ._sparse import _as_csr, _cumulative_pairs, _prefer_sparse
 
@@ -117,7 +118,9 @@ class _DensePass:
             # (No overflow: may_overflow is False.)
             rows = np.subtract(rows, self.center, out=out)
         norms = None
-        needs_norms = self.square_norm or self.norm_sums is not None
+        needs_norms = (
+            self.square_norm or self.norm_sums is not None or self.bins is not None
+        )
         if needs_norms or self.final_clip is not None:
             norms = _row_norms(rows)
         if self.final_clip is not None:
@@ -137,6 +140,7 @@ class _DensePass:
         """Whether the sums need no processed row: see :meth:`unformed`."""
         return (
             not (self.gram or self.square_total or self.may_overflow)
+            and self.bins is None
             and self.box is None
             and self.transform is None
             and self.final_clip is None
@@ -207,7 +211,9 @@ class _DensePass:
                 rows = rows - self.center
                 owned = True
         norms = None
-        needs_norms = self.square_norm or self.norm_sums is not None
+        needs_norms = (
+            self.square_norm or self.norm_sums is not None or self.bins is not None
+        )
         if needs_norms or self.final_clip is not None:
             norms = _row_norms(rows)
         if source is not None and rows is not source:
@@ -312,6 +318,12 @@ class _DensePass:
         sums = self._zeros(n_features)
         ones = np.ones(step)
         unformed = self.rows_unformed()
+        units = None
+        if self.bins is not None:
+            out_features = n_features
+            if self.transform is not None:
+                out_features = self.transform.shape[0]
+            units = np.empty((step, out_features))
         for start in starts:
             chunk = X[start : start + step]
             if sparse.issparse(chunk):
@@ -327,6 +339,10 @@ class _DensePass:
                     self._add_norm_statistics(sums, norms)
                     continue
             rows, norms = self.process(chunk, buffer)
+            if self.bins is not None:
+                add_binned(sums, rows, norms, self.bins[::-1], units)
+                self._add_norm_statistics(sums, norms)
+                continue
             if self.gram:
                 # A contiguous array times its own transpose: NumPy calls
                 # BLAS syrk (half the flops of a general product).

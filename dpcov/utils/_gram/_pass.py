@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._binned import BinGrams
 from ._dask import _DaskPass
 from ._dense import _DensePass
 from ._rows import _exponent
@@ -35,6 +36,10 @@ class _Pass(_DensePass, _SparsePass, _DaskPass):
     norm_sums: object = None
     check_finite: bool = False
     chunk_rows: int = None
+    # A public grid of radii, strictly decreasing: gram and total are then
+    # summed per bin of the norms entering the final clip (_binned.py), with
+    # the bins' counts, instead of over the rows.
+    bins: np.ndarray = None
     # Exponents of the public magnitudes that bound the transform's and the
     # centring's results (see _affine_far), and whether they can overflow.
     transform_exponent: int = field(init=False, default=0)
@@ -83,12 +88,24 @@ class _Pass(_DensePass, _SparsePass, _DaskPass):
         # Every statistic's shape, in packing order.
         out_features = n_features if self.transform is None else self.transform.shape[0]
         shapes = {}
+        if self.bins is not None:
+            n_bins = self.bins.shape[0] + 1
+            shapes["bin_counts"] = (n_bins,)
+            if self.total:
+                shapes["bin_total"] = (2, n_bins, out_features)
+            if self.gram:
+                shapes["bin_gram"] = None  # a BinGrams: the bins present
+            return {**shapes, **self._norm_shapes()}
         if self.gram:
             shapes["gram"] = (out_features, out_features)
         if self.total:
             shapes["total"] = (out_features,)
         if self.square_total:
             shapes["square_total"] = (out_features,)
+        return {**shapes, **self._norm_shapes()}
+
+    def _norm_shapes(self):
+        shapes = {}
         if self.square_norm:
             shapes["square_norm"] = ()
         if self.norm_sums is not None:
@@ -104,9 +121,14 @@ class _Pass(_DensePass, _SparsePass, _DaskPass):
         return empty.astype(np.float64)
 
     def _zeros(self, n_features):
-        return {
-            name: np.zeros_like(self.norm_sums_empty(), shape=shape)
-            if name == "norm_sums"
-            else np.zeros(shape)
-            for name, shape in self.shapes(n_features).items()
-        }
+        zeros = {}
+        for name, shape in self.shapes(n_features).items():
+            if name == "norm_sums":
+                zeros[name] = np.zeros_like(self.norm_sums_empty(), shape=shape)
+            elif name == "bin_counts":
+                zeros[name] = np.zeros(shape, dtype=np.int64)
+            elif name == "bin_gram":
+                zeros[name] = BinGrams()
+            else:
+                zeros[name] = np.zeros(shape)
+        return zeros

@@ -87,3 +87,25 @@ def _clip(rows, radius, owned, norms=None):
     # array; returns the rows and that they are now owned.
     out = rows if owned else np.empty_like(rows)
     return _scale_rows(rows, radius, out, norms), True
+
+
+def _unit_rows(rows, norms, out):
+    # Each row divided by its norm (a zero row stays zero), written to out:
+    # the row's direction. A row whose norm is beyond float64 (inf) or whose
+    # factor 1 / ||x|| is not a normal float is first scaled by a power of
+    # two, u = x 2**-k, and becomes u / ||u||, as in _scale_rows.
+    with np.errstate(divide="ignore", over="ignore"):
+        scale = 1.0 / norms
+    zero = norms == 0
+    far = ~zero & ~((scale <= _MAX) & (scale >= _TINY))
+    scale[zero] = 0.0
+    if far.any():
+        index = np.flatnonzero(far)
+        unit, _ = _power_scaled(rows[index])
+        lengths = np.sqrt(np.einsum("ij,ij->i", unit, unit))
+        far_rows = unit / lengths[:, np.newaxis]
+        scale[index] = 0.0
+    np.multiply(rows, scale[:, np.newaxis], out=out)
+    if far.any():
+        out[index] = far_rows
+    return out

@@ -174,6 +174,8 @@ class _SparsePass:
         # data_norm.
         if self.box is not None or self.transform is not None:
             return False
+        if self.bins is not None:  # binned sums run on densified chunks
+            return False
         if self.center is None:
             return True
         return (
