@@ -485,3 +485,29 @@ def test_non_finite_refusals_name_the_private_imputer():
     with pytest.raises(ValueError) as info:
         GaussianCovariance(data_norm=1.0).fit(da.from_array(X, chunks=10))
     assert NON_FINITE_HINT in str(info.value)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+@pytest.mark.parametrize(
+    "config", [{}, {"data_norm": 2.0}, {"bounds": "private", "epsilon": 50.0}]
+)
+@pytest.mark.parametrize("Estimator", [GaussianCovariance, AdaptiveCovariance, PCA])
+def test_entries_checked_in_the_first_pass_before_anything_is_spent(
+    Estimator, config, bad, monkeypatch
+):
+    # In memory as on Dask, the covariance estimators (and PCA on them) check
+    # NaN and infinity chunk by chunk in their first pass, not in a read of
+    # their own; the refusal names the estimator the user called and comes
+    # before the fit is recorded. A bad entry in the last of 8 chunks.
+    from dpcov.utils._gram import _dense
+
+    monkeypatch.setattr(_dense, "CHUNK_BYTES", 500 * 3 * 8)
+    X = np.random.default_rng(0).uniform(-1, 1, size=(4000, 3))
+    X[-1, 2] = bad
+    accountant = BudgetAccountant(epsilon=100.0, delta=1e-3)
+    estimator = Estimator(accountant=accountant, **config)
+    word = "NaN" if np.isnan(bad) else "infinity"
+    with pytest.raises(ValueError, match=f"contains {word}: {Estimator.__name__} "):
+        estimator.fit(X)
+    assert accountant.ledger == []
+    assert not hasattr(estimator, "guarantee_")

@@ -448,7 +448,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
         if plan.find_radius or not self.assume_centered:
             return super()._first_pass(X, plan, lazy=lazy)
         rows = partial(
-            row_statistics, X, box=plan.box, clip_norm=plan.data_norm, check_finite=lazy
+            row_statistics, X, box=plan.box, clip_norm=plan.data_norm, check_finite=True
         )
         return self._norm_pass(rows, radius=plan.data_norm, lazy=lazy)
 

@@ -56,6 +56,7 @@ from ..preprocessing._ranges import (
 )
 from ..utils._gram import is_dask_array, row_statistics
 from ..utils._input import quiet_float_errors, validate_rows
+from ..utils._input_messages import NonFiniteInput
 from ..utils._sklearn_compat import (
     Interval,
     Options,
@@ -444,16 +445,24 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         # is checked against the accountant before the data are read.
         check_params_always(self)
         budget = self._check_budget()
-        X = validate_rows(self, X, accept_dask=True, accept_sparse="csr")
-        # A Dask array's entries are checked in the first pass, which comes
-        # before the fit is recorded and before anything private is drawn.
+        # The entries (NaN, infinity) are checked in the first pass, chunk by
+        # chunk as it reads them, which comes before the fit is recorded and
+        # before anything private is drawn: no read of its own.
+        X = validate_rows(
+            self, X, accept_dask=True, accept_sparse="csr", defer_finite=True
+        )
         lazy = is_dask_array(X)
         n_features = X.shape[1]
         # The d x d linear algebra after the passes (eigendecompositions,
         # projections) runs single-threaded for d <= 1000; the passes keep
         # the BLAS's thread count (see dpcov.utils._threads).
-        with small_matrix_blas(n_features):
-            return self._fit_rows(X, budget=budget, lazy=lazy)
+        try:
+            with small_matrix_blas(n_features):
+                return self._fit_rows(X, budget=budget, lazy=lazy)
+        except NonFiniteInput as error:
+            # Raised outside the except block: nothing chained.
+            failed = error
+        raise failed.named(type(self).__name__)
 
     def _fit_rows(self, X, *, budget, lazy):
         """The fit, after the validation: plan, read, release, post-process, record.
@@ -475,7 +484,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             # bounds="private": the first pass counts for the ranges (a Dask
             # array's entries are checked there); the ranges are released
             # first, then the fit goes on in their box.
-            counts = ranges_first_pass(X, check_finite=lazy)
+            counts = ranges_first_pass(X, check_finite=True)
             self._spend_budget(budget)
             box = release_private_ranges(X, plan.ranges, counts, rng=rng)
             plan = replace(plan, box=box)
@@ -633,15 +642,15 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         if plan.find_radius:
             binned = self._radius_read_sums(lazy=lazy)
             if binned is None:
-                return row_statistics(X, norm_sums=radius_counts, check_finite=lazy)
+                return row_statistics(X, norm_sums=radius_counts, check_finite=True)
             return row_statistics(
-                X, bins=DEFAULT_RADIUS_GRID, check_finite=lazy, **binned
+                X, bins=DEFAULT_RADIUS_GRID, check_finite=True, **binned
             )
         return row_statistics(
             X,
             box=plan.box,
             clip_norm=plan.data_norm,
-            check_finite=lazy,
+            check_finite=True,
             **self._clipped_sums(),
         )
 

@@ -11,7 +11,6 @@ from numbers import Integral
 
 import numpy as np
 from scipy.special import gammaln
-from sklearn import config_context
 from sklearn import decomposition as sklearn_decomposition
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
@@ -27,6 +26,7 @@ from ..exceptions import NoiseDominatedWarning, SeededNoiseWarning
 from ..utils._docstrings import fill_doc
 from ..utils._gram import is_dask_array, rows_in_blocks
 from ..utils._input import quiet_float_errors, validate_rows
+from ..utils._input_messages import NonFiniteInput
 from ..utils._sklearn_compat import (
     Interval,
     RealNotInt,
@@ -546,7 +546,11 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         # under PCA's name, after its own public checks.
         check_params_always(self)
         budget = self._check_budget()
-        X = validate_rows(self, X, accept_dask=True, accept_sparse="csr")
+        # NaN and infinity are refused by the covariance estimator's first
+        # pass (no read of their own), under PCA's name.
+        X = validate_rows(
+            self, X, accept_dask=True, accept_sparse="csr", defer_finite=True
+        )
         # PCA's seed is its covariance estimator's: PCA says so, once.
         warn_if_seeded(self, budget)
         n_samples, n_features = X.shape
@@ -591,14 +595,19 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         if self.accountant is not None:
             estimator.set_params(accountant=self.accountant)
             estimator._accounting_label = type(self).__name__
-        # X was validated above, NaN and infinity included: the estimator's
-        # own validation need not read every entry again (one pass saved).
-        with warnings.catch_warnings(), config_context(assume_finite=True):
-            # PCA warns under its own name, at the user's call.
-            warnings.simplefilter("ignore", NoiseDominatedWarning)
-            warnings.simplefilter("ignore", SeededNoiseWarning)
-            estimator.fit(X)
-        return estimator
+        # The estimator's first pass checks the entries as it reads them; a
+        # refusal names PCA.
+        try:
+            with warnings.catch_warnings():
+                # PCA warns under its own name, at the user's call.
+                warnings.simplefilter("ignore", NoiseDominatedWarning)
+                warnings.simplefilter("ignore", SeededNoiseWarning)
+                estimator.fit(X)
+        except NonFiniteInput as error:
+            failed = error
+        else:
+            return estimator
+        raise failed.named(type(self).__name__)
 
     def _spectrum(self, estimator, n_features):
         # Post-processing of the release: its variances in decreasing order

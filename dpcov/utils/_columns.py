@@ -16,7 +16,7 @@ import scipy.sparse as sp
 
 from ._gram import CHUNK_BYTES, is_dask_array
 from ._gram._dask import rows_in_blocks
-from ._input_messages import NON_FINITE_HINT
+from ._input_messages import NonFiniteInput
 
 
 def _check_block(block, check_finite, allow_nan):
@@ -33,7 +33,7 @@ def _check_block(block, check_finite, allow_nan):
                     "entries."
                 )
         elif not np.isfinite(block).all():
-            raise ValueError("Input X contains NaN or infinity: " + NON_FINITE_HINT)
+            raise NonFiniteInput.of(block)
     return block
 
 

@@ -58,6 +58,7 @@ def validate_rows(
     n_columns=None,
     method="fit",
     allow_nan=False,
+    defer_finite=False,
 ):
     """Validate the rows an entry point reads, with messages free of data.
 
@@ -94,6 +95,13 @@ def validate_rows(
         Whether NaN (a missing cell) is accepted; infinity never is. Only the
         imputer accepts it: the other estimators refuse NaN with a message
         that names the imputer.
+    defer_finite : bool, default=False
+        Leave NaN and infinity to the caller's first pass over the rows,
+        which checks each chunk as it reads it (``check_finite`` of
+        :func:`~dpcov.utils._gram.row_statistics`, raising
+        :class:`~dpcov.utils._input_messages.NonFiniteInput`) before
+        anything is spent: a check here would be one more read of every
+        entry (0.045 s of a 0.25 s fit at n = 1e6, d = 100).
 
     Returns
     -------
@@ -114,7 +122,7 @@ def validate_rows(
             estimator, X, reset=reset, ensure_min_samples=ensure_min_samples
         )
     dtype = "numeric" if dtype is None else list(dtype)
-    finite = "allow-nan" if allow_nan else True
+    finite = "allow-nan" if allow_nan else not defer_finite
     try:
         # scikit-learn's finiteness test sums X first: entries of +-1e308 make
         # that sum inf - inf, and NumPy would warn about it on such data only.

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from scipy import sparse
 
-from .._input_messages import NON_FINITE_HINT
+from .._input_messages import NonFiniteInput
 from .._threads import pass_threads, single_threaded_blas
 from ._binned import add_binned
 from ._rows import _MAX, _clip, _clip_factors, _power_scaled, _row_norms, _scale_rows
@@ -134,7 +134,7 @@ class _DensePass:
             with np.errstate(over="ignore", invalid="ignore"):
                 suspect = not np.isfinite(chunk.sum(dtype=np.float64))
             if suspect and not np.isfinite(chunk).all():
-                raise ValueError("Input X contains NaN or infinity: " + NON_FINITE_HINT)
+                raise NonFiniteInput.of(chunk)
 
     def rows_unformed(self):
         """Whether the sums need no processed row: see :meth:`unformed`."""

@@ -14,7 +14,7 @@ of the dense pass (``SPARSE_PAIR_COST``, :meth:`_SparsePass.sparse_rows`).
 import numpy as np
 from scipy import sparse
 
-from .._input_messages import NON_FINITE_HINT
+from .._input_messages import NonFiniteInput
 from ._rows import _EPS, _LOW_NORM, _MAX, _TINY, _exponent
 
 #: Sparse chunks (of 8 MiB: a sparse product's overheads need larger
@@ -209,7 +209,7 @@ class _SparsePass:
             indptr = X.indptr[start : stop + 1] - low
             row = np.repeat(np.arange(n_rows), np.diff(indptr))
             if self.check_finite and not np.isfinite(data).all():
-                raise ValueError("Input X contains NaN or infinity: " + NON_FINITE_HINT)
+                raise NonFiniteInput.of(data)
             if self.clip_norm is not None:
                 norms = _sparse_row_norms(data, row, n_rows)
                 data = _sparse_clip(data, row, n_rows, self.clip_norm, norms)
