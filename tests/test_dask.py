@@ -293,3 +293,18 @@ def test_blas_limit_of_overlapping_fits_is_restored():
     assert all(t == 1 for t in blas_threads())  # the other fit still runs
     second.__exit__(None, None, None)
     assert blas_threads() == before
+
+
+def test_binned_grams_beyond_their_memory_bound_read_twice(monkeypatch):
+    # Where the binned Gram matrices' worst case exceeds BINNED_GRAM_BYTES
+    # (a bound on d), the fit reads twice: counts, then the Gram matrix at
+    # the radius; the same fit.
+    from dpcov.utils._gram import _binned
+
+    monkeypatch.setattr(_binned, "BINNED_GRAM_BYTES", 1000)
+    X = _data(n=12000)
+    for Estimator, reads in [(GaussianCovariance, 2), (AdaptiveCovariance, 3)]:
+        source = _CountingRows(X)
+        lazy = Estimator(random_state=3).fit(da.from_array(source, chunks=(1000, 6)))
+        assert set(source.loads.values()) == {reads}
+        _assert_same_fit(lazy, Estimator(random_state=3).fit(X))

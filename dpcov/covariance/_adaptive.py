@@ -22,7 +22,7 @@ from ..accounting import PureDP, split_budget
 from ..mechanisms import calibrate_additive, exponential_mechanism
 from ..utils._docstrings import fill_doc
 from ..utils._gram import is_dask_array, row_statistics
-from ..utils._gram._binned import BinnedSums
+from ..utils._gram._binned import BinnedSums, binned_grams_fit
 from ..utils._sklearn_compat import Interval
 from ._base import BasePrivateCovariance
 from ._gauss import gauss_noise, gauss_release
@@ -450,7 +450,9 @@ class AdaptiveCovariance(BasePrivateCovariance):
         rows = partial(
             row_statistics, X, box=plan.box, clip_norm=plan.data_norm, check_finite=True
         )
-        return self._norm_pass(rows, radius=plan.data_norm, lazy=lazy)
+        return self._norm_pass(
+            rows, radius=plan.data_norm, n_features=plan.n_features, lazy=lazy
+        )
 
     def _release(self, X, *, box, clip_norm, center, radius, budget, rng, sums):
         # The steps of Algorithm 3, as methods; they draw from rng in this
@@ -461,7 +463,9 @@ class AdaptiveCovariance(BasePrivateCovariance):
         rows = partial(row_statistics, X, box=box, clip_norm=clip_norm, center=center)
         norm_sums = sums
         if sums.norm_sums is None:  # (else the first read was the norm pass)
-            norm_sums = self._norm_pass(rows, radius=radius, lazy=is_dask_array(X))
+            norm_sums = self._norm_pass(
+                rows, radius=radius, n_features=n_features, lazy=is_dask_array(X)
+            )
         trace_bound = self._release_trace_bound(
             norm_sums, steps["trace"], radius=radius, n_samples=n_samples, rng=rng
         )
@@ -498,7 +502,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
         }
         return release
 
-    def _norm_pass(self, rows, *, radius, lazy=False):
+    def _norm_pass(self, rows, *, radius, n_features, lazy=False):
         """The sum of the squared norms and their bin sums, in one pass.
 
         On a Dask array the same read also bins the Gram matrices on the grid
@@ -510,14 +514,14 @@ class AdaptiveCovariance(BasePrivateCovariance):
         # One pass over the processed rows for the trace and the bin counts of
         # their norms (sums over rows: no per-row vector is kept).
         bins = None
-        if lazy:
+        if lazy and binned_grams_fit(self.n_thresholds, n_features):
             bins = radius * 2.0 ** -np.arange(self.n_thresholds)
         return rows(
             square_norm=True,
             norm_sums=partial(
                 bias_bin_sums, radius=radius, n_thresholds=self.n_thresholds
             ),
-            gram=lazy,
+            gram=bins is not None,
             bins=bins,
         )
 

@@ -55,6 +55,7 @@ from ..preprocessing._ranges import (
     release_private_ranges,
 )
 from ..utils._gram import is_dask_array, row_statistics
+from ..utils._gram._binned import binned_grams_fit
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._input_messages import NonFiniteInput
 from ..utils._sklearn_compat import (
@@ -614,7 +615,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
 
     # Read: the data passes.
 
-    def _radius_read_sums(self, *, lazy):
+    def _radius_read_sums(self, n_features, *, lazy):
         """The sums the first read bins by norm when the radius is private.
 
         Binned on the radius grid, the sums over the rows clipped at the
@@ -629,7 +630,12 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         """
         if not lazy:
             return None
-        return {name: True for name, value in self._clipped_sums().items() if value}
+        wanted = {name: True for name, value in self._clipped_sums().items() if value}
+        if "gram" in wanted and not binned_grams_fit(
+            len(DEFAULT_RADIUS_GRID), n_features
+        ):
+            return None  # (beyond about d = 1000: a second read, bounded memory)
+        return wanted
 
     def _first_pass(self, X, plan, *, lazy):
         """The pass before the budget is spent: norm counts, or every sum."""
@@ -640,7 +646,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         # read (_radius_read_sums). Nothing is released before the fit is
         # recorded.
         if plan.find_radius:
-            binned = self._radius_read_sums(lazy=lazy)
+            binned = self._radius_read_sums(plan.n_features, lazy=lazy)
             if binned is None:
                 return row_statistics(X, norm_sums=radius_counts, check_finite=True)
             return row_statistics(

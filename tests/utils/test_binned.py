@@ -102,3 +102,13 @@ def test_binned_sums_of_rows_beyond_float64():
 def test_bins_replace_the_final_clip():
     with pytest.raises(ValueError, match="final_clip"):
         row_statistics(_rows(), bins=DEFAULT_RADIUS_GRID, final_clip=1.0, gram=True)
+
+
+def test_binned_gram_memory_bound_is_public():
+    from dpcov.utils._gram._binned import BINNED_GRAM_BYTES, binned_grams_fit
+
+    # Worst case 2 (grid + 1) d x d float64 matrices: a function of d only.
+    n_grid = len(DEFAULT_RADIUS_GRID)
+    largest = int(np.sqrt(BINNED_GRAM_BYTES / (16 * (n_grid + 1))))
+    assert binned_grams_fit(n_grid, largest)
+    assert not binned_grams_fit(n_grid, largest + 1)

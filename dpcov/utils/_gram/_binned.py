@@ -46,6 +46,20 @@ from scipy import sparse
 
 from ._rows import _MAX, _TINY, _unit_rows
 
+#: The most memory the binned Gram matrices of one block may need, in the
+#: worst case (rows in every bin): above it, a fit reads twice instead.
+BINNED_GRAM_BYTES = 2**30
+
+
+def binned_grams_fit(n_grid, n_features):
+    """Whether binned Gram matrices on a grid of ``n_grid`` points fit.
+
+    The worst case holds ``2 (n_grid + 1)`` matrices of ``d x d`` float64
+    per block sum (rows and directions, one per bin); a public bound, on
+    ``d`` and the grid only. About ``d <= 1000`` on the radius grid.
+    """
+    return 2 * (n_grid + 1) * 8 * n_features**2 <= BINNED_GRAM_BYTES
+
 
 def norm_bins(norms, ascending):
     """The bin of each norm: the number of grid points strictly below it."""
