@@ -16,15 +16,16 @@ are the kernel's page cache, not the process's working memory):
 - ``numpy memmap``: the same file as a NumPy memmap, read by dpcov's own
   chunked pass in this process (BLAS threads as configured);
 
-for ``GaussianCovariance(data_norm=1)`` (one pass: the sum and the Gram
-matrix), ``GaussianCovariance()`` (private radius: a pass of norm counts, then
-the Gram pass), ``AdaptiveCovariance(data_norm=1)`` and
-``PCA(n_components=10, data_norm=1)``. Input of 2e7 x 100 float64 rows is
-14.9 GiB on a machine with 24 GiB; scikit-learn's EmpiricalCovariance would
-need a centred copy (another 14.9 GiB) and does not fit. Reports time, peak
-anonymous memory and the relative Frobenius distance between the Dask and
-memmap covariances (same ``random_state``: they should agree to rounding).
-Writes ``--json``.
+for the estimators of ``FITS`` below, at their defaults (private radius,
+private mean) and with ``data_norm`` given, and, as the floor of every fit,
+one Dask ``X.T @ X`` on the same lazy array (``dask`` backend only). Input
+of 2e7 x 100 float64 rows is 14.9 GiB on a machine with 24 GiB;
+scikit-learn's EmpiricalCovariance would need a centred copy (another 14.9
+GiB) and does not fit. Reports time, its ratio to the floor, the reads of
+each block per fit (Dask backend: every block read by its task is counted),
+peak anonymous memory and the relative Frobenius distance between the Dask
+and memmap covariances (same ``random_state``: they should agree to
+rounding). Writes ``--json``.
 """
 
 import argparse
@@ -39,12 +40,18 @@ from pathlib import Path
 
 import numpy as np
 
+FLOOR = "X.T @ X (one Dask product)"
 FITS = {
+    FLOOR: None,
     "GaussianCovariance(data_norm=1)": "GaussianCovariance(data_norm=1.0)",
-    "GaussianCovariance() (private radius)": "GaussianCovariance()",
+    "GaussianCovariance() (defaults)": "GaussianCovariance()",
+    "SeparateCovariance() (defaults)": "SeparateCovariance()",
     "AdaptiveCovariance(data_norm=1)": "AdaptiveCovariance(data_norm=1.0)",
-    "PCA(n_components=10, data_norm=1)": "PCA(n_components=10, data_norm=1.0)",
+    "AdaptiveCovariance() (defaults)": "AdaptiveCovariance()",
+    "PCA(n_components=10) (defaults)": "PCA(n_components=10)",
 }
+#: Blocks read by their tasks in this process (the reads of a fit).
+READS = []
 
 
 class AnonPeak:
@@ -86,7 +93,8 @@ def _result_path(path, backend, name):
 
 
 def _read_rows(path, start, stop):
-    # One block, read from the file when a task needs it.
+    # One block, read from the file when a task needs it (and counted).
+    READS.append(start)
     return np.array(np.load(path, mmap_mode="r")[start:stop])
 
 
@@ -128,28 +136,44 @@ def write_data(path, n, d, slab=500_000):
 def run_cell(path, backend, name, chunk_rows, threads):
     """Fit one estimator in this process; print one JSON line."""
     import dask
+    from threadpoolctl import threadpool_limits
 
-    from dpcov.covariance import AdaptiveCovariance, GaussianCovariance  # noqa: F401
+    from dpcov.covariance import (  # noqa: F401
+        AdaptiveCovariance,
+        GaussianCovariance,
+        SeparateCovariance,
+    )
     from dpcov.decomposition import PCA  # noqa: F401
 
     X = np.load(path, mmap_mode="r")
+    n_blocks = -(-X.shape[0] // chunk_rows)
     # A literal from the table above, with a fixed seed.
-    estimator = eval(FITS[name]).set_params(random_state=0)
+    estimator = None
+    if FITS[name] is not None:
+        estimator = eval(FITS[name]).set_params(random_state=0)
     with AnonPeak() as memory:
         start = time.perf_counter()
         if backend == "dask":
             X = lazy_rows(path, chunk_rows)
             with dask.config.set(scheduler="threads", num_workers=threads):
-                estimator.fit(X)
+                if estimator is None:
+                    # The floor: Dask's own product, blocks summed in a tree,
+                    # each block's product on one BLAS thread as dpcov's are
+                    # (BLAS threads on top of Dask's oversubscribe the cores).
+                    with threadpool_limits(limits=1, user_api="blas"):
+                        gram = (X.T @ X).compute()
+                else:
+                    estimator.fit(X)
         else:
             estimator.fit(X)
         seconds = time.perf_counter() - start
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    covariance = (
-        estimator.get_covariance()
-        if hasattr(estimator, "components_")
-        else estimator.covariance_
-    )
+    if estimator is None:
+        covariance = gram / X.shape[0]
+    elif hasattr(estimator, "components_"):
+        covariance = estimator.get_covariance()
+    else:
+        covariance = estimator.covariance_
     np.save(_result_path(path, backend, name), covariance)
     print(
         json.dumps(
@@ -157,6 +181,7 @@ def run_cell(path, backend, name, chunk_rows, threads):
                 "backend": backend,
                 "estimator": name,
                 "seconds": seconds,
+                "reads_per_block": len(READS) / n_blocks if READS else None,
                 "peak_anon_mib": memory.peak / 1024,
                 "anon_before_fit_mib": memory.base / 1024,
                 "peak_rss_incl_file_pages_mib": rss / 1024,
@@ -190,11 +215,14 @@ def main():
         f"n={args.n} d={args.d} float64: {size:.1f} GiB on disk; dask blocks of "
         f"{args.chunk_rows} rows, {args.threads} threads"
     )
-    header = f"{'estimator':40s}{'backend':>14s}{'time s':>9s}"
-    print(header + f"{'peak anon MiB':>15s}{'(before fit)':>14s}")
+    header = f"{'estimator':40s}{'backend':>14s}{'time s':>9s}{'x X.T@X':>9s}"
+    print(header + f"{'reads':>7s}{'peak anon MiB':>15s}{'(before fit)':>14s}")
     results = []
+    floor = None
     for name in FITS:
         for backend in args.backends:
+            if FITS[name] is None and backend != "dask":
+                continue
             out = subprocess.run(
                 [sys.executable, __file__, "--path", str(path), "--cell", backend, name]
                 + [
@@ -208,12 +236,18 @@ def main():
                 text=True,
             ).stdout
             row = json.loads(out.strip().splitlines()[-1])
+            if FITS[name] is None:
+                floor = row["seconds"]
+            row["ratio_to_gram"] = None if floor is None else row["seconds"] / floor
             results.append(row)
+            ratio = "" if floor is None else f"{row['ratio_to_gram']:.2f}"
+            reads = row["reads_per_block"]
             print(
-                f"{name:40s}{backend:>14s}{row['seconds']:9.1f}"
+                f"{name:40s}{backend:>14s}{row['seconds']:9.1f}{ratio:>9s}"
+                f"{'' if reads is None else f'{reads:g}':>7s}"
                 f"{row['peak_anon_mib']:15.0f}{row['anon_before_fit_mib']:14.0f}"
             )
-        if len(args.backends) == 2:
+        if len(args.backends) == 2 and FITS[name] is not None:
             a, b = (np.load(_result_path(path, be, name)) for be in args.backends)
             gap = float(np.linalg.norm(a - b) / np.linalg.norm(b))
             print(f"{'':40s}relative gap dask vs memmap: {gap:.1e}")

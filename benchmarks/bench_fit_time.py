@@ -5,12 +5,16 @@
     python benchmarks/bench_fit_time.py --n 1000000 --d 500 --rounds 5 --only pca
 
 Time: every estimator is fitted once per round, in a shuffled order, on the
-same input, for ``--rounds`` rounds; the table reports the median, the
-minimum and the maximum, and the ratio of the medians to scikit-learn's
-estimator for the same job: ``EmpiricalCovariance(assume_centered=True)``
-for the covariance estimators (all given ``data_norm=1`` and
-``assume_centered=True``), ``PCA(n_components=10)`` for dpcov's PCA with its
-defaults (AdaptiveCovariance, a private radius and a private mean).
+same input, for ``--rounds`` rounds, beside the floor of every fit, one
+``X.T @ X`` (NumPy's ``syrk``); the table reports the median, the minimum and
+the maximum, the ratio of the medians to scikit-learn's estimator for the
+same job: ``EmpiricalCovariance(assume_centered=True)`` for the covariance
+estimators (all given ``data_norm=1`` and ``assume_centered=True``),
+``PCA(n_components=10)`` for dpcov's PCA with its defaults
+(AdaptiveCovariance, a private radius and a private mean), the ratio to the
+floor, and the reads of ``X`` per fit (dpcov's passes over the rows, counted
+where the estimators call them; scikit-learn's validation reads ``X`` once
+more to check it for NaN and infinity, dpcov checks it in its first pass).
 Interleaving makes the ratios robust to the machine's load varying over time.
 
 The rows have unit norm: every row sits on the clipping radius, the worst
@@ -66,6 +70,14 @@ REFERENCE = {
     **{name: "EmpiricalCovariance (sklearn)" for name in COVARIANCE},
     **{name: "PCA (sklearn)" for name in DECOMPOSITION},
 }
+FLOOR = "X.T @ X (numpy)"
+
+
+class _Gram:
+    # The floor as an estimator of the table: one X.T @ X.
+    def fit(self, X):
+        X.T @ X
+        return self
 
 
 def machine():
@@ -96,21 +108,22 @@ def peak_mib(make, X):
 
 
 def time_passes(make, X):
-    # Each row_statistics call of one fit, timed where the estimators call it.
+    # Each row_statistics call of one fit, timed where the estimators call it
+    # (a call that asks for nothing, and checks nothing, reads no row).
     from dpcov.covariance import _adaptive, _base
 
     log = []
     original = _base.row_statistics
+    steps = ("gram", "total", "square_norm", "norm_sums", "final_clip", "bins")
 
     def timed(X, **kwargs):
         start = time.perf_counter()
         out = original(X, **kwargs)
-        asked = [
-            key
-            for key in ("gram", "total", "square_norm", "norm_sums", "final_clip")
-            if kwargs.get(key) not in (None, False)
-        ]
-        if asked:  # (a call that asks for nothing reads no row)
+        asked = [key for key in steps if kwargs.get(key) is not None]
+        asked = [key for key in asked if kwargs[key] is not False]
+        if not asked and kwargs.get("check_finite"):
+            asked = ["check_finite"]
+        if asked:
             log.append((time.perf_counter() - start, "+".join(asked)))
         return out
 
@@ -136,7 +149,7 @@ def main():
     args = parser.parse_args()
     warnings.simplefilter("ignore")  # noise-dominated warnings of small budgets
 
-    estimators = {}
+    estimators = {FLOOR: _Gram}
     if args.only != "pca":
         estimators.update(COVARIANCE)
     if args.only != "covariance":
@@ -170,29 +183,39 @@ def main():
                 estimators[name]().fit(X)
                 times[name].append(time.perf_counter() - start)
         memory = {name: peak_mib(estimators[name], X) for name in names}
-        passes = {}
-        if args.passes:
-            for name in names:
-                if "sklearn" not in name:
-                    passes[name] = time_passes(estimators[name], X)
+        # The passes of one fit of each dpcov estimator: their number always
+        # (the reads), their times with --passes.
+        passes = {
+            name: time_passes(estimators[name], X)
+            for name in names
+            if "sklearn" not in name and name != FLOOR
+        }
 
     header = f"{'estimator':32s}{'median s':>10s}{'min s':>8s}{'max s':>8s}"
-    print(header + f"{'x sklearn':>11s}{'peak MiB':>10s}")
+    print(header + f"{'x sklearn':>11s}{'x X.T@X':>9s}{'reads':>7s}{'peak MiB':>10s}")
     results = {}
+    floor = float(np.median(times[FLOOR]))
     for name in names:
         median = float(np.median(times[name]))
-        ratio = median / float(np.median(times[REFERENCE[name]]))
+        ratio = median / float(np.median(times[REFERENCE.get(name, FLOOR)]))
+        reads = len(passes[name][1]) if name in passes else None
         results[name] = {
             "median_s": median,
             "min_s": float(np.min(times[name])),
             "max_s": float(np.max(times[name])),
             "ratio": ratio,
+            "ratio_to_gram": median / floor,
+            "reads": reads,
             "peak_mib": memory[name],
         }
+        shown = "" if reads is None else str(reads)
         print(
             f"{name:32s}{median:10.3f}{np.min(times[name]):8.3f}"
-            f"{np.max(times[name]):8.3f}{ratio:11.2f}{memory[name]:10.1f}"
+            f"{np.max(times[name]):8.3f}{ratio:11.2f}{median / floor:9.2f}"
+            f"{shown:>7s}{memory[name]:10.1f}"
         )
+    if not args.passes:
+        passes = {}
     for name, (total, log) in passes.items():
         steps = ", ".join(f"{what} {seconds:.3f}" for seconds, what in log)
         rest = total - sum(seconds for seconds, _ in log)
