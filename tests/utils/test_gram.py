@@ -681,3 +681,35 @@ def test_unformed_sum_matches_the_clipped_rows(monkeypatch, dtype, threads):
     assert _gram._Pass(clip_norm=1.5, total=True).rows_unformed()
     _, total, _ = _per_chunk_reference(X, 23, clip_norm=1.5)
     np.testing.assert_allclose(stats.total, total, rtol=0, atol=2000 * 1.5 * 2**-52)
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        {"clip_norm": 2.0, "gram": True},  # rows formed in the buffer
+        {"clip_norm": 2.0, "total": True},  # the unformed sum
+        {"clip_norm": 2.0, "center": np.full(4, 0.1), "square_norm": True},
+        {"norm_sums": radius_counts},  # no clip: the raw rows' norms
+        {"box": (np.full(4, -3.0), np.full(4, 3.0)), "gram": True},
+        {"transform": np.eye(3, 4), "clip_norm": 2.0, "gram": True},
+    ],
+    ids=["buffer", "unformed", "centred", "counts", "box", "transform"],
+)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_first_pass_checks_entries_on_every_path(steps, dtype):
+    # Without a box the check rides on the rows' norms: finite rows whose
+    # norms overflow float64 are accepted (and summed as without the check),
+    # NaN and infinity refused, whatever the chunk and the path.
+    from dpcov.utils._input_messages import NonFiniteInput
+
+    X = np.random.default_rng(0).normal(size=(900, 4)).astype(dtype)
+    X[450] = np.finfo(dtype).max / 2  # finite, norm beyond the dtype (and float64)
+    checked = row_statistics(X, check_finite=True, chunk_rows=100, **steps)
+    plain = row_statistics(X, chunk_rows=100, **steps)
+    for name in ("gram", "total", "square_norm", "norm_sums"):
+        np.testing.assert_array_equal(getattr(checked, name), getattr(plain, name))
+    for bad in (np.nan, np.inf, -np.inf):
+        Y = X.copy()
+        Y[777, 1] = bad
+        with pytest.raises(NonFiniteInput, match="NaN or infinity"):
+            row_statistics(Y, check_finite=True, chunk_rows=100, **steps)

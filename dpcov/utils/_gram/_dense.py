@@ -96,7 +96,6 @@ class _DensePass:
         when the steps can run in place: no array of the chunk's size is
         allocated. The rows are the same bits either way.
         """
-        self._check_chunk(chunk)
         if buffer is None or self.may_overflow or self.transform is not None:
             return self._process_new(chunk)
         # The steps of _process_new, each written to the buffer: the same
@@ -106,6 +105,7 @@ class _DensePass:
         if chunk.dtype != np.float64:
             np.copyto(out, chunk)  # float32 to float64: exact
             rows = out
+        raw_norms = self._check_rows(rows, chunk)
         if self.box is not None:
             lower, upper, center, half = self.box
             np.clip(rows, lower, upper, out=out)
@@ -113,7 +113,7 @@ class _DensePass:
             np.divide(out, half, out=out)
             rows = out
         if self.clip_norm is not None:
-            rows = _scale_rows(rows, self.clip_norm, out)
+            rows = _scale_rows(rows, self.clip_norm, out, raw_norms)
         if self.center is not None:
             # (No overflow: may_overflow is False.)
             rows = np.subtract(rows, self.center, out=out)
@@ -126,6 +126,29 @@ class _DensePass:
         if self.final_clip is not None:
             rows = _scale_rows(rows, self.final_clip, out, norms)
         return rows, norms
+
+    def _check_rows(self, rows, chunk):
+        """Check the chunk for NaN and infinity; the raw rows' norms, or None.
+
+        Without a box, the rows' norms (which the clip needs anyway) are the
+        check: a NaN or infinite entry makes its row's norm NaN or infinite,
+        so finite norms prove the chunk finite, and only a chunk with a norm
+        beyond float64 (NaN, infinity, or finite entries near ``1e154`` and
+        up) is looked at entry by entry. That costs an ``O(m)`` test instead
+        of a sum over the chunk, which, as the chunk's first read from
+        memory, cost 0.047 s of a 0.39 s single-threaded Gram pass at ``n =
+        1e6, d = 100``. With a box (which clips infinity to a bound) the
+        entries are checked first. ``rows`` is the chunk in float64.
+        """
+        if not self.check_finite:
+            return None
+        if self.box is not None:
+            self._check_chunk(chunk)
+            return None
+        norms = _row_norms(rows)
+        if not (norms <= _MAX).all() and not np.isfinite(chunk).all():
+            raise NonFiniteInput.of(chunk)
+        return norms
 
     def _check_chunk(self, chunk):
         if self.check_finite:
@@ -168,7 +191,9 @@ class _DensePass:
         if chunk.dtype != np.float64:
             rows = buffer[: chunk.shape[0], : chunk.shape[1]]
             np.copyto(rows, chunk)
-        norms = _row_norms(rows)
+        norms = self._check_rows(rows, chunk)  # (the box is None here)
+        if norms is None:
+            norms = _row_norms(rows)
         scale, far = _clip_factors(norms, self.clip_norm)
         if far.any():
             return None
@@ -191,14 +216,16 @@ class _DensePass:
         # the transform need them.
         rows = chunk if chunk.dtype == np.float64 else chunk.astype(np.float64)
         owned = rows is not chunk
+        raw_norms = self._check_rows(rows, chunk)
         if self.box is not None:
             # Clip each feature to its public range, then map the box onto
             # [-1, 1]^d (a new array: the input is never written to).
             lower, upper, center, half = self.box
             rows = (np.clip(rows, lower, upper) - center) / half
             owned = True
+        unchanged = self.box is None and self.clip_norm is None
         if self.clip_norm is not None:
-            rows, owned = _clip(rows, self.clip_norm, owned)
+            rows, owned = _clip(rows, self.clip_norm, owned, raw_norms)
         # Kept only if it may be needed (holding it costs a chunk of memory).
         source = rows if self.may_overflow else None
         # Overflow here (huge rows, no clip before) gives inf or NaN in that
@@ -215,7 +242,10 @@ class _DensePass:
             self.square_norm or self.norm_sums is not None or self.bins is not None
         )
         if needs_norms or self.final_clip is not None:
-            norms = _row_norms(rows)
+            if unchanged and rows is source and raw_norms is not None:
+                norms = raw_norms  # (the same function of the same rows)
+            else:
+                norms = _row_norms(rows)
         if source is not None and rows is not source:
             if norms is None:
                 far = ~np.isfinite(rows).all(axis=1)
@@ -330,7 +360,6 @@ class _DensePass:
                 # A chunk at a time: memory O(chunk_rows * d), never all of X.
                 chunk = chunk.toarray()
             if unformed:
-                self._check_chunk(chunk)
                 parts = self.unformed(chunk, buffer)
                 if parts is not None:
                     rows, scale, norms = parts
