@@ -1,9 +1,12 @@
 """Global configuration of dpcov, in the style of :func:`sklearn.set_config`.
 
-One setting today, ``secure_noise``: when true, every noise draw of a private
+Two settings. ``secure_noise``: when true, every noise draw of a private
 release comes from exact discrete samplers fed by the operating system's
 CSPRNG instead of numpy's floating-point samplers (see
-:mod:`dpcov.mechanisms._discrete`).
+:mod:`dpcov.mechanisms._discrete`). ``binned_reads``: whether a fit on a Dask
+array gathers, in the read that counts the rows' norms, the sums it needs at
+whichever radius or threshold it will release (one read fewer, twice the
+flops of a Gram matrix; see the user guide's "Scaling up").
 
 Where a setting lives matters for a security switch:
 
@@ -32,7 +35,8 @@ __all__ = ["get_config", "set_config", "config_context"]
 
 _TRUE = {"1", "true", "yes", "on"}
 _global_config = {
-    "secure_noise": os.environ.get("DPCOV_SECURE_NOISE", "").strip().lower() in _TRUE
+    "secure_noise": os.environ.get("DPCOV_SECURE_NOISE", "").strip().lower() in _TRUE,
+    "binned_reads": True,
 }
 # Per-thread overrides set by config_context (a dict per thread).
 _threadlocal = threading.local()
@@ -72,7 +76,7 @@ def get_config():
     return {**_global_config, **_overrides()}
 
 
-def set_config(secure_noise=None):
+def set_config(secure_noise=None, binned_reads=None):
     """Set dpcov's configuration, for the whole process.
 
     Every thread sees the new value, except inside a :func:`config_context`
@@ -91,6 +95,18 @@ def set_config(secure_noise=None):
         raise :class:`~dpcov.exceptions.NoHardenedSampler` in ``fit``. A
         fitted estimator records the sampler it used in ``noise_sampler_``.
         If None, the setting is unchanged. Global default: False.
+    binned_reads : bool, default=None
+        If True, a fit on a Dask array whose clipping radius (or
+        AdaptiveCovariance's threshold) is found privately sums the rows
+        binned by norm on the public grid of candidates in the read that
+        counts the norms, so that the sums at the released point follow
+        without reading again: GaussianCovariance reads its data once,
+        AdaptiveCovariance and PCA twice. The binned Gram matrices cost twice
+        the flops of one: where a read costs less than a Gram pass (data in
+        the page cache of one machine), False is faster (a read per step, as
+        in memory). The release is the same either way, up to rounding.
+        In-memory fits never bin. If None, the setting is unchanged. Global
+        default: True.
 
     See Also
     --------
@@ -110,10 +126,13 @@ def set_config(secure_noise=None):
         _global_config["secure_noise"] = secure_noise
         # Fail closed in processes started from now on (they re-import dpcov).
         os.environ["DPCOV_SECURE_NOISE"] = "1" if secure_noise else "0"
+    if binned_reads is not None:
+        _check_bool("binned_reads", binned_reads)
+        _global_config["binned_reads"] = binned_reads
 
 
 @contextmanager
-def config_context(*, secure_noise=None):
+def config_context(*, secure_noise=None, binned_reads=None):
     """Context manager for dpcov's configuration, in the current thread.
 
     The previous configuration is restored on exit, also when the block
@@ -122,6 +141,8 @@ def config_context(*, secure_noise=None):
     Parameters
     ----------
     secure_noise : bool, default=None
+        See :func:`set_config`. If None, the setting is unchanged.
+    binned_reads : bool, default=None
         See :func:`set_config`. If None, the setting is unchanged.
 
     Yields
@@ -148,6 +169,9 @@ def config_context(*, secure_noise=None):
     if secure_noise is not None:
         _check_bool("secure_noise", secure_noise)
         overrides["secure_noise"] = secure_noise
+    if binned_reads is not None:
+        _check_bool("binned_reads", binned_reads)
+        overrides["binned_reads"] = binned_reads
     try:
         yield
     finally:

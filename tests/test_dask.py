@@ -232,8 +232,8 @@ def test_non_finite_blocks_raise_before_recording(Estimator, data_norm, bad):
         data_norm=data_norm, assume_centered=True, accountant=accountant
     )
     # The first pass checks each block as it reads it; the fit names itself.
-    word = "NaN" if np.isnan(bad) else "infinity"
-    with pytest.raises(ValueError, match=f"contains {word}: {Estimator.__name__}"):
+    message = f"contains NaN or infinity: {Estimator.__name__}.fit needs finite"
+    with pytest.raises(ValueError, match=message):
         estimator.fit(da.from_array(X, chunks=(1000, 6)))
     assert accountant.ledger == []  # the first pass comes before the record
     assert not hasattr(estimator, "covariance_")
@@ -308,6 +308,25 @@ def test_binned_grams_beyond_their_memory_bound_read_twice(monkeypatch):
     for Estimator, reads in [(GaussianCovariance, 2), (AdaptiveCovariance, 3)]:
         source = _CountingRows(X)
         with dask.config.set(scheduler="threads"):  # counted in this process
+            lazy = Estimator(random_state=3).fit(
+                da.from_array(source, chunks=(1000, 6))
+            )
+        assert set(source.loads.values()) == {reads}
+        _assert_same_fit(lazy, Estimator(random_state=3).fit(X))
+
+
+def test_binned_reads_can_be_turned_off():
+    # dpcov.config_context(binned_reads=False): a read per step, as in
+    # memory (where reads are cheap beside the flops); the same fit.
+    import dpcov
+
+    X = _data(n=12000)
+    for Estimator, reads in [(GaussianCovariance, 2), (AdaptiveCovariance, 4)]:
+        source = _CountingRows(X)
+        with (
+            dask.config.set(scheduler="threads"),
+            dpcov.config_context(binned_reads=False),
+        ):
             lazy = Estimator(random_state=3).fit(
                 da.from_array(source, chunks=(1000, 6))
             )

@@ -84,7 +84,7 @@ def _data(seed=0, n=6000):
 
 
 def test_config_default_and_context():
-    assert dpcov.get_config() == {"secure_noise": False}
+    assert dpcov.get_config() == {"secure_noise": False, "binned_reads": True}
     with dpcov.config_context(secure_noise=True):
         assert dpcov.get_config()["secure_noise"]
         with dpcov.config_context(secure_noise=False):

@@ -18,6 +18,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from .._config import get_config
 from ..accounting import PureDP, split_budget
 from ..mechanisms import calibrate_additive, exponential_mechanism
 from ..utils._docstrings import fill_doc
@@ -460,9 +461,19 @@ class AdaptiveCovariance(BasePrivateCovariance):
         n_samples, n_features = X.shape
         steps = split_budget(budget, STEP_SHARES)
         # A pass over the processed rows clip(box(x), clip_norm) - center.
-        rows = partial(row_statistics, X, box=box, clip_norm=clip_norm, center=center)
+        # (Dask: the entries are checked again, in case the source changed.)
+        rows = partial(
+            row_statistics,
+            X,
+            box=box,
+            clip_norm=clip_norm,
+            center=center,
+            check_finite=is_dask_array(X),
+        )
         norm_sums = sums
-        if sums.norm_sums is None:  # (else the first read was the norm pass)
+        # The norm pass is the only read that sums squared norms: when the
+        # first read was the norm pass (_first_pass), its sums are here.
+        if sums.square_norm is None:
             norm_sums = self._norm_pass(
                 rows, radius=radius, n_features=n_features, lazy=is_dask_array(X)
             )
@@ -514,7 +525,8 @@ class AdaptiveCovariance(BasePrivateCovariance):
         # One pass over the processed rows for the trace and the bin counts of
         # their norms (sums over rows: no per-row vector is kept).
         bins = None
-        if lazy and binned_grams_fit(self.n_thresholds, n_features):
+        binned = lazy and get_config()["binned_reads"]
+        if binned and binned_grams_fit(self.n_thresholds, n_features):
             bins = radius * 2.0 ** -np.arange(self.n_thresholds)
         return rows(
             square_norm=True,

@@ -31,6 +31,7 @@ from scipy import linalg
 from sklearn.covariance import EmpiricalCovariance, log_likelihood
 from sklearn.utils.validation import check_is_fitted
 
+from .._config import get_config
 from ..accounting import BudgetAccountant, compose, split_budget
 from ..base import PrivateEstimatorMixin, warn_if_noise_dominated
 from ..mechanisms import (
@@ -463,7 +464,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         except NonFiniteInput as error:
             # Raised outside the except block: nothing chained.
             failed = error
-        raise failed.named(type(self).__name__)
+        raise failed.named(f"{type(self).__name__}.fit")
 
     def _fit_rows(self, X, *, budget, lazy):
         """The fit, after the validation: plan, read, release, post-process, record.
@@ -621,14 +622,15 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         Binned on the radius grid, the sums over the rows clipped at the
         radius, whichever grid point it is, follow from the read that counts
         the norms (``dpcov.utils._gram._binned``). On a Dask array, where a
-        read is the cost, everything is binned (one read). In memory, where
+        read is the cost, everything is binned (one read), unless
+        ``dpcov.set_config(binned_reads=False)``. In memory, where
         the flops are, nothing is (None: the counts only, then a second read
         at the radius): binned Gram matrices cost twice the flops of one,
         and even the binned sum alone took longer than a pass of counts and
         a pass of clipped sums together (0.084 s against 0.027 s + 0.043 s
         at n = 1e6, d = 100 on 2 cores).
         """
-        if not lazy:
+        if not (lazy and get_config()["binned_reads"]):
             return None
         wanted = {name: True for name, value in self._clipped_sums().items() if value}
         if "gram" in wanted and not binned_grams_fit(

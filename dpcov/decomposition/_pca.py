@@ -607,7 +607,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             failed = error
         else:
             return estimator
-        raise failed.named(type(self).__name__)
+        raise failed.named(f"{type(self).__name__}.fit")
 
     def _spectrum(self, estimator, n_features):
         # Post-processing of the release: its variances in decreasing order

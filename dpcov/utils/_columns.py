@@ -33,7 +33,7 @@ def _check_block(block, check_finite, allow_nan):
                     "entries."
                 )
         elif not np.isfinite(block).all():
-            raise NonFiniteInput.of(block)
+            raise NonFiniteInput()
     return block
 
 

@@ -18,7 +18,9 @@ matrix where the entry point accepts one (``accept_sparse``; it stays sparse).
 A ``dask.array.Array`` is not
 loaded: its shape, dtype and the number of features are checked here, and its
 entries (NaN, infinity) during the estimator's first pass over the data,
-before anything is released or recorded.
+before anything is released or recorded. The covariance estimators and PCA
+check in-memory entries the same way (``defer_finite``): in their first pass,
+not in a read of their own.
 """
 
 # Authors: The dpcov developers
@@ -28,6 +30,7 @@ import math
 
 import numpy as np
 from scipy import sparse
+from sklearn import config_context
 from sklearn.utils.validation import check_array, validate_data
 
 from ._gram import is_dask_array
@@ -126,7 +129,13 @@ def validate_rows(
     try:
         # scikit-learn's finiteness test sums X first: entries of +-1e308 make
         # that sum inf - inf, and NumPy would warn about it on such data only.
-        with np.errstate(over="ignore", invalid="ignore"):
+        # scikit-learn's assume_finite=True would skip the test: a private
+        # estimator refuses NaN and infinity whatever that setting (a NaN
+        # would otherwise reach a release, or fail on such data only).
+        with (
+            np.errstate(over="ignore", invalid="ignore"),
+            config_context(assume_finite=False),
+        ):
             if n_columns is None:
                 return validate_data(
                     estimator,

@@ -3,8 +3,6 @@
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-import numpy as np
-
 #: The advice after "Input X contains NaN or infinity".
 NON_FINITE_HINT = (
     "fill missing cells with dpcov.impute.SimpleImputer (a private imputer: "
@@ -17,33 +15,33 @@ class NonFiniteInput(ValueError):
     """NaN or infinity met while reading the rows.
 
     The estimators that check the entries in their first pass over the rows
-    (not in a pass of their own before it) raise this; the fit re-raises it
-    under its own name (:meth:`named`). ``has_nan`` and ``has_inf`` say what
-    the chunk that failed holds: what the refusal tells, as a refusal at
-    validation does, is only that such an entry exists.
+    (not in a read of their own before it) raise this; the fit re-raises it
+    naming itself (:meth:`named`). The message is the same whichever entry
+    and whichever chunk failed first (on Dask, the block that fails first
+    varies from run to run): it tells, as a refusal at validation does, only
+    that such an entry exists.
+
+    Parameters
+    ----------
+    where : str, default=None
+        The entry point that refuses the rows, e.g. ``"PCA.fit"``.
     """
 
-    def __init__(self, has_nan=True, has_inf=True, where=None):
-        self.has_nan, self.has_inf, self.where = has_nan, has_inf, where
-        present = " and ".join(
-            word for word, flag in (("NaN", has_nan), ("infinity", has_inf)) if flag
-        )
+    def __init__(self, where=None):
+        self.where = where
         if where is None:
             message = "Input X contains NaN or infinity: " + NON_FINITE_HINT
         else:
             message = (
-                f"Input X contains {present}: {where} needs finite values; "
-                + NON_FINITE_HINT
+                f"Input X contains NaN or infinity: {where} needs finite "
+                "values; " + NON_FINITE_HINT
             )
         super().__init__(message)
 
-    @classmethod
-    def of(cls, rows):
-        """The error for rows known to hold NaN or infinity."""
-        return cls(
-            has_nan=bool(np.isnan(rows).any()), has_inf=bool(np.isinf(rows).any())
-        )
+    def __reduce__(self):
+        # Pickled (joblib's processes, Dask's workers) with its entry point.
+        return (type(self), (self.where,))
 
     def named(self, where):
-        """The same error, naming the estimator that refuses the rows."""
-        return type(self)(self.has_nan, self.has_inf, where)
+        """The same error, naming the entry point that refuses the rows."""
+        return type(self)(where)

@@ -703,7 +703,8 @@ def test_the_first_pass_checks_entries_on_every_path(steps, dtype):
     from dpcov.utils._input_messages import NonFiniteInput
 
     X = np.random.default_rng(0).normal(size=(900, 4)).astype(dtype)
-    X[450] = np.finfo(dtype).max / 2  # finite, norm beyond the dtype (and float64)
+    # Finite; its norm is beyond float64 (for float32 input, beyond float32).
+    X[450] = np.finfo(dtype).max / 2
     checked = row_statistics(X, check_finite=True, chunk_rows=100, **steps)
     plain = row_statistics(X, chunk_rows=100, **steps)
     for name in ("gram", "total", "square_norm", "norm_sums"):

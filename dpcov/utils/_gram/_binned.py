@@ -46,17 +46,20 @@ from scipy import sparse
 
 from ._rows import _MAX, _TINY, _unit_rows
 
-#: The most memory the binned Gram matrices of one block may need, in the
-#: worst case (rows in every bin): above it, a fit reads twice instead.
-BINNED_GRAM_BYTES = 2**30
+#: The most memory one set of binned Gram matrices may need, in the worst case
+#: (rows in every bin): above it, a fit reads twice instead. A Dask fit holds
+#: a few sets at once (the running sums of each task and the partial sums
+#: waiting to be merged, two at a time): measured at most about 6 sets' worth.
+BINNED_GRAM_BYTES = 128 * 2**20
 
 
 def binned_grams_fit(n_grid, n_features):
     """Whether binned Gram matrices on a grid of ``n_grid`` points fit.
 
     The worst case holds ``2 (n_grid + 1)`` matrices of ``d x d`` float64
-    per block sum (rows and directions, one per bin); a public bound, on
-    ``d`` and the grid only. About ``d <= 1000`` on the radius grid.
+    per set of sums (rows and directions, one per bin); a public bound, on
+    ``d`` and the grid only: ``d <= 356`` on the radius grid (65 points),
+    ``d <= 321`` on AdaptiveCovariance's default 80 thresholds.
     """
     return 2 * (n_grid + 1) * 8 * n_features**2 <= BINNED_GRAM_BYTES
 
@@ -86,9 +89,11 @@ class BinGrams:
             sums[bin_index] = matrix
 
     def __iadd__(self, other):
+        # Adds in place where the bin is present, takes other's matrix where
+        # it is not (other is consumed: no copy, no more memory than both).
         for kind in ("rows", "units"):
             for bin_index, matrix in getattr(other, kind).items():
-                self.add(kind, bin_index, matrix.copy())
+                self.add(kind, bin_index, matrix)
         return self
 
     def n_bins(self):

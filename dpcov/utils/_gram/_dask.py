@@ -73,7 +73,10 @@ def _dask_sums(X, spec):
 
 
 def _merged(*parts):
-    # The sums of several blocks, added in their order.
+    # The sums of several blocks, added in their order, into the first: each
+    # partial sum is consumed by exactly one merge task (Dask's local
+    # schedulers never rerun a task on the same inputs; distributed workers
+    # hold deserialised copies, and recompute lost ones from their tasks).
     sums = parts[0]
     for more in parts[1:]:
         for name, value in more.items():
@@ -81,8 +84,9 @@ def _merged(*parts):
     return sums
 
 
-#: Blocks' sums merged per task of the tree reduction of binned sums.
-MERGE_WIDTH = 8
+#: Blocks' sums merged per task of the tree reduction of binned sums: two,
+#: so that a task holds at most three sets of binned sums.
+MERGE_WIDTH = 2
 
 
 def _dask_binned(X, spec):

@@ -209,7 +209,7 @@ class _SparsePass:
             indptr = X.indptr[start : stop + 1] - low
             row = np.repeat(np.arange(n_rows), np.diff(indptr))
             if self.check_finite and not np.isfinite(data).all():
-                raise NonFiniteInput.of(data)
+                raise NonFiniteInput()
             if self.clip_norm is not None:
                 norms = _sparse_row_norms(data, row, n_rows)
                 data = _sparse_clip(data, row, n_rows, self.clip_norm, norms)
