@@ -61,10 +61,12 @@ def _assert_same_fit(lazy, eager):
     assert lazy.n_features_in_ == eager.n_features_in_
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def client():
     # Two worker processes, one thread each: blocks travel between processes
     # and the per-block statistics come back to this process to be summed.
+    # One per test: an active client would be the default scheduler of the
+    # tests after it, which count reads in this process.
     with (
         distributed.LocalCluster(
             n_workers=2,
