@@ -7,6 +7,12 @@ import os
 
 import pytest
 
+# The array API checks run in a child process where SCIPY_ARRAY_API=1 (see
+# tests/test_array_api.py); elsewhere they are not collected, not even for
+# doctests.
+if os.environ.get("SCIPY_ARRAY_API") != "1":
+    collect_ignore = ["array_api_checks.py"]
+
 
 def _seeds():
     # DPCOV_TESTS_GLOBAL_RANDOM_SEED="all" sweeps seeds 0-99 (a scheduled job);

@@ -55,6 +55,7 @@ from ..preprocessing._ranges import (
     ranges_first_pass,
     release_private_ranges,
 )
+from ..utils._array_api import namespace_of, to_host, to_namespace
 from ..utils._gram import is_dask_array, row_statistics
 from ..utils._gram._binned import binned_grams_fit
 from ..utils._input import quiet_float_errors, validate_rows
@@ -296,6 +297,23 @@ def eigenvalue_sensitivities(radius, n_samples):
     return np.sqrt(2.0) * scale, 2.0 * scale
 
 
+#: The fitted arrays that an array of another namespace gets back in it.
+_FITTED_ARRAYS = (
+    "location_",
+    "covariance_",
+    "precision_",
+    "raw_covariance_",
+    "components_",
+    "eigenvalues_",
+)
+
+
+def _host(value):
+    """A fitted or input array as NumPy (an array of another namespace copied)."""
+    namespace = namespace_of(value)
+    return value if namespace is None else to_host(value, namespace[0])
+
+
 class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
     """Base class of dpcov's private covariance estimators (not for direct use).
 
@@ -451,7 +469,12 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         # chunk as it reads them, which comes before the fit is recorded and
         # before anything private is drawn: no read of its own.
         X = validate_rows(
-            self, X, accept_dask=True, accept_sparse="csr", defer_finite=True
+            self,
+            X,
+            accept_dask=True,
+            accept_sparse="csr",
+            defer_finite=True,
+            accept_array_api=True,
         )
         lazy = is_dask_array(X)
         n_features = X.shape[1]
@@ -460,10 +483,23 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         # the BLAS's thread count (see dpcov.utils._threads).
         try:
             with small_matrix_blas(n_features):
-                return self._fit_rows(X, budget=budget, lazy=lazy)
+                self._fit_rows(X, budget=budget, lazy=lazy)
         except NonFiniteInput as error:
             # Raised outside the except block: nothing chained.
             failed = error
+        else:
+            # An array of another namespace: the fitted arrays go back to it.
+            namespace = namespace_of(X)
+            if namespace is not None:
+                for name in _FITTED_ARRAYS:
+                    value = getattr(self, name, None)
+                    if value is not None:
+                        setattr(self, name, to_namespace(value, *namespace))
+                if self.bounds_ is not None:
+                    self.bounds_ = tuple(
+                        to_namespace(bound, *namespace) for bound in self.bounds_
+                    )
+            return self
         raise failed.named(f"{type(self).__name__}.fit")
 
     def _fit_rows(self, X, *, budget, lazy):
@@ -844,9 +880,13 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             extreme for float64 arithmetic).
         """
         check_is_fitted(self)
-        X_test = validate_rows(self, X_test, reset=False, method="score")
+        X_test = _host(
+            validate_rows(
+                self, X_test, reset=False, method="score", accept_array_api=True
+            )
+        )
         with quiet_float_errors():
-            centred = X_test - self.location_
+            centred = X_test - _host(self.location_)
             test_cov = centred.T @ centred / centred.shape[0]
             res = log_likelihood(test_cov, linalg.pinvh(self._score_covariance))
         # Rows too extreme for float64 arithmetic: a likelihood of zero.
@@ -869,12 +909,67 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             (``inf`` for a row too extreme for float64 arithmetic).
         """
         check_is_fitted(self)
-        X = validate_rows(self, X, reset=False, method="mahalanobis")
+        X = validate_rows(
+            self, X, reset=False, method="mahalanobis", accept_array_api=True
+        )
+        namespace = namespace_of(X)
+        X = _host(X)
         with quiet_float_errors():
-            centred = X - self.location_
-            distances = np.einsum("ij,ij->i", centred @ self.get_precision(), centred)
+            centred = X - _host(self.location_)
+            precision = _host(self.get_precision())
+            distances = np.einsum("ij,ij->i", centred @ precision, centred)
         # Rows too extreme for float64 arithmetic are infinitely far.
-        return np.where(np.isnan(distances), np.inf, np.maximum(distances, 0.0))
+        distances = np.where(np.isnan(distances), np.inf, np.maximum(distances, 0.0))
+        return distances if namespace is None else to_namespace(distances, *namespace)
+
+    def get_precision(self):
+        """The precision: ``precision_``, or the pseudo-inverse of ``covariance_``.
+
+        Returns
+        -------
+        precision_ : array of shape (n_features, n_features)
+            In the namespace of ``covariance_`` (the fit's input's).
+        """
+        check_is_fitted(self)
+        if self.store_precision:
+            return self.precision_
+        namespace = namespace_of(self.covariance_)
+        precision = linalg.pinvh(_host(self.covariance_), check_finite=False)
+        return precision if namespace is None else to_namespace(precision, *namespace)
+
+    def error_norm(self, comp_cov, norm="frobenius", scaling=True, squared=True):
+        """The error between ``comp_cov`` and ``covariance_``, as scikit-learn's.
+
+        Parameters
+        ----------
+        comp_cov : array-like of shape (n_features, n_features)
+            The covariance to compare with.
+        norm : {"frobenius", "spectral"}, default="frobenius"
+            The norm of the difference.
+        scaling : bool, default=True
+            Divide the squared norm by ``n_features``.
+        squared : bool, default=True
+            The squared norm, or the norm.
+
+        Returns
+        -------
+        result : float
+            The error.
+        """
+        check_is_fitted(self)
+        # scikit-learn's computation, on host copies.
+        error = np.asarray(_host(comp_cov), dtype=np.float64) - _host(self.covariance_)
+        if norm == "frobenius":
+            squared_norm = float(np.sum(error**2))
+        elif norm == "spectral":
+            squared_norm = float(np.amax(linalg.svdvals(error.T @ error)))
+        else:
+            raise NotImplementedError(
+                "Only spectral and frobenius norms are implemented"
+            )
+        if scaling:
+            squared_norm = squared_norm / error.shape[0]
+        return squared_norm if squared else float(np.sqrt(squared_norm))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -21,8 +21,9 @@ from ..covariance import (
     AdaptiveCovariance,
     EigenSamplingCovariance,
 )
-from ..covariance._base import BasePrivateCovariance
+from ..covariance._base import BasePrivateCovariance, _host
 from ..exceptions import NoiseDominatedWarning, SeededNoiseWarning
+from ..utils._array_api import namespace_of, to_namespace
 from ..utils._docstrings import fill_doc
 from ..utils._gram import is_dask_array, rows_in_blocks
 from ..utils._input import quiet_float_errors, validate_rows
@@ -143,6 +144,27 @@ def _default_params(estimator):
         for name in DELEGATED_PARAMS
         if name in signature.parameters
     }
+
+
+#: The fitted arrays that an array of another namespace gets back in it.
+_FITTED_ARRAYS = (
+    "components_",
+    "explained_variance_",
+    "explained_variance_ratio_",
+    "singular_values_",
+    "mean_",
+)
+
+
+def _namespace(X):
+    """The namespace of X's arrays: X's own, or NumPy."""
+    namespace = namespace_of(X)
+    return np if namespace is None else namespace[0]
+
+
+def _numpy_dtype(dtype, xp):
+    """The NumPy dtype of a floating dtype of namespace ``xp``."""
+    return np.dtype(np.float32 if dtype == xp.float32 else np.float64)
 
 
 @fill_doc
@@ -501,7 +523,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         if is_dask_array(X):
             return self.transform(X)
         with quiet_float_errors():
-            return self._transform(X, xp=np, x_is_centered=False)
+            return self._transform(X, xp=_namespace(X), x_is_centered=False)
 
     def transform(self, X):
         """Project X on the private principal axes.
@@ -527,10 +549,11 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             accept_dask=True,
             accept_sparse=("csr", "csc"),
             method="transform",
+            accept_array_api=True,
         )
         if not is_dask_array(X):
             with quiet_float_errors():
-                return self._transform(X, xp=np, x_is_centered=False)
+                return self._transform(X, xp=_namespace(X), x_is_centered=False)
         X = rows_in_blocks(X)
         # Each block as scikit-learn's PCA projects an in-memory array (the
         # unwrapped projection: set_output applies to the whole result).
@@ -547,9 +570,15 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         check_params_always(self)
         budget = self._check_budget()
         # NaN and infinity are refused by the covariance estimator's first
-        # pass (no read of their own), under PCA's name.
+        # pass (no read of their own), under PCA's name. An array of another
+        # namespace is read where it lives (see the covariance estimators).
         X = validate_rows(
-            self, X, accept_dask=True, accept_sparse="csr", defer_finite=True
+            self,
+            X,
+            accept_dask=True,
+            accept_sparse="csr",
+            defer_finite=True,
+            accept_array_api=True,
         )
         # PCA's seed is its covariance estimator's: PCA says so, once.
         warn_if_seeded(self, budget)
@@ -562,7 +591,13 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         ddof = n_samples / (n_samples - 1) if n_samples > 1 else np.nan
         k = self._n_components_kept(spectrum, ddof, n_samples, max_components)
         rest = _remaining_variance(spectrum, k, max_components, n_features)
-        self._record_fit(estimator, X.dtype, spectrum, k, ddof, rest, n_samples)
+        namespace = namespace_of(X)
+        dtype = X.dtype if namespace is None else _numpy_dtype(X.dtype, namespace[0])
+        self._record_fit(estimator, dtype, spectrum, k, ddof, rest, n_samples)
+        if namespace is not None:
+            # The fitted arrays go back to the input's namespace and device.
+            for name in _FITTED_ARRAYS:
+                setattr(self, name, to_namespace(getattr(self, name), *namespace))
         warn_if_noise_dominated(self, self.signal_to_noise_, what="covariance release")
         return X
 
@@ -612,12 +647,12 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
     def _spectrum(self, estimator, n_features):
         # Post-processing of the release: its variances in decreasing order
         # (floored at 0), their axes, and its total variance.
-        covariance = estimator.covariance_
+        covariance = _host(estimator.covariance_)
         if self.covariance == "top_k" and estimator.bounds_ is None:
             # (With bounds the sampled directions are in the box's unit
             # coordinates; the axes in original units are those of
             # covariance_, below.)
-            components = estimator.components_
+            components = _host(estimator.components_)
             values = np.einsum("ij,jk,ik->i", components, covariance, components)
             order = np.argsort(values)[::-1]
             components, values = components[order], values[order]
@@ -663,7 +698,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         ).astype(dtype)
         # sqrt((n - 1) explained_variance_) = sqrt(n lambda).
         self.singular_values_ = np.sqrt(n_samples * values[:k]).astype(dtype)
-        self.mean_ = estimator.location_.astype(dtype)
+        self.mean_ = _host(estimator.location_).astype(dtype)
         self.noise_variance_ = float(ddof * rest) if rest > 0 else 0.0
         self.n_components_ = k
         self.n_samples_ = n_samples
@@ -700,10 +735,12 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             n_columns=self.n_components_,
             accept_sparse=("csr", "csc"),
             method="inverse_transform",
+            accept_array_api=True,
         )
+        xp = _namespace(X)
         components = self.components_
         if self.whiten:
-            components = np.sqrt(self.explained_variance_[:, np.newaxis]) * components
+            components = xp.sqrt(self.explained_variance_[:, None]) * components
         with quiet_float_errors():
             return X @ components + self.mean_
 
@@ -725,16 +762,27 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             Log-likelihood of each sample under the fitted model.
         """
         check_is_fitted(self)
-        X = validate_rows(self, X, reset=False, method="score_samples")
-        values, vectors = np.linalg.eigh(self.get_covariance().astype(np.float64))
+        X = validate_rows(
+            self, X, reset=False, method="score_samples", accept_array_api=True
+        )
+        # (An array of another namespace: computed on host copies, returned in
+        # its namespace.)
+        namespace = namespace_of(X)
+        X = _host(X)
+        covariance = _host(self.get_covariance()).astype(np.float64)
+        values, vectors = np.linalg.eigh(covariance)
         if values.min() <= 0.0:
-            return np.full(X.shape[0], -np.inf)
-        with quiet_float_errors():
-            projected = (X - self.mean_) @ vectors
-            log_like = -0.5 * np.sum(projected**2 / values, axis=1)
-        log_like -= 0.5 * (X.shape[1] * math.log(2.0 * np.pi) + np.sum(np.log(values)))
-        # Rows too extreme for float64 arithmetic: a likelihood of zero.
-        return np.where(np.isnan(log_like), -np.inf, log_like)
+            log_like = np.full(X.shape[0], -np.inf)
+        else:
+            with quiet_float_errors():
+                projected = (X - _host(self.mean_)) @ vectors
+                log_like = -0.5 * np.sum(projected**2 / values, axis=1)
+            log_like -= 0.5 * (
+                X.shape[1] * math.log(2.0 * np.pi) + np.sum(np.log(values))
+            )
+            # Rows too extreme for float64 arithmetic: a likelihood of zero.
+            log_like = np.where(np.isnan(log_like), -np.inf, log_like)
+        return log_like if namespace is None else to_namespace(log_like, *namespace)
 
     def score(self, X, y=None):
         """Average log-likelihood of the samples under the fitted model.
@@ -751,7 +799,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         ll : float
             Mean of :meth:`score_samples`.
         """
-        return float(np.mean(self.score_samples(X)))
+        return float(np.mean(_host(self.score_samples(X))))
 
     def _output_range(self):
         # ("data_norm", r): r bounds the norm of transform's output for rows
@@ -761,14 +809,15 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         # data_norm_ + ||mean_|| for rows of norm at most data_norm_;
         # whitening divides by the smallest released standard deviation.
         check_is_fitted(self)
+        mean = _host(self.mean_)
         if self.bounds_ is not None:
-            lower, upper = self.bounds_
-            far = np.maximum(np.abs(lower - self.mean_), np.abs(upper - self.mean_))
+            lower, upper = (_host(bound) for bound in self.bounds_)
+            far = np.maximum(np.abs(lower - mean), np.abs(upper - mean))
             radius = float(np.linalg.norm(far))
         else:
-            radius = float(self.data_norm_ + np.linalg.norm(self.mean_))
+            radius = float(self.data_norm_ + np.linalg.norm(mean))
         if self.whiten:
-            smallest = float(np.min(self.explained_variance_))
+            smallest = float(np.min(_host(self.explained_variance_)))
             if not smallest > 0:
                 return None
             radius /= math.sqrt(smallest)

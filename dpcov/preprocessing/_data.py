@@ -27,6 +27,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..accounting import ZCDP, BudgetAccountant, compose, split_budget
 from ..base import PrivateEstimatorMixin
 from ..mechanisms import calibrate_additive
+from ..utils._array_api import namespace_of, to_host, to_namespace
 from ..utils._docstrings import fill_doc
 from ..utils._gram import is_dask_array, row_statistics
 from ..utils._input import quiet_float_errors, validate_rows
@@ -194,6 +195,12 @@ def unit_variance(mean, second_moment, floor):
     """
     mean = np.clip(mean, -1.0, 1.0)
     return mean, np.clip(second_moment - mean * mean, floor, 1.0)
+
+
+def _host(value):
+    """A released array as NumPy (an array of another namespace copied)."""
+    namespace = namespace_of(value)
+    return value if namespace is None else to_host(value, namespace[0])
 
 
 def _bounds_constraint(private=True):
@@ -467,7 +474,7 @@ class StandardScaler(
         if self.bounds is None:
             raise ValueError(_NO_BOUNDS.format(name=type(self).__name__))
         budget = self._check_budget()
-        X = validate_rows(self, X, accept_dask=True)
+        X = validate_rows(self, X, accept_dask=True, accept_array_api=True)
         lazy = is_dask_array(X)
         n_samples, n_features = X.shape
         rng = self._noise_generator(budget)
@@ -551,6 +558,16 @@ class StandardScaler(
                 constant = unit_var <= 10 * np.finfo(np.float64).eps
                 scale = np.where(constant, 1.0, half * np.sqrt(unit_var))
 
+        namespace = namespace_of(X)
+        if namespace is not None:
+            # An array of another namespace: the released arrays go back to
+            # its namespace and device (in the widest float it supports).
+            mean, var, scale = (
+                None if value is None else to_namespace(value, *namespace)
+                for value in (mean, var, scale)
+            )
+            if box is not None:
+                box = tuple(to_namespace(bound, *namespace) for bound in box)
         self.mean_ = mean
         self.var_ = var
         self.scale_ = scale
@@ -581,7 +598,14 @@ class StandardScaler(
             Transformed rows, of the input's float dtype.
         """
         check_is_fitted(self)
-        X = validate_rows(self, X, reset=False, accept_dask=True, method="transform")
+        X = validate_rows(
+            self,
+            X,
+            reset=False,
+            accept_dask=True,
+            method="transform",
+            accept_array_api=True,
+        )
         shift = self.mean_ if self.with_mean else None
         divide = self.scale_ if self.with_std else None
         return _affine(X, shift=shift, divide=divide, copy=self._copy(copy))
@@ -604,7 +628,12 @@ class StandardScaler(
         """
         check_is_fitted(self)
         X = validate_rows(
-            self, X, reset=False, accept_dask=True, method="inverse_transform"
+            self,
+            X,
+            reset=False,
+            accept_dask=True,
+            method="inverse_transform",
+            accept_array_api=True,
         )
         scale = self.scale_ if self.with_std else None
         shift = self.mean_ if self.with_mean else None
@@ -620,9 +649,9 @@ class StandardScaler(
         check_is_fitted(self)
         if self.bounds_ is None:
             return None
-        lower, upper = self.bounds_
-        shift = self.mean_ if self.with_mean else 0.0
-        divide = self.scale_ if self.with_std else 1.0
+        lower, upper = (_host(bound) for bound in self.bounds_)
+        shift = _host(self.mean_) if self.with_mean else 0.0
+        divide = _host(self.scale_) if self.with_std else 1.0
         with np.errstate(over="ignore"):
             return ("bounds", ((lower - shift) / divide, (upper - shift) / divide))
 
@@ -637,6 +666,20 @@ def _affine(X, *, shift=None, divide=None, multiply=None, add=None, copy=True):
     # float dtype; in place on X when copy is False and X can be written.
     # Extreme rows overflow to inf silently: a warning would show which rows
     # the caller passed are extreme.
+    namespace = namespace_of(X)
+    if namespace is not None:
+        # An array of another namespace: out of place, in its dtype (the
+        # fitted arrays live there too).
+        xp = namespace[0]
+        for value, step in (
+            (shift, lambda a, b: a - b),
+            (divide, lambda a, b: a / b),
+            (multiply, lambda a, b: a * b),
+            (add, lambda a, b: a + b),
+        ):
+            if value is not None:
+                X = step(X, xp.astype(value, X.dtype))
+        return X
     if is_dask_array(X):
         for op, value in (
             (np.subtract, shift),

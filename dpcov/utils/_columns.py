@@ -14,6 +14,7 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
+from ._array_api import host_view, namespace_of, to_host
 from ._gram import CHUNK_BYTES, is_dask_array
 from ._gram._dask import rows_in_blocks
 from ._input_messages import NonFiniteInput
@@ -75,8 +76,16 @@ def _reduce(X, block_function, size, dtype):
     n_samples, n_features = X.shape
     step = max(1, CHUNK_BYTES // (8 * max(n_features, 1)))
     total = np.zeros(size, dtype=dtype)
+    # An array of another namespace: each chunk is counted on the host (these
+    # per-column counts are O(n d), cheap beside the Gram pass).
+    namespace = namespace_of(X)
+    if namespace is not None and host_view(X) is not None:
+        X, namespace = host_view(X), None
     for start in range(0, n_samples, step):
-        total += block_function(X[start : start + step])
+        block = X[start : min(start + step, n_samples), ...]
+        if namespace is not None:
+            block = to_host(block, namespace[0])
+        total += block_function(block)
     return total
 
 

@@ -33,8 +33,9 @@ from scipy import sparse
 from sklearn import config_context
 from sklearn.utils.validation import check_array, validate_data
 
+from ._array_api import array_api_input, float_dtype
 from ._gram import is_dask_array
-from ._input_messages import NON_FINITE_HINT
+from ._input_messages import NON_FINITE_HINT, NonFiniteInput
 
 FLOAT_DTYPES = (np.float64, np.float32)
 
@@ -62,6 +63,7 @@ def validate_rows(
     method="fit",
     allow_nan=False,
     defer_finite=False,
+    accept_array_api=False,
 ):
     """Validate the rows an entry point reads, with messages free of data.
 
@@ -105,6 +107,11 @@ def validate_rows(
         :class:`~dpcov.utils._input_messages.NonFiniteInput`) before
         anything is spent: a check here would be one more read of every
         entry (0.045 s of a 0.25 s fit at n = 1e6, d = 100).
+    accept_array_api : bool, default=False
+        Whether an array of another namespace (PyTorch, CuPy,
+        array-api-strict) stays where it lives under scikit-learn's
+        ``array_api_dispatch`` (see :mod:`dpcov.utils._array_api`); otherwise
+        such an array is refused with a TypeError that says to convert it.
 
     Returns
     -------
@@ -123,6 +130,27 @@ def validate_rows(
     if accept_dask and is_dask_array(X):
         return _validate_dask(
             estimator, X, reset=reset, ensure_min_samples=ensure_min_samples
+        )
+    namespace = array_api_input(X)
+    if namespace is not None:
+        name = f"{type(estimator).__name__}.{method}"
+        if not accept_array_api:
+            raise TypeError(
+                f"{name} does not read arrays of the {namespace[0].__name__} "
+                "namespace (scikit-learn's array_api_dispatch is on): convert X "
+                "to a NumPy array first (for a torch tensor, X.cpu().numpy()). "
+                "PCA, the covariance estimators and StandardScaler read such "
+                "arrays where they live."
+            )
+        return _validate_array_api(
+            estimator,
+            X,
+            *namespace,
+            reset=reset,
+            ensure_min_samples=ensure_min_samples,
+            check_finite=not (defer_finite or allow_nan),
+            method=method,
+            n_columns=n_columns,
         )
     dtype = "numeric" if dtype is None else list(dtype)
     finite = "allow-nan" if allow_nan else not defer_finite
@@ -194,6 +222,65 @@ def quiet_float_errors():
         The context manager.
     """
     return np.errstate(over="ignore", invalid="ignore", divide="ignore")
+
+
+def _validate_array_api(
+    estimator,
+    X,
+    xp,
+    device,
+    *,
+    reset,
+    ensure_min_samples,
+    check_finite,
+    method,
+    n_columns=None,
+):
+    # An array of another namespace: shape, dtype, rows and features checked
+    # here, as for a Dask array; integers and booleans become the device's
+    # widest float. Its entries are checked here only if the caller does not
+    # check them in its first pass.
+    name = type(estimator).__name__
+    if len(X.shape) != 2:
+        raise ValueError(
+            f"Expected 2D array, got {len(X.shape)}D array instead (an array of "
+            f"shape (n_samples, n_features) is needed by {name})."
+        )
+    if xp.isdtype(X.dtype, "real floating"):
+        pass
+    elif xp.isdtype(X.dtype, ("integral", "bool")):
+        X = xp.astype(X, float_dtype(xp, device))
+    else:
+        raise ValueError(f"dpcov needs real numeric rows; X has dtype {X.dtype}.")
+    n_samples, n_features = (int(size) for size in X.shape)
+    if n_samples < ensure_min_samples:
+        raise ValueError(
+            f"Found array with {n_samples} sample(s) (shape={(n_samples, n_features)}) "
+            f"while a minimum of {ensure_min_samples} is required by {name}."
+        )
+    if n_features < 1:
+        raise ValueError(
+            f"Found array with 0 feature(s) (shape={(n_samples, n_features)}) while "
+            f"a minimum of 1 is required by {name}."
+        )
+    if n_columns is not None:
+        if n_features != n_columns:
+            raise ValueError(
+                f"X has {n_features} columns, but {name}.{method} is expecting "
+                f"{n_columns} (its n_components_)."
+            )
+    elif reset:
+        estimator.n_features_in_ = n_features
+        if hasattr(estimator, "feature_names_in_"):
+            del estimator.feature_names_in_
+    elif n_features != estimator.n_features_in_:
+        raise ValueError(
+            f"X has {n_features} features, but {name} is expecting "
+            f"{estimator.n_features_in_} features as input."
+        )
+    if check_finite and not bool(xp.all(xp.isfinite(X))):
+        raise NonFiniteInput(f"{name}.{method}")
+    return X
 
 
 def _validate_dask(estimator, X, *, reset, ensure_min_samples):

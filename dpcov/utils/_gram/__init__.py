@@ -84,6 +84,7 @@ from ._dense import BLOCK_CHUNKS, CHUNK_BYTES, _ordered_map, _pass_threads
 from ._pass import _Pass
 from ._rows import _clip, _row_norms
 from ._sparse import SPARSE_CHUNK_ROWS, _cumulative_pairs, _sparse_chunks
+from ._xp import xp_sums
 
 
 @dataclass
@@ -119,6 +120,22 @@ class RowStatistics:
     square_norm: float = None
     norm_sums: np.ndarray = None
     binned: BinnedSums = None
+
+
+def _run(X, spec):
+    # The pass for X's kind: Dask, another array namespace, or in memory.
+    if is_dask_array(X):
+        return _dask_sums(X, spec)
+    from .._array_api import host_view, namespace_of
+
+    namespace = namespace_of(X)
+    if namespace is not None:
+        # In host memory: the NumPy pass on a view; elsewhere, on its device.
+        view = host_view(X)
+        if view is not None:
+            return spec.run(view)
+        return xp_sums(X, spec, *namespace)
+    return spec.run(X)
 
 
 def row_statistics(
@@ -209,7 +226,7 @@ def row_statistics(
     if bins is not None:
         if final_clip is not None:
             raise ValueError("bins replaces final_clip: pass one of them.")
-        sums = _dask_sums(X, spec) if is_dask_array(X) else spec.run(X)
+        sums = _run(X, spec)
         binned = BinnedSums(
             grid=spec.bins,
             counts=sums.pop("bin_counts"),
@@ -225,7 +242,7 @@ def row_statistics(
             return RowStatistics(n_rows=int(X.shape[0]))
         # A bare finiteness check still visits every row: sum something.
         spec = replace(spec, total=True)
-    sums = _dask_sums(X, spec) if is_dask_array(X) else spec.run(X)
+    sums = _run(X, spec)
     if not (gram or total or square_total or square_norm or norm_sums is not None):
         sums = {}
     if "square_norm" in sums:

