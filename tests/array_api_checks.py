@@ -271,3 +271,63 @@ def test_the_device_pass_equals_the_numpy_pass(steps, dtype, xp):
         np.testing.assert_allclose(
             value, getattr(expected, name), rtol=1e-12, atol=1e-12, err_msg=name
         )
+
+
+def test_a_pipeline_refuses_and_methods_ask_for_the_fit_namespace(xp):
+    from dpcov.pipeline import PrivatePipeline
+
+    X = _rows()
+    pipe = PrivatePipeline(
+        [("scale", StandardScaler(bounds=(-8.0, 8.0))), ("pca", PCA(n_components=2))],
+        epsilon=1.0,
+    )
+    with pytest.raises(TypeError, match="convert X to a NumPy array"):
+        pipe.fit(xp.asarray(X))
+    pca = PCA(n_components=2, data_norm=3.0).fit(xp.asarray(X))
+    for method in (pca.transform, pca.score_samples):
+        with pytest.raises(TypeError, match="was fitted on"):
+            method(X)
+    scaler = StandardScaler(bounds=(-8.0, 8.0)).fit(X)
+    with pytest.raises(TypeError, match="fitted on NumPy arrays"):
+        scaler.transform(xp.asarray(X))
+
+
+def test_a_device_without_float64_gets_float32_arrays(xp, monkeypatch):
+    # Apple's MPS has no float64: sums and fitted arrays in float32 there.
+    from dpcov.utils import _array_api
+
+    monkeypatch.setattr(_array_api, "float_dtype", lambda xp, device: xp.float32)
+    X = xp.asarray(_rows(np.float32))
+    for estimator in (
+        GaussianCovariance(data_norm=3.0, random_state=0),
+        StandardScaler(bounds=(-8.0, 8.0), random_state=0),
+        PCA(n_components=2, random_state=0),
+    ):
+        fitted = estimator.fit(X)
+        for name in ("covariance_", "mean_", "components_"):
+            if hasattr(fitted, name):
+                assert getattr(fitted, name).dtype == xp.float32, name
+
+
+def test_a_tiny_radius_on_a_float32_device_zeroes_rows_without_nan(xp):
+    # A radius below float32's range rounds toward zero: every nonzero row
+    # is zeroed (within the bound), a zero row stays zero, no NaN.
+    from dpcov.utils._array_api import namespace_of
+    from dpcov.utils._gram import _Pass
+    from dpcov.utils._gram._xp import _clipped, _norms
+
+    rows = xp.asarray(np.array([[0.0, 0.0], [3.0, 4.0]], dtype=np.float32))
+    clipped = _clipped(xp, rows, 1e-50, _norms(xp, rows))
+    assert np.all(_host(clipped) == 0.0)
+    assert _Pass is not None and namespace_of(rows) is not None
+
+
+def test_a_tensor_that_requires_grad_is_read_as_its_data():
+    torch = pytest.importorskip("torch")
+    X = _rows()
+    T = torch.asarray(X).requires_grad_(True)
+    fitted = GaussianCovariance(data_norm=3.0, random_state=0).fit(T)
+    expected = GaussianCovariance(data_norm=3.0, random_state=0).fit(X)
+    np.testing.assert_allclose(
+        _host(fitted.covariance_), expected.covariance_, rtol=1e-9, atol=1e-12
+    )

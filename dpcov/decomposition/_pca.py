@@ -23,7 +23,7 @@ from ..covariance import (
 )
 from ..covariance._base import BasePrivateCovariance, _host
 from ..exceptions import NoiseDominatedWarning, SeededNoiseWarning
-from ..utils._array_api import namespace_of, to_namespace
+from ..utils._array_api import check_fitted_namespace, namespace_of, to_namespace
 from ..utils._docstrings import fill_doc
 from ..utils._gram import is_dask_array, rows_in_blocks
 from ..utils._input import quiet_float_errors, validate_rows
@@ -551,6 +551,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             method="transform",
             accept_array_api=True,
         )
+        check_fitted_namespace(self, self.components_, X, "transform")
         if not is_dask_array(X):
             with quiet_float_errors():
                 return self._transform(X, xp=_namespace(X), x_is_centered=False)
@@ -737,6 +738,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             method="inverse_transform",
             accept_array_api=True,
         )
+        check_fitted_namespace(self, self.components_, X, "inverse_transform")
         xp = _namespace(X)
         components = self.components_
         if self.whiten:
@@ -765,6 +767,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         X = validate_rows(
             self, X, reset=False, method="score_samples", accept_array_api=True
         )
+        check_fitted_namespace(self, self.components_, X, "score_samples")
         # (An array of another namespace: computed on host copies, returned in
         # its namespace.)
         namespace = namespace_of(X)

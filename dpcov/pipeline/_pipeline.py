@@ -25,6 +25,7 @@ from ..model_selection._cost import (
     check_shareable,
     private_steps,
 )
+from ..utils._array_api import array_api_input
 from ..utils._gram import is_dask_array
 from ..utils._gram._dask import rows_in_blocks
 from ..utils._gram._rows import _clip
@@ -396,6 +397,17 @@ class PrivatePipeline(Pipeline):
         """
         budget = self._budget()
         self._validate_steps()
+        namespace = array_api_input(X)
+        if namespace is not None:
+            # The steps hand NumPy rows to each other (their output ranges
+            # too): an array of another namespace is refused before any step
+            # reads it.
+            raise TypeError(
+                f"{type(self).__name__}.fit does not read arrays of the "
+                f"{namespace[0].__name__} namespace (scikit-learn's "
+                "array_api_dispatch is on): convert X to a NumPy array first "
+                "(for a torch tensor, X.cpu().numpy())."
+            )
         direct = self._private_direct_steps()
         shares = {} if budget is None else self._shares(budget, direct)
         if self.accountant is not None:

@@ -27,10 +27,16 @@ from sklearn.utils.validation import check_is_fitted
 from ..accounting import ZCDP, BudgetAccountant, compose, split_budget
 from ..base import PrivateEstimatorMixin
 from ..mechanisms import calibrate_additive
-from ..utils._array_api import namespace_of, to_host, to_namespace
+from ..utils._array_api import (
+    check_fitted_namespace,
+    namespace_of,
+    to_host,
+    to_namespace,
+)
 from ..utils._docstrings import fill_doc
 from ..utils._gram import is_dask_array, row_statistics
 from ..utils._input import quiet_float_errors, validate_rows
+from ..utils._input_messages import NonFiniteInput
 from ..utils._sklearn_compat import (
     Interval,
     Options,
@@ -474,7 +480,19 @@ class StandardScaler(
         if self.bounds is None:
             raise ValueError(_NO_BOUNDS.format(name=type(self).__name__))
         budget = self._check_budget()
-        X = validate_rows(self, X, accept_dask=True, accept_array_api=True)
+        # NaN and infinity are refused by the first pass over the rows, as it
+        # reads them (no read of their own), before the budget is spent.
+        X = validate_rows(
+            self, X, accept_dask=True, accept_array_api=True, defer_finite=True
+        )
+        try:
+            return self._fit_rows(X, budget)
+        except NonFiniteInput as error:
+            failed = error  # (raised outside the except block: nothing chained)
+        raise failed.named(f"{type(self).__name__}.fit")
+
+    def _fit_rows(self, X, budget):
+        # The fit after validation: the passes, the release, the record.
         lazy = is_dask_array(X)
         n_samples, n_features = X.shape
         rng = self._noise_generator(budget)
@@ -490,7 +508,7 @@ class StandardScaler(
                 # Public checks and the first count pass (Dask: entries
                 # checked) before the budget is spent.
                 ranges = plan_private_ranges(split["bounds"], n_samples, n_features)
-                first = ranges_first_pass(X, check_finite=lazy)
+                first = ranges_first_pass(X, check_finite=True)
         else:
             box = check_bounds(self.bounds, n_features)
         # One pass: the sums of the unit coordinates and of their squares (a
@@ -504,7 +522,7 @@ class StandardScaler(
                 box=box,
                 total=release,
                 square_total=self.with_std,
-                check_finite=lazy,
+                check_finite=True,
             )
             self._spend_budget(budget)  # everything above used public values only
         else:
@@ -606,6 +624,8 @@ class StandardScaler(
             method="transform",
             accept_array_api=True,
         )
+        if self.mean_ is not None:
+            check_fitted_namespace(self, self.mean_, X, "transform")
         shift = self.mean_ if self.with_mean else None
         divide = self.scale_ if self.with_std else None
         return _affine(X, shift=shift, divide=divide, copy=self._copy(copy))
@@ -635,6 +655,8 @@ class StandardScaler(
             method="inverse_transform",
             accept_array_api=True,
         )
+        if self.mean_ is not None:
+            check_fitted_namespace(self, self.mean_, X, "inverse_transform")
         scale = self.scale_ if self.with_std else None
         shift = self.mean_ if self.with_mean else None
         return _affine(X, multiply=scale, add=shift, copy=self._copy(copy))
@@ -669,16 +691,18 @@ def _affine(X, *, shift=None, divide=None, multiply=None, add=None, copy=True):
     namespace = namespace_of(X)
     if namespace is not None:
         # An array of another namespace: out of place, in its dtype (the
-        # fitted arrays live there too).
+        # fitted arrays live there too), without the floating-point warnings
+        # array-api-strict's NumPy would raise on extreme rows only.
         xp = namespace[0]
-        for value, step in (
-            (shift, lambda a, b: a - b),
-            (divide, lambda a, b: a / b),
-            (multiply, lambda a, b: a * b),
-            (add, lambda a, b: a + b),
-        ):
-            if value is not None:
-                X = step(X, xp.astype(value, X.dtype))
+        with quiet_float_errors():
+            for value, step in (
+                (shift, lambda a, b: a - b),
+                (divide, lambda a, b: a / b),
+                (multiply, lambda a, b: a * b),
+                (add, lambda a, b: a + b),
+            ):
+                if value is not None:
+                    X = step(X, xp.astype(value, X.dtype))
         return X
     if is_dask_array(X):
         for op, value in (

@@ -91,6 +91,8 @@ def host_view(X):
     backend: 3 to 8 times). None for an array on another device (a GPU), or
     one that DLPack cannot share.
     """
+    if hasattr(X, "detach"):  # a PyTorch tensor that requires grad: its data
+        X = X.detach()
     try:
         view = np.from_dlpack(X)
     except (AttributeError, BufferError, RuntimeError, TypeError, ValueError):
@@ -102,12 +104,42 @@ def to_host(array, xp):
     """A NumPy copy of an array of namespace ``xp`` (on the CPU)."""
     from sklearn.utils._array_api import _convert_to_numpy
 
+    if hasattr(array, "detach"):  # (PyTorch: a tensor that requires grad)
+        array = array.detach()
     return np.asarray(_convert_to_numpy(array, xp))
 
 
 def to_namespace(value, xp, device, dtype=None):
-    """A host value as an array of namespace ``xp`` on ``device``."""
+    """A host value as an array of namespace ``xp`` on ``device``.
+
+    By default in the value's float dtype, or float32 on a device without
+    float64 (Apple's MPS).
+    """
     value = np.asarray(value)
     if dtype is None:
         dtype = getattr(xp, str(value.dtype), None)
+        if value.dtype == np.float64:
+            dtype = float_dtype(xp, device)
     return xp.asarray(value, dtype=dtype, device=device)
+
+
+def _namespace_name(X):
+    namespace = namespace_of(X)
+    return "NumPy" if namespace is None else namespace[0].__name__.split(".")[-1]
+
+
+def check_fitted_namespace(estimator, fitted, X, method):
+    """Refuse X when it and the fitted arrays are of different namespaces.
+
+    A fit on another namespace's arrays keeps its fitted arrays there; its
+    methods compute with them, as scikit-learn's PCA does, so they take
+    arrays of the same namespace, under ``array_api_dispatch``.
+    """
+    fitted_name, input_name = _namespace_name(fitted), _namespace_name(X)
+    if fitted_name != input_name:
+        raise TypeError(
+            f"{type(estimator).__name__} was fitted on {fitted_name} arrays, and "
+            f"{method} got {input_name} arrays: pass arrays of the fit's "
+            "namespace (another namespace's under scikit-learn's "
+            "array_api_dispatch), or refit."
+        )

@@ -48,8 +48,9 @@ class _Pass(_DensePass, _SparsePass, _DaskPass):
     center_square: float = field(init=False, default=0.0)
 
     def __post_init__(self):
-        if self.box is not None:
+        if self.box is not None and len(self.box) == 2:
             # Rows in unit coordinates: every entry in [-1, 1], norm <= sqrt(d).
+            # (A copy by dataclasses.replace has the expanded box already.)
             lower, upper = self.box
             center, half = lower / 2 + upper / 2, upper / 2 - lower / 2
             object.__setattr__(self, "box", (lower, upper, center, half))

@@ -38,11 +38,28 @@ def _norms(xp, rows):
     return xp.linalg.vector_norm(rows, axis=1)
 
 
+def _device_radius(radius, xp, dtype):
+    # The radius in the device's float, rounded toward zero (a clip at it
+    # never exceeds the public radius) and at most the float's largest value
+    # (rows with a larger norm overflow: their factor is 0). A radius below
+    # the float's range becomes 0: every nonzero row is zeroed (within it).
+    info = xp.finfo(dtype)
+    bits = np.float32 if info.bits == 32 else np.float64
+    value = bits(min(radius, float(info.max)))
+    if value > radius:
+        value = np.nextafter(value, bits(0))
+    return float(value)
+
+
 def _clipped(xp, rows, radius, norms):
-    # Rows longer than radius scaled to it (an overflowing norm: see the
-    # module's description). The divisor is never below the radius: no
+    # Rows longer than radius scaled to it: factor r / ||x|| where ||x|| > r,
+    # 1 elsewhere (an overflowing norm: factor 0, see the module's
+    # description). The divisor is 1 where the factor is not used: no
     # division by zero, no warning that would tell a zero row.
-    scale = radius / xp.where(norms > radius, norms, xp.full_like(norms, radius))
+    radius = _device_radius(radius, xp, rows.dtype)
+    longer = norms > radius
+    divisor = xp.where(longer, norms, xp.ones_like(norms))
+    scale = xp.where(longer, radius / divisor, xp.ones_like(norms))
     return rows * scale[:, None]
 
 
@@ -83,13 +100,30 @@ def xp_sums(X, spec, xp, device):
         As :meth:`._dense._DensePass.run` returns them: NumPy float64 (int64
         for integer ``norm_sums``), on the host.
     """
-    from .._array_api import float_dtype, to_host, to_namespace
+    from .._array_api import float_dtype, to_host
 
     if spec.bins is not None:
         raise ValueError("Sums binned by norm are computed for Dask arrays only.")
-    n_rows, n_features = X.shape
+    n_features = X.shape[1]
     dtype = float_dtype(xp, device)
     shapes = spec.shapes(n_features)
+    step = spec.chunk_rows or max(1, XP_CHUNK_BYTES // (8 * max(1, n_features)))
+    # (array-api-strict computes with NumPy: no floating-point warning, which
+    # only extreme rows would raise.)
+    with np.errstate(all="ignore"):
+        sums, norm_sums = _device_sums(X, spec, xp, device, dtype, shapes, step)
+    out = {name: to_host(value, xp).astype(np.float64) for name, value in sums.items()}
+    if norm_sums is not None:
+        out["norm_sums"] = norm_sums
+    # In the order of shapes (the callers unpack by name).
+    return {name: out[name] for name in shapes}
+
+
+def _device_sums(X, spec, xp, device, dtype, shapes, step):
+    # The chunks' sums, on the device (norm_sums on the host: the callable is
+    # NumPy's). check_finite=False is for reads of rows that a first pass
+    # has checked: a NaN row would not be contained by the clip.
+    from .._array_api import to_host, to_namespace
 
     def on_device(value):
         return to_namespace(np.asarray(value, dtype=np.float64), xp, device, dtype)
@@ -107,7 +141,7 @@ def xp_sums(X, spec, xp, device):
     norm_sums = None
     if spec.norm_sums is not None:
         norm_sums = np.zeros_like(spec.norm_sums_empty())
-    step = spec.chunk_rows or max(1, XP_CHUNK_BYTES // (8 * max(1, n_features)))
+    n_rows = X.shape[0]
     for start in range(0, n_rows, step):
         rows = xp.astype(X[start : min(start + step, n_rows), ...], dtype, copy=False)
         raw_norms = _check(xp, rows, box) if spec.check_finite else None
@@ -136,9 +170,6 @@ def xp_sums(X, spec, xp, device):
         if "square_norm" in sums:
             sums["square_norm"] = sums["square_norm"] + xp.sum(norms * norms)
         if norm_sums is not None:
+            # The rows' norms (m numbers) counted on the host.
             norm_sums += spec.norm_sums(to_host(norms, xp).astype(np.float64))
-    out = {name: to_host(value, xp).astype(np.float64) for name, value in sums.items()}
-    if norm_sums is not None:
-        out["norm_sums"] = norm_sums
-    # In the order of shapes (the callers unpack by name).
-    return {name: out[name] for name in shapes}
+    return sums, norm_sums
