@@ -297,6 +297,12 @@ def eigenvalue_sensitivities(radius, n_samples):
     return np.sqrt(2.0) * scale, 2.0 * scale
 
 
+#: What a covariance fit (and PCA's, on it) accepts: Dask arrays, CSR rows,
+#: other namespaces' arrays; entries checked in its first pass.
+FIT_INPUTS = dict(
+    accept_dask=True, accept_sparse="csr", defer_finite=True, accept_array_api=True
+)
+
 #: The fitted arrays that an array of another namespace gets back in it.
 _FITTED_ARRAYS = (
     "location_",
@@ -468,14 +474,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         # The entries (NaN, infinity) are checked in the first pass, chunk by
         # chunk as it reads them, which comes before the fit is recorded and
         # before anything private is drawn: no read of its own.
-        X = validate_rows(
-            self,
-            X,
-            accept_dask=True,
-            accept_sparse="csr",
-            defer_finite=True,
-            accept_array_api=True,
-        )
+        X = validate_rows(self, X, **FIT_INPUTS)
         lazy = is_dask_array(X)
         n_features = X.shape[1]
         # The d x d linear algebra after the passes (eigendecompositions,

@@ -21,7 +21,7 @@ from ..covariance import (
     AdaptiveCovariance,
     EigenSamplingCovariance,
 )
-from ..covariance._base import BasePrivateCovariance, _host
+from ..covariance._base import FIT_INPUTS, BasePrivateCovariance, _host
 from ..exceptions import NoiseDominatedWarning, SeededNoiseWarning
 from ..utils._array_api import check_fitted_namespace, namespace_of, to_namespace
 from ..utils._docstrings import fill_doc
@@ -573,14 +573,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         # NaN and infinity are refused by the covariance estimator's first
         # pass (no read of their own), under PCA's name. An array of another
         # namespace is read where it lives (see the covariance estimators).
-        X = validate_rows(
-            self,
-            X,
-            accept_dask=True,
-            accept_sparse="csr",
-            defer_finite=True,
-            accept_array_api=True,
-        )
+        X = validate_rows(self, X, **FIT_INPUTS)
         # PCA's seed is its covariance estimator's: PCA says so, once.
         warn_if_seeded(self, budget)
         n_samples, n_features = X.shape
