@@ -485,19 +485,21 @@ class LinearDiscriminantAnalysis(
         values, vectors = linalg.eigh(covariance)
         floor = max(ridge, 1e-12 * float(values.max()), np.finfo(np.float64).tiny)
         values = np.maximum(values, floor)
+        # (Post-processing of the release; a near-singular release can make
+        # coef_ and intercept_ overflow: inf, silently, as scoring does.)
         with quiet_float_errors():
             coef = ((means @ vectors) / values) @ vectors.T
             whitening = vectors / np.sqrt(values)
-        with np.errstate(divide="ignore"):
             log_priors = np.log(priors)
-        intercept = -0.5 * np.sum(means * coef, axis=1) + log_priors
+            intercept = -0.5 * np.sum(means * coef, axis=1) + log_priors
         # Every class's score (predict, predict_proba); coef_ and intercept_
         # as scikit-learn's: one row for two classes (the second's score
         # less the first's).
         self._class_coef, self._class_intercept = coef, intercept
         if classes.size == 2:
-            self.coef_ = (coef[1] - coef[0])[np.newaxis, :]
-            self.intercept_ = np.array([intercept[1] - intercept[0]])
+            with quiet_float_errors():
+                self.coef_ = (coef[1] - coef[0])[np.newaxis, :]
+                self.intercept_ = np.array([intercept[1] - intercept[0]])
         else:
             self.coef_, self.intercept_ = coef, intercept
         self.xbar_ = priors @ means
