@@ -66,10 +66,11 @@ def path(request, monkeypatch):
     # by the pass on the device (dpcov.utils._gram._xp). Without a GPU here,
     # "device pass" sends the CPU arrays down the device path too.
     if request.param == "device pass":
+        from dpcov.covariance import _base
         from dpcov.utils import _array_api, _columns
 
-        monkeypatch.setattr(_array_api, "host_view", lambda X: None)
-        monkeypatch.setattr(_columns, "host_view", lambda X: None)
+        for module in (_array_api, _columns, _base):
+            monkeypatch.setattr(module, "host_view", lambda X: None)
     return request.param
 
 
@@ -331,3 +332,30 @@ def test_a_tensor_that_requires_grad_is_read_as_its_data():
     np.testing.assert_allclose(
         _host(fitted.covariance_), expected.covariance_, rtol=1e-9, atol=1e-12
     )
+
+
+def test_the_projections_run_on_the_device_where_the_rows_live(xp, path, monkeypatch):
+    # Off the host (here: the device path forced), spectral_map's
+    # eigendecompositions run on the rows' device, and the fit is the same.
+    from dpcov.covariance import _base
+
+    calls = []
+    real = _base.device_eigh
+
+    def counted(*namespace):
+        eigh = real(*namespace)
+
+        def wrapped(symmetric):
+            calls.append(symmetric.shape)
+            return eigh(symmetric)
+
+        return wrapped
+
+    monkeypatch.setattr(_base, "device_eigh", counted)
+    X = _rows()
+    lazy = AdaptiveCovariance(random_state=3).fit(xp.asarray(X))
+    eager = AdaptiveCovariance(random_state=3).fit(X)
+    np.testing.assert_allclose(
+        _host(lazy.covariance_), eager.covariance_, rtol=1e-9, atol=1e-12
+    )
+    assert bool(calls) == (path == "device pass")

@@ -23,6 +23,7 @@ A private covariance fit runs the same steps whatever the mechanism:
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from numbers import Real
 
@@ -48,6 +49,7 @@ from ..mechanisms import (
     radius_counts,
 )
 from ..mechanisms._noise import sampler_name
+from ..mechanisms._projection import eigh_with
 from ..preprocessing._ranges import (
     RANGES_SHARE,
     RangesPlan,
@@ -55,7 +57,13 @@ from ..preprocessing._ranges import (
     ranges_first_pass,
     release_private_ranges,
 )
-from ..utils._array_api import namespace_of, to_host, to_namespace
+from ..utils._array_api import (
+    device_eigh,
+    host_view,
+    namespace_of,
+    to_host,
+    to_namespace,
+)
 from ..utils._gram import is_dask_array, row_statistics
 from ..utils._gram._binned import binned_grams_fit
 from ..utils._input import quiet_float_errors, validate_rows
@@ -480,15 +488,21 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         # The d x d linear algebra after the passes (eigendecompositions,
         # projections) runs single-threaded for d <= 1000; the passes keep
         # the BLAS's thread count (see dpcov.utils._threads).
+        # Rows on another device (a GPU): the projections' eigendecompositions
+        # run there too (dpcov.utils._array_api.device_eigh).
+        eigh = None
+        namespace = namespace_of(X)
+        if namespace is not None and host_view(X) is None:
+            eigh = device_eigh(*namespace)
+        algebra = nullcontext() if eigh is None else eigh_with(eigh)
         try:
-            with small_matrix_blas(n_features):
+            with small_matrix_blas(n_features), algebra:
                 self._fit_rows(X, budget=budget, lazy=lazy)
         except NonFiniteInput as error:
             # Raised outside the except block: nothing chained.
             failed = error
         else:
             # An array of another namespace: the fitted arrays go back to it.
-            namespace = namespace_of(X)
             if namespace is not None:
                 for name in _FITTED_ARRAYS:
                     value = getattr(self, name, None)

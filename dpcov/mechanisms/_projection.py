@@ -24,6 +24,9 @@ inequality; Dong, Liang and Yi 2022, Lemma 19), through :func:`spectral_map`.
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 import numpy as np
 from scipy import linalg
 
@@ -65,6 +68,30 @@ def project_capped_simplex(values, cap):
     return np.maximum(values - thetas[k_star], 0.0)
 
 
+#: The symmetric eigendecomposition :func:`spectral_map` uses: SciPy's on the
+#: host, unless a caller supplies another for a block of code
+#: (:func:`eigh_with`), e.g. one that runs on the device where a fit's rows
+#: live. A context variable: each thread (and task) sees its own.
+_EIGH = ContextVar("dpcov_symmetric_eigh", default=None)
+
+
+@contextmanager
+def eigh_with(eigh):
+    """Run :func:`spectral_map`'s eigendecompositions with ``eigh`` in a block.
+
+    Parameters
+    ----------
+    eigh : callable
+        Maps a symmetric NumPy matrix to its ascending eigenvalues and its
+        eigenvectors (as columns), both NumPy arrays.
+    """
+    token = _EIGH.set(eigh)
+    try:
+        yield
+    finally:
+        _EIGH.reset(token)
+
+
 def spectral_map(matrix, func):
     """Apply ``func`` to the eigenvalues of the symmetric part of ``matrix``.
 
@@ -82,7 +109,11 @@ def spectral_map(matrix, func):
         exactly symmetric.
     """
     symmetric = (matrix + matrix.T) / 2.0
-    eigenvalues, eigenvectors = linalg.eigh(symmetric, check_finite=False)
+    eigh = _EIGH.get()
+    if eigh is None:
+        eigenvalues, eigenvectors = linalg.eigh(symmetric, check_finite=False)
+    else:
+        eigenvalues, eigenvectors = eigh(symmetric)
     mapped = (eigenvectors * func(eigenvalues)) @ eigenvectors.T
     return (mapped + mapped.T) / 2.0
 

@@ -143,3 +143,22 @@ def check_fitted_namespace(estimator, fitted, X, method):
             "namespace (another namespace's under scikit-learn's "
             "array_api_dispatch), or refit."
         )
+
+
+def device_eigh(xp, device):
+    """A symmetric eigendecomposition of host matrices, run on ``device``.
+
+    For :func:`dpcov.mechanisms._projection.eigh_with`: the ``d x d``
+    projections of a fit whose rows live on a GPU run there (``d**3`` flops,
+    minutes on a few cores at ``d = 4096``), their input and output crossing
+    once each (``O(d**2)`` numbers). Only where the device has float64: a
+    float32 eigendecomposition would lose the host's precision.
+    """
+    if float_dtype(xp, device) != xp.float64:
+        return None
+
+    def eigh(symmetric):
+        values, vectors = xp.linalg.eigh(to_namespace(symmetric, xp, device))
+        return to_host(values, xp), to_host(vectors, xp)
+
+    return eigh
