@@ -58,10 +58,11 @@ from ..preprocessing._ranges import (
     release_private_ranges,
 )
 from ..utils._array_api import (
+    as_host,
     device_eigh,
+    fitted_to_namespace,
     host_view,
     namespace_of,
-    to_host,
     to_namespace,
 )
 from ..utils._gram import is_dask_array, row_statistics
@@ -322,12 +323,6 @@ _FITTED_ARRAYS = (
 )
 
 
-def _host(value):
-    """A fitted or input array as NumPy (an array of another namespace copied)."""
-    namespace = namespace_of(value)
-    return value if namespace is None else to_host(value, namespace[0])
-
-
 class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
     """Base class of dpcov's private covariance estimators (not for direct use).
 
@@ -504,10 +499,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         else:
             # An array of another namespace: the fitted arrays go back to it.
             if namespace is not None:
-                for name in _FITTED_ARRAYS:
-                    value = getattr(self, name, None)
-                    if value is not None:
-                        setattr(self, name, to_namespace(value, *namespace))
+                fitted_to_namespace(self, _FITTED_ARRAYS, namespace)
                 if self.bounds_ is not None:
                     self.bounds_ = tuple(
                         to_namespace(bound, *namespace) for bound in self.bounds_
@@ -893,13 +885,13 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             extreme for float64 arithmetic).
         """
         check_is_fitted(self)
-        X_test = _host(
+        X_test = as_host(
             validate_rows(
                 self, X_test, reset=False, method="score", accept_array_api=True
             )
         )
         with quiet_float_errors():
-            centred = X_test - _host(self.location_)
+            centred = X_test - as_host(self.location_)
             test_cov = centred.T @ centred / centred.shape[0]
             res = log_likelihood(test_cov, linalg.pinvh(self._score_covariance))
         # Rows too extreme for float64 arithmetic: a likelihood of zero.
@@ -926,10 +918,10 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             self, X, reset=False, method="mahalanobis", accept_array_api=True
         )
         namespace = namespace_of(X)
-        X = _host(X)
+        X = as_host(X)
         with quiet_float_errors():
-            centred = X - _host(self.location_)
-            precision = _host(self.get_precision())
+            centred = X - as_host(self.location_)
+            precision = as_host(self.get_precision())
             distances = np.einsum("ij,ij->i", centred @ precision, centred)
         # Rows too extreme for float64 arithmetic are infinitely far.
         distances = np.where(np.isnan(distances), np.inf, np.maximum(distances, 0.0))
@@ -947,7 +939,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         if self.store_precision:
             return self.precision_
         namespace = namespace_of(self.covariance_)
-        precision = linalg.pinvh(_host(self.covariance_), check_finite=False)
+        precision = linalg.pinvh(as_host(self.covariance_), check_finite=False)
         return precision if namespace is None else to_namespace(precision, *namespace)
 
     def error_norm(self, comp_cov, norm="frobenius", scaling=True, squared=True):
@@ -971,7 +963,9 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         """
         check_is_fitted(self)
         # scikit-learn's computation, on host copies.
-        error = np.asarray(_host(comp_cov), dtype=np.float64) - _host(self.covariance_)
+        error = np.asarray(as_host(comp_cov), dtype=np.float64) - as_host(
+            self.covariance_
+        )
         if norm == "frobenius":
             squared_norm = float(np.sum(error**2))
         elif norm == "spectral":

@@ -21,9 +21,15 @@ from ..covariance import (
     AdaptiveCovariance,
     EigenSamplingCovariance,
 )
-from ..covariance._base import FIT_INPUTS, BasePrivateCovariance, _host
+from ..covariance._base import FIT_INPUTS, BasePrivateCovariance
 from ..exceptions import NoiseDominatedWarning, SeededNoiseWarning
-from ..utils._array_api import check_fitted_namespace, namespace_of, to_namespace
+from ..utils._array_api import (
+    as_host,
+    check_fitted_namespace,
+    fitted_to_namespace,
+    namespace_of,
+    to_namespace,
+)
 from ..utils._docstrings import fill_doc
 from ..utils._gram import is_dask_array, rows_in_blocks
 from ..utils._input import quiet_float_errors, validate_rows
@@ -590,8 +596,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         self._record_fit(estimator, dtype, spectrum, k, ddof, rest, n_samples)
         if namespace is not None:
             # The fitted arrays go back to the input's namespace and device.
-            for name in _FITTED_ARRAYS:
-                setattr(self, name, to_namespace(getattr(self, name), *namespace))
+            fitted_to_namespace(self, _FITTED_ARRAYS, namespace)
         warn_if_noise_dominated(self, self.signal_to_noise_, what="covariance release")
         return X
 
@@ -641,12 +646,12 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
     def _spectrum(self, estimator, n_features):
         # Post-processing of the release: its variances in decreasing order
         # (floored at 0), their axes, and its total variance.
-        covariance = _host(estimator.covariance_)
+        covariance = as_host(estimator.covariance_)
         if self.covariance == "top_k" and estimator.bounds_ is None:
             # (With bounds the sampled directions are in the box's unit
             # coordinates; the axes in original units are those of
             # covariance_, below.)
-            components = _host(estimator.components_)
+            components = as_host(estimator.components_)
             values = np.einsum("ij,jk,ik->i", components, covariance, components)
             order = np.argsort(values)[::-1]
             components, values = components[order], values[order]
@@ -692,7 +697,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         ).astype(dtype)
         # sqrt((n - 1) explained_variance_) = sqrt(n lambda).
         self.singular_values_ = np.sqrt(n_samples * values[:k]).astype(dtype)
-        self.mean_ = _host(estimator.location_).astype(dtype)
+        self.mean_ = as_host(estimator.location_).astype(dtype)
         self.noise_variance_ = float(ddof * rest) if rest > 0 else 0.0
         self.n_components_ = k
         self.n_samples_ = n_samples
@@ -764,14 +769,14 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         # (An array of another namespace: computed on host copies, returned in
         # its namespace.)
         namespace = namespace_of(X)
-        X = _host(X)
-        covariance = _host(self.get_covariance()).astype(np.float64)
+        X = as_host(X)
+        covariance = as_host(self.get_covariance()).astype(np.float64)
         values, vectors = np.linalg.eigh(covariance)
         if values.min() <= 0.0:
             log_like = np.full(X.shape[0], -np.inf)
         else:
             with quiet_float_errors():
-                projected = (X - _host(self.mean_)) @ vectors
+                projected = (X - as_host(self.mean_)) @ vectors
                 log_like = -0.5 * np.sum(projected**2 / values, axis=1)
             log_like -= 0.5 * (
                 X.shape[1] * math.log(2.0 * np.pi) + np.sum(np.log(values))
@@ -795,7 +800,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         ll : float
             Mean of :meth:`score_samples`.
         """
-        return float(np.mean(_host(self.score_samples(X))))
+        return float(np.mean(as_host(self.score_samples(X))))
 
     def _output_range(self):
         # ("data_norm", r): r bounds the norm of transform's output for rows
@@ -805,15 +810,15 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         # data_norm_ + ||mean_|| for rows of norm at most data_norm_;
         # whitening divides by the smallest released standard deviation.
         check_is_fitted(self)
-        mean = _host(self.mean_)
+        mean = as_host(self.mean_)
         if self.bounds_ is not None:
-            lower, upper = (_host(bound) for bound in self.bounds_)
+            lower, upper = (as_host(bound) for bound in self.bounds_)
             far = np.maximum(np.abs(lower - mean), np.abs(upper - mean))
             radius = float(np.linalg.norm(far))
         else:
             radius = float(self.data_norm_ + np.linalg.norm(mean))
         if self.whiten:
-            smallest = float(np.min(_host(self.explained_variance_)))
+            smallest = float(np.min(as_host(self.explained_variance_)))
             if not smallest > 0:
                 return None
             radius /= math.sqrt(smallest)

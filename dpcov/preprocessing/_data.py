@@ -28,9 +28,9 @@ from ..accounting import ZCDP, BudgetAccountant, compose, split_budget
 from ..base import PrivateEstimatorMixin
 from ..mechanisms import calibrate_additive
 from ..utils._array_api import (
+    as_host,
     check_fitted_namespace,
     namespace_of,
-    to_host,
     to_namespace,
 )
 from ..utils._docstrings import fill_doc
@@ -201,12 +201,6 @@ def unit_variance(mean, second_moment, floor):
     """
     mean = np.clip(mean, -1.0, 1.0)
     return mean, np.clip(second_moment - mean * mean, floor, 1.0)
-
-
-def _host(value):
-    """A released array as NumPy (an array of another namespace copied)."""
-    namespace = namespace_of(value)
-    return value if namespace is None else to_host(value, namespace[0])
 
 
 def _bounds_constraint(private=True):
@@ -671,9 +665,9 @@ class StandardScaler(
         check_is_fitted(self)
         if self.bounds_ is None:
             return None
-        lower, upper = (_host(bound) for bound in self.bounds_)
-        shift = _host(self.mean_) if self.with_mean else 0.0
-        divide = _host(self.scale_) if self.with_std else 1.0
+        lower, upper = (as_host(bound) for bound in self.bounds_)
+        shift = as_host(self.mean_) if self.with_mean else 0.0
+        divide = as_host(self.scale_) if self.with_std else 1.0
         with np.errstate(over="ignore"):
             return ("bounds", ((lower - shift) / divide, (upper - shift) / divide))
 

@@ -88,7 +88,7 @@ def host_view(X):
     with NumPy through DLPack: the NumPy pass reads them as they are (its
     threads and its handling of rows beyond float64), faster than the
     namespace's own kernels on the CPU (measured with PyTorch 2.13's CPU
-    backend: 3 to 8 times). None for an array on another device (a GPU), or
+    backend: 4 to 8 times). None for an array on another device (a GPU), or
     one that DLPack cannot share.
     """
     if hasattr(X, "detach"):  # a PyTorch tensor that requires grad: its data
@@ -107,6 +107,21 @@ def to_host(array, xp):
     if hasattr(array, "detach"):  # (PyTorch: a tensor that requires grad)
         array = array.detach()
     return np.asarray(_convert_to_numpy(array, xp))
+
+
+def as_host(value):
+    """A NumPy array as it is; another namespace's array copied to the host."""
+    namespace = namespace_of(value)
+    return value if namespace is None else to_host(value, namespace[0])
+
+
+def fitted_to_namespace(estimator, names, namespace):
+    """Move the fitted arrays ``names`` of ``estimator`` (those set) to
+    ``namespace``, a ``(xp, device)`` pair."""
+    for name in names:
+        value = getattr(estimator, name, None)
+        if value is not None:
+            setattr(estimator, name, to_namespace(value, *namespace))
 
 
 def to_namespace(value, xp, device, dtype=None):

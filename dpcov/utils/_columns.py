@@ -79,8 +79,9 @@ def _reduce(X, block_function, size, dtype):
     # An array of another namespace: each chunk is counted on the host (these
     # per-column counts are O(n d), cheap beside the Gram pass).
     namespace = namespace_of(X)
-    if namespace is not None and host_view(X) is not None:
-        X, namespace = host_view(X), None
+    view = None if namespace is None else host_view(X)
+    if view is not None:
+        X, namespace = view, None
     for start in range(0, n_samples, step):
         block = X[start : min(start + step, n_samples), ...]
         if namespace is not None:

@@ -96,10 +96,6 @@ class BinGrams:
                 self.add(kind, bin_index, matrix)
         return self
 
-    def n_bins(self):
-        """How many (bin, kind) Gram matrices are held."""
-        return len(self.rows) + len(self.units)
-
 
 def add_binned(sums, rows, norms, ascending, unit_buffer):
     """Add a chunk's binned sums into ``sums`` (in place).
