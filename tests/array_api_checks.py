@@ -334,28 +334,69 @@ def test_a_tensor_that_requires_grad_is_read_as_its_data():
     )
 
 
-def test_the_projections_run_on_the_device_where_the_rows_live(xp, path, monkeypatch):
-    # Off the host (here: the device path forced), spectral_map's
-    # eigendecompositions run on the rows' device, and the fit is the same.
-    from dpcov.covariance import _base
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: GaussianCovariance(random_state=3),
+        lambda: SeparateCovariance(random_state=3),
+        lambda: AdaptiveCovariance(random_state=3),
+        lambda: PCA(n_components=2, random_state=3),
+    ],
+    ids=["GaussianCovariance", "SeparateCovariance", "AdaptiveCovariance", "PCA"],
+)
+def test_the_d_by_d_algebra_runs_on_the_device_where_the_rows_live(
+    xp, path, make, monkeypatch
+):
+    # Off the host (here: the device path forced), every symmetric
+    # eigendecomposition of the fit (projections, the shrinkage's bootstrap,
+    # the score model, Separate's eigenvalues, PCA's axes) runs on the rows'
+    # device and none on the host; the fit is the same. In host memory, none
+    # runs on the device.
+    import sys
 
-    calls = []
+    from scipy import linalg
+
+    from dpcov.covariance import _base
+    from dpcov.mechanisms import _projection
+
+    device, host = [], []
     real = _base.device_eigh
 
     def counted(*namespace):
         eigh = real(*namespace)
 
         def wrapped(symmetric):
-            calls.append(symmetric.shape)
+            device.append(symmetric.shape)
             return eigh(symmetric)
 
         return wrapped
 
+    def recorded(function):
+        # A host eigendecomposition called from dpcov's own code (not from
+        # the namespace's: array-api-strict's eigh is NumPy's).
+        def wrapped(*args, **kwargs):
+            if sys._getframe(1).f_globals["__name__"].startswith("dpcov."):
+                host.append(function.__name__)
+            return function(*args, **kwargs)
+
+        return wrapped
+
     monkeypatch.setattr(_base, "device_eigh", counted)
+    monkeypatch.setattr(np.linalg, "eigh", recorded(np.linalg.eigh))
+    monkeypatch.setattr(_projection.linalg, "eigh", recorded(linalg.eigh))
+    monkeypatch.setattr(_projection.linalg, "eigvalsh", recorded(linalg.eigvalsh))
     X = _rows()
-    lazy = AdaptiveCovariance(random_state=3).fit(xp.asarray(X))
-    eager = AdaptiveCovariance(random_state=3).fit(X)
+    fitted = make().fit(xp.asarray(X))
+    on_device, on_host = len(device), len(host)
+    expected = make().fit(X)
+    name = "components_" if hasattr(expected, "components_") else "covariance_"
     np.testing.assert_allclose(
-        _host(lazy.covariance_), eager.covariance_, rtol=1e-9, atol=1e-12
+        np.abs(_host(getattr(fitted, name))),
+        np.abs(getattr(expected, name)),
+        rtol=1e-9,
+        atol=1e-12,
     )
-    assert bool(calls) == (path == "device pass")
+    if path == "device pass":
+        assert on_device >= 2 and on_host == 0, (on_device, on_host)
+    else:
+        assert on_device == 0

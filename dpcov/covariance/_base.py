@@ -49,7 +49,7 @@ from ..mechanisms import (
     radius_counts,
 )
 from ..mechanisms._noise import sampler_name
-from ..mechanisms._projection import eigh_with
+from ..mechanisms._projection import eigh_with, symmetric_eigh
 from ..preprocessing._ranges import (
     RANGES_SHARE,
     RangesPlan,
@@ -323,6 +323,24 @@ _FITTED_ARRAYS = (
 )
 
 
+def device_algebra(X):
+    """A block in which a fit's ``d x d`` eigendecompositions run on X's device.
+
+    Rows on another device (a GPU) whose namespace has float64: the
+    eigendecompositions of the release's post-processing (projections, the
+    shrinkage's bootstrap, the score model, PCA's axes) run there, through
+    :func:`dpcov.mechanisms._projection.eigh_with`; their input and output
+    cross once each (``O(d**2)`` numbers against the ``d**3`` flops). The
+    noise is drawn on the host all the same. Anything else (NumPy, host
+    memory, a float32-only device): the host's, unchanged.
+    """
+    namespace = namespace_of(X)
+    if namespace is None or host_view(X) is not None:
+        return nullcontext()
+    eigh = device_eigh(*namespace)
+    return nullcontext() if eigh is None else eigh_with(eigh)
+
+
 class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
     """Base class of dpcov's private covariance estimators (not for direct use).
 
@@ -483,15 +501,9 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         # The d x d linear algebra after the passes (eigendecompositions,
         # projections) runs single-threaded for d <= 1000; the passes keep
         # the BLAS's thread count (see dpcov.utils._threads).
-        # Rows on another device (a GPU): the projections' eigendecompositions
-        # run there too (dpcov.utils._array_api.device_eigh).
-        eigh = None
         namespace = namespace_of(X)
-        if namespace is not None and host_view(X) is None:
-            eigh = device_eigh(*namespace)
-        algebra = nullcontext() if eigh is None else eigh_with(eigh)
         try:
-            with small_matrix_blas(n_features), algebra:
+            with small_matrix_blas(n_features), device_algebra(X):
                 self._fit_rows(X, budget=budget, lazy=lazy)
         except NonFiniteInput as error:
             # Raised outside the except block: nothing chained.
@@ -803,7 +815,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         # eigenvalue from zero), so that held-out log-likelihoods are finite
         # and a search can rank fits whatever eigenvalue_floor is.
         # Post-processing; covariance_ itself is left as released.
-        values, vectors = np.linalg.eigh(covariance)
+        values, vectors = symmetric_eigh(covariance, host=np.linalg.eigh)
         score_floor = min(release.noise_std, bound)
         score_covariance = (vectors * np.maximum(values, score_floor)) @ vectors.T
         noise_level = release.noise_level

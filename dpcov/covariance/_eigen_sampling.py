@@ -8,7 +8,6 @@ from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
-from scipy import linalg
 
 from ..accounting import PureDP, split_budget
 from ..mechanisms import (
@@ -17,6 +16,7 @@ from ..mechanisms import (
     exponential_scale,
     sample_eigenvectors,
 )
+from ..mechanisms._projection import symmetric_eigvalsh
 from ..utils._docstrings import fill_doc
 from ..utils._sklearn_compat import Interval, StrOptions
 from ._base import BasePrivateCovariance, Release, eigenvalue_sensitivities
@@ -165,7 +165,7 @@ def eigen_sampling_release(
     split = split_budget(budget, shares)
 
     # Eigenvalues: the sorted vector (or its top k and the sum of the rest).
-    values = linalg.eigvalsh(second_moment, check_finite=False)[::-1]
+    values = symmetric_eigvalsh(second_moment)[::-1]
     statistic = values if k == d else np.append(values[:k], values[k:].sum())
     l2, l1 = eigenvalue_sensitivities(radius, n_samples)
     value_noise = calibrate_additive(

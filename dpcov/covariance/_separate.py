@@ -11,10 +11,10 @@ import math
 from functools import partial
 
 import numpy as np
-from scipy import linalg
 
 from ..accounting import split_budget
 from ..mechanisms import calibrate_additive
+from ..mechanisms._projection import symmetric_eigh, symmetric_eigvalsh
 from ..utils._docstrings import fill_doc
 from ._base import BasePrivateCovariance, Release, eigenvalue_sensitivities
 from ._gauss import gauss_noise
@@ -91,9 +91,9 @@ def separate_release(second_moment, *, n_samples, radius, budget, rng):
         budget, n_samples=n_samples, n_features=second_moment.shape[0], radius=radius
     )
     noisy = vector_noise.add_symmetric(second_moment, rng)
-    _, vectors = linalg.eigh(noisy, check_finite=False)
+    _, vectors = symmetric_eigh(noisy)
     vectors = vectors[:, ::-1]
-    values = linalg.eigvalsh(second_moment, check_finite=False)[::-1]
+    values = symmetric_eigvalsh(second_moment)[::-1]
     noisy_values = np.sort(value_noise.add(values, rng))[::-1]
     return Release(
         raw=(vectors * noisy_values) @ vectors.T,

@@ -43,6 +43,7 @@ import math
 import numpy as np
 
 from .._config import config_context
+from ..mechanisms._projection import symmetric_eigh
 
 #: Seed of the bootstrap's generator: its draws are not a release's noise.
 SIMULATION_SEED = 0
@@ -167,7 +168,7 @@ def aligned_noise_energy(estimate, weights, value_noise):
     energy : float
     """
     d = estimate.shape[0]
-    values, vectors = np.linalg.eigh(estimate)
+    values, vectors = symmetric_eigh(estimate, host=np.linalg.eigh)
     values, vectors = values[::-1], vectors[:, ::-1]
     rng = np.random.default_rng(SIMULATION_SEED)
     with config_context(secure_noise=False):

@@ -13,6 +13,7 @@ import numpy as np
 from scipy.special import gammaln
 from sklearn import decomposition as sklearn_decomposition
 from sklearn.base import clone
+from sklearn.utils.extmath import svd_flip
 from sklearn.utils.validation import check_is_fitted
 
 from ..accounting import BudgetAccountant
@@ -21,8 +22,9 @@ from ..covariance import (
     AdaptiveCovariance,
     EigenSamplingCovariance,
 )
-from ..covariance._base import FIT_INPUTS, BasePrivateCovariance
+from ..covariance._base import FIT_INPUTS, BasePrivateCovariance, device_algebra
 from ..exceptions import NoiseDominatedWarning, SeededNoiseWarning
+from ..mechanisms._projection import symmetric_eigh
 from ..utils._array_api import (
     as_host,
     check_fitted_namespace,
@@ -585,7 +587,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         n_samples, n_features = X.shape
         max_components = self._check_n_components(n_samples, n_features)
         estimator = self._release_covariance(X, max_components)
-        spectrum = self._spectrum(estimator, n_features)
+        spectrum = self._spectrum(estimator, n_features, X)
         # scikit-learn's n - 1 denominator (undefined for one sample: NaN, as
         # scikit-learn's 0 / 0).
         ddof = n_samples / (n_samples - 1) if n_samples > 1 else np.nan
@@ -643,7 +645,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             return estimator
         raise failed.named(f"{type(self).__name__}.fit")
 
-    def _spectrum(self, estimator, n_features):
+    def _spectrum(self, estimator, n_features, rows):
         # Post-processing of the release: its variances in decreasing order
         # (floored at 0), their axes, and its total variance.
         covariance = as_host(estimator.covariance_)
@@ -660,8 +662,10 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             # The axes of the release before any shrinkage toward zero (the
             # same as covariance_'s, which may be the zero matrix and have
             # none); the variances along them are covariance_'s.
-            with small_matrix_blas(n_features):
-                values, vectors = np.linalg.eigh(estimator._unshrunk_covariance)
+            with small_matrix_blas(n_features), device_algebra(rows):
+                values, vectors = symmetric_eigh(
+                    estimator._unshrunk_covariance, host=np.linalg.eigh
+                )
             values, components = values[::-1], vectors[:, ::-1].T
             if estimator.shrinkage_ > 0:
                 values = np.einsum("ij,jk,ik->i", components, covariance, components)
@@ -669,6 +673,10 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
                 components, values = components[order], values[order]
         values = np.maximum(values, 0.0)
         total = max(float(np.trace(covariance)), 0.0)
+        # scikit-learn's sign convention (each component's largest entry in
+        # absolute value positive): the same components whichever
+        # eigendecomposition (host or device) gave the axes.
+        _, components = svd_flip(None, np.array(components), u_based_decision=False)
         return values, components, total
 
     def _n_components_kept(self, spectrum, ddof, n_samples, max_components):

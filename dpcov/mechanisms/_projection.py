@@ -68,16 +68,17 @@ def project_capped_simplex(values, cap):
     return np.maximum(values - thetas[k_star], 0.0)
 
 
-#: The symmetric eigendecomposition :func:`spectral_map` uses: SciPy's on the
-#: host, unless a caller supplies another for a block of code
-#: (:func:`eigh_with`), e.g. one that runs on the device where a fit's rows
-#: live. A context variable: each thread (and task) sees its own.
+#: The symmetric eigendecomposition :func:`spectral_map`,
+#: :func:`symmetric_eigh` and :func:`symmetric_eigvalsh` use: the host's,
+#: unless a caller supplies another for a block of code (:func:`eigh_with`),
+#: e.g. one that runs on the device where a fit's rows live. A context
+#: variable: each thread (and task) sees its own.
 _EIGH = ContextVar("dpcov_symmetric_eigh", default=None)
 
 
 @contextmanager
 def eigh_with(eigh):
-    """Run :func:`spectral_map`'s eigendecompositions with ``eigh`` in a block.
+    """Run the fit's symmetric eigendecompositions with ``eigh`` in a block.
 
     Parameters
     ----------
@@ -90,6 +91,44 @@ def eigh_with(eigh):
         yield
     finally:
         _EIGH.reset(token)
+
+
+def symmetric_eigh(symmetric, *, host=None):
+    """Eigendecomposition of a symmetric host matrix, where the fit computes.
+
+    Parameters
+    ----------
+    symmetric : ndarray of shape (d, d)
+        Symmetric matrix.
+    host : callable, default=None
+        The host eigendecomposition when no other is in force
+        (:func:`eigh_with`); None for SciPy's without a finiteness check.
+
+    Returns
+    -------
+    eigenvalues : ndarray of shape (d,)
+        Ascending.
+    eigenvectors : ndarray of shape (d, d)
+        As columns.
+    """
+    eigh = _EIGH.get()
+    if eigh is not None:
+        return eigh(symmetric)
+    if host is None:
+        return linalg.eigh(symmetric, check_finite=False)
+    return host(symmetric)
+
+
+def symmetric_eigvalsh(symmetric):
+    """Ascending eigenvalues of a symmetric host matrix, where the fit computes.
+
+    SciPy's without a finiteness check, unless another eigendecomposition is
+    in force (:func:`eigh_with`).
+    """
+    eigh = _EIGH.get()
+    if eigh is not None:
+        return eigh(symmetric)[0]
+    return linalg.eigvalsh(symmetric, check_finite=False)
 
 
 def spectral_map(matrix, func):
@@ -109,11 +148,7 @@ def spectral_map(matrix, func):
         exactly symmetric.
     """
     symmetric = (matrix + matrix.T) / 2.0
-    eigh = _EIGH.get()
-    if eigh is None:
-        eigenvalues, eigenvectors = linalg.eigh(symmetric, check_finite=False)
-    else:
-        eigenvalues, eigenvectors = eigh(symmetric)
+    eigenvalues, eigenvectors = symmetric_eigh(symmetric)
     mapped = (eigenvectors * func(eigenvalues)) @ eigenvectors.T
     return (mapped + mapped.T) / 2.0
 
