@@ -602,6 +602,23 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         warn_if_noise_dominated(self, self.signal_to_noise_, what="covariance release")
         return X
 
+    def _check_before_spending(self, n_samples, y=None):
+        """The fit's checks of public values that need no row, before any release.
+
+        The parameters, the budget and an integer ``n_components`` against
+        the number of rows. :class:`~dpcov.pipeline.PrivatePipeline` calls it
+        before any of its steps runs, so that a refusal here spends nothing
+        there either (the rest is checked by ``fit``, against the rows' width).
+        """
+        check_params_always(self)
+        self._check_budget()
+        k = self.n_components
+        if isinstance(k, Integral) and k > n_samples:
+            raise ValueError(
+                f"n_components={k} must be between 1 and min(n_samples, "
+                f"n_features); got {n_samples} sample{'' if n_samples == 1 else 's'}."
+            )
+
     def _check_n_components(self, n_samples, n_features):
         # Public checks of n_components against the shape; returns the
         # largest number of components.

@@ -334,6 +334,37 @@ class LinearDiscriminantAnalysis(
             )
         return index
 
+    def _check_before_spending(self, n_samples, y):
+        """The fit's checks of public values and labels, before any release.
+
+        The parameters, ``classes`` and ``priors``, the budget, the labels
+        (each one of ``classes``) and the rows the private radius needs at
+        this budget. :class:`~dpcov.pipeline.PrivatePipeline` calls it before
+        any of its steps runs, so that a refusal here spends nothing there
+        either. No message names a label.
+
+        Returns
+        -------
+        classes, priors, budget, index
+            The public classes, the normalised priors (or None), the budget
+            and each row's class index.
+        """
+        check_params_always(self)
+        classes = self._check_classes()
+        priors = self._check_priors(classes.size)
+        budget = self._check_budget()
+        index = self._labels(y, classes, n_samples)
+        radius_share = split_budget(budget, LDA_SHARES)["radius"]
+        n_min = exponential_radius_min_samples(radius_share.exponential_epsilon())
+        if n_samples < n_min:
+            raise ValueError(
+                f"LinearDiscriminantAnalysis finds a row-norm bound privately, "
+                f"which needs at least {n_min} samples at this budget; got "
+                f"{n_samples} sample{'' if n_samples == 1 else 's'}. Use a larger "
+                "budget."
+            )
+        return classes, priors, budget, index
+
     def _supports_hardened_noise(self):
         # The radius and the class statistics have exact samplers; the
         # covariance estimator decides for its part.
@@ -385,13 +416,13 @@ class LinearDiscriminantAnalysis(
         self : object
             The fitted classifier.
         """
+        # The public values first (also checked again below, with the labels).
         check_params_always(self)
-        classes = self._check_classes()
-        priors = self._check_priors(classes.size)
-        budget = self._check_budget()
+        self._check_priors(self._check_classes().size)
+        self._check_budget()
         X = validate_rows(self, X)
         n_samples, n_features = X.shape
-        index = self._labels(y, classes, n_samples)
+        classes, priors, budget, index = self._check_before_spending(n_samples, y)
         split = split_budget(budget, LDA_SHARES)
         estimator = self._covariance_estimator(split["covariance"])
         limit = min(classes.size - 1, n_features)
@@ -399,15 +430,6 @@ class LinearDiscriminantAnalysis(
             raise ValueError(
                 f"n_components={self.n_components} is above min(n_classes - 1, "
                 f"n_features)={limit}."
-            )
-        epsilon_radius = split["radius"].exponential_epsilon()
-        n_min = exponential_radius_min_samples(epsilon_radius)
-        if n_samples < n_min:
-            raise ValueError(
-                f"LinearDiscriminantAnalysis finds a row-norm bound privately, "
-                f"which needs at least {n_min} samples at this budget; got "
-                f"{n_samples} sample{'' if n_samples == 1 else 's'}. Use a larger "
-                "budget."
             )
         grid = DEFAULT_RADIUS_GRID
         if self.data_norm is not None:
@@ -424,7 +446,11 @@ class LinearDiscriminantAnalysis(
             radius = float(grid[0])
         else:
             radius = private_radius_exponential(
-                counts, n_samples, epsilon=epsilon_radius, rng=rng, grid=grid
+                counts,
+                n_samples,
+                epsilon=split["radius"].exponential_epsilon(),
+                rng=rng,
+                grid=grid,
             )
         rows, _ = _clip(X, radius, owned=False, norms=norms)
 

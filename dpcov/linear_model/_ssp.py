@@ -212,6 +212,25 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
     def _penalty(self, released, noise, half, n_columns):
         """The ridge on each column of ``U`` (unit coordinates)."""
 
+    def _check_before_spending(self, n_samples, y):
+        """The fit's checks of public values and targets, before any release.
+
+        The parameters, ``target_bounds``, the budget and the targets (numbers,
+        one per row, each within ``target_bounds``).
+        :class:`~dpcov.pipeline.PrivatePipeline` calls it before any of its
+        steps runs, so that a refusal here spends nothing there either. No
+        message names a target.
+
+        Returns
+        -------
+        target_box, budget, y
+        """
+        check_params_always(self)
+        target_box = _check_target_bounds(self.target_bounds)
+        budget = self._check_budget()
+        y = _validate_target(type(self).__name__, y, n_samples, target_box)
+        return target_box, budget, y
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit the private least-squares coefficients.
@@ -236,11 +255,11 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
                 "of the features, or bounds='private' (found privately with a "
                 "quarter of the budget)."
             )
-        target_box = _check_target_bounds(self.target_bounds)
-        budget = self._check_budget()
+        _check_target_bounds(self.target_bounds)
+        self._check_budget()
         X = validate_rows(self, X, accept_sparse="csr")
         n_samples, n_features = X.shape
-        y = _validate_target(type(self).__name__, y, n_samples, target_box)
+        target_box, budget, y = self._check_before_spending(n_samples, y)
         rng = self._noise_generator(budget)
         shares = self._shares()
         private_ranges = isinstance(self.bounds, str)

@@ -10,13 +10,15 @@ that has no range of its own, hands it the output range of the step before
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
+import warnings
 from contextlib import contextmanager
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import clone
 from sklearn.pipeline import Pipeline, _name_estimators
 from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import _num_samples
 
 from ..accounting import ZCDP, BudgetAccountant, PureDP, compose, split_budget
 from ..model_selection._cost import (
@@ -146,7 +148,11 @@ class PrivatePipeline(Pipeline):
     step has succeeded (as scikit-learn's ``Pipeline`` does with a
     ``memory``): a step that fails leaves the pipeline and its steps as they
     were, and the accountant records the steps that ran before it (they drew
-    their noise on the data). Between steps, each row is mapped on its own
+    their noise on the data). So that few refusals come that late, every
+    step's checks that need no row (its parameters, a model's labels against
+    ``classes`` or targets against ``target_bounds``, the rows a private
+    radius needs at the step's share, PCA's integer ``n_components`` against
+    the rows) run before the first step does. Between steps, each row is mapped on its own
     into the range handed on (NaN to 0, infinities to the largest floats,
     then clipped to the box or scaled into the ball), so an extreme row that
     overflows in a transform cannot make a later step fail on one of two
@@ -413,6 +419,11 @@ class PrivatePipeline(Pipeline):
         if self.accountant is not None:
             cost = _cost(budget, direct, shares)
             self.accountant.check(cost, label=type(self).__name__)
+        # Each step's checks of public values and targets (an integer
+        # n_components against the rows, a model's labels or targets, the rows
+        # a private radius needs at the step's share) run before any step
+        # does: a refusal there spends nothing, and leaves nothing fitted.
+        self._check_steps_before_spending(X, y, shares)
         routed = _route(params, [name for name, _ in self.steps])
         seeded = [
             name
@@ -486,6 +497,27 @@ class PrivatePipeline(Pipeline):
         self.budget_split_ = dict(shares)
         self.ranges_ = ranges
         return self
+
+    def _check_steps_before_spending(self, X, y, shares):
+        # Each step that has them runs its fit's checks that need no row
+        # (_check_before_spending), on a clone at its share of the budget.
+        try:
+            n_samples = _num_samples(X)
+        except Exception:  # noqa: BLE001 - the first step refuses X, clearly
+            return
+        if not isinstance(n_samples, Integral):
+            return  # rows not counted yet (a Dask array of unknown chunks)
+        for name, step in self.steps:
+            check = getattr(step, "_check_before_spending", None)
+            if check is None:
+                continue
+            probe = clone(step)
+            if name in shares:
+                probe.set_params(**budget_params(probe, shares[name]))
+            with warnings.catch_warnings():
+                # The step's own fit warns (a column-vector y), once.
+                warnings.simplefilter("ignore")
+                probe._check_before_spending(n_samples, y)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

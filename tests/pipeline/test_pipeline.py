@@ -12,8 +12,10 @@ from dpcov.accounting import ZCDP, PureDP, compose, zcdp_rho
 from dpcov.covariance import AdaptiveCovariance, GaussianCovariance
 from dpcov.datasets import make_mixed_units_table, make_sensor_table
 from dpcov.decomposition import PCA, ExactSubspace
+from dpcov.discriminant_analysis import LinearDiscriminantAnalysis
 from dpcov.distributions import MultivariateGaussian
 from dpcov.impute import SimpleImputer
+from dpcov.linear_model import LinearRegression
 from dpcov.model_selection import pipeline_cost
 from dpcov.pipeline import PrivatePipeline, make_private_pipeline, output_range
 from dpcov.preprocessing import BoundsScaler, StandardScaler
@@ -298,3 +300,86 @@ def test_a_failing_step_records_the_steps_that_ran():
     assert len(accountant) == 1  # the scaler ran
     assert not hasattr(pipe, "guarantee_")
     assert not hasattr(pipe.named_steps["scale"], "mean_")
+
+
+def _labelled(n, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, n)
+    return rng.random((n, 6)) + 0.3 * np.eye(3, 6)[y], y
+
+
+_PCA = ("pca", PCA(n_components=2, bounds=(0.0, 2.0)))
+
+
+@pytest.mark.parametrize(
+    "steps, n_rows, target, message",
+    [
+        # A label outside the public classes.
+        (
+            [_PCA, ("lda", LinearDiscriminantAnalysis(classes=[0, 1]))],
+            2000,
+            None,
+            "label outside classes",
+        ),
+        # The model's public parameters.
+        (
+            [_PCA, ("lda", LinearDiscriminantAnalysis())],
+            2000,
+            None,
+            "needs classes",
+        ),
+        # Too few rows for the model's private radius at its share.
+        (
+            [_PCA, ("lda", LinearDiscriminantAnalysis(classes=[0, 1, 2]))],
+            50,
+            None,
+            "needs at least",
+        ),
+        # A target outside the public target range.
+        (
+            [_PCA, ("lr", LinearRegression(target_bounds=(-0.5, 0.5)))],
+            2000,
+            "wide",
+            "outside target_bounds",
+        ),
+        # Targets that are not one per row.
+        (
+            [_PCA, ("lr", LinearRegression(target_bounds=(-5.0, 5.0)))],
+            2000,
+            "two columns",
+            "1d array",
+        ),
+        # An integer n_components above the rows.
+        (
+            [
+                ("scale", StandardScaler(bounds=(0.0, 2.0))),
+                ("pca", PCA(n_components=2)),
+                ("lda", LinearDiscriminantAnalysis(epsilon=np.inf, classes=[0, 1, 2])),
+            ],
+            1,
+            None,
+            "n_components=2",
+        ),
+    ],
+    ids=["label", "classes", "rows", "target range", "target shape", "one row"],
+)
+def test_a_later_step_refusal_that_needs_no_row_spends_nothing(
+    steps, n_rows, target, message
+):
+    # Every step's checks of public values and targets run before any step
+    # does: the earlier PCA has not spent, nothing is recorded or fitted.
+    from dpcov.accounting import BudgetAccountant
+
+    X, y = _labelled(n_rows)
+    if target == "wide":
+        y = np.linspace(-3.0, 3.0, n_rows)
+    elif target == "two columns":
+        y = np.c_[y, y].astype(float)
+    accountant = BudgetAccountant()
+    pipe = PrivatePipeline(steps, epsilon=1.0, delta=1e-6, accountant=accountant)
+    with pytest.raises(ValueError, match=message):
+        pipe.fit(X, y)
+    assert len(accountant) == 0
+    assert not [key for key in vars(pipe) if key.endswith("_")]
+    for _, step in pipe.steps:
+        assert not [key for key in vars(step) if key.endswith("_")]
