@@ -8,8 +8,8 @@ Leave ``OPENBLAS_NUM_THREADS`` unset: every estimator, scikit-learn's
 included, then uses all cores (the thread count is recorded).
 
 Grid: ``n`` in {1e5, 1e6, 5e6} x ``d`` in {10, 100, 500} (``--n``/``--d``
-override it; ``--quick`` is ``n = 1e5``, ``d`` in {10, 100}). The target of the
-issue: at ``n = 1e6, d = 100``, at most 1.5x scikit-learn's time, and a peak
+override it; ``--quick`` is ``n = 1e5``, ``d`` in {10, 100}). The target: at
+``n = 1e6, d = 100``, at most 1.5x scikit-learn's time, and a peak
 memory of at most the input plus ``O(d**2 + chunk * d)``.
 
 Estimators (``fit`` only), all with their defaults (``epsilon = 1``, centred,

@@ -1016,6 +1016,10 @@ def test_models_fit_with_a_target_column(tmp_path, monkeypatch, capsys):
     argv = ["fit", "cls.csv", "-e", "lda", "--target", "4", "--data-norm", "2"]
     assert main([*argv, "--param", "classes=[0, 1]", "-o", "l.npy"]) == 0
     assert np.load(tmp_path / "l.npy").shape == (1, 3)  # two classes: one row
+    # Per-feature ranges found privately (a quarter of the budget).
+    argv = ["fit", "cls.csv", "-e", "lda", "--target", "label", "--bounds", "private"]
+    assert main([*argv, "--param", "classes=[0, 1]", "-o", "p.npy"]) == 0
+    assert np.load(tmp_path / "p.npy").shape == (1, 3)
     capsys.readouterr()
     for bad, message in [
         (["fit", "reg.csv", "-e", "ridge", "--bounds=-1,1"], "pass --target"),

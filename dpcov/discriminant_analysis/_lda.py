@@ -40,15 +40,23 @@ from ..mechanisms import (
     radius_counts,
 )
 from ..model_selection._cost import budget_params
+from ..preprocessing._ranges import (
+    RANGES_SHARE,
+    plan_private_ranges,
+    ranges_first_pass,
+    release_private_ranges,
+)
 from ..utils._docstrings import fill_doc
 from ..utils._gram._rows import _clip, _row_norms
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._sklearn_compat import (
     HasMethods,
     Interval,
+    StrOptions,
     _fit_context,
     check_params_always,
 )
+from ..utils.validation import check_bounds, unit_box
 
 __all__ = ["LinearDiscriminantAnalysis", "class_statistics_noise"]
 
@@ -133,7 +141,22 @@ class LinearDiscriminantAnalysis(
         A public bound on the row norms, the outer bound of the private
         radius (in a :class:`~dpcov.pipeline.PrivatePipeline`, the range of
         the step before, e.g. PCA's output norm bound). None searches the
-        whole grid ``2**-32`` to ``2**32``.
+        whole grid ``2**-32`` to ``2**32``. Cannot be combined with
+        ``bounds``.
+    bounds : tuple of (lower, upper) or "private", default=None
+        Public range of each feature, for features of different scales:
+        scalars or arrays of shape ``(n_features,)`` with ``lower < upper``,
+        from knowledge of the domain, never from the data. Each feature is
+        clipped to its range and the box mapped onto ``[-1, 1]^d``
+        (``z = (x - m) / h``, midpoint ``m``, half-width ``h``); the fit
+        runs there, its private radius inside ``sqrt(n_features)``, and the
+        class means and covariance come back in the original units (the
+        noise on feature ``i`` scaled by ``h_i``). ``"private"`` finds the
+        ranges privately with a quarter of the budget
+        (``budget_split_["bounds"]``; see :ref:`private_ranges`); it needs a
+        few thousand rows at ``epsilon=1`` (``fit`` says how many). In a
+        :class:`~dpcov.pipeline.PrivatePipeline`, a box handed on by the step
+        before (the scaler's image of its box) arrives here.
     classes : array-like of shape (n_classes,)
         The public class labels. Required. A label outside them is refused
         with a ValueError (outside the domain, as NaN is): the error tells
@@ -170,9 +193,15 @@ class LinearDiscriminantAnalysis(
     xbar_ : ndarray of shape (n_features,)
         The prior-weighted mean of the class means (``transform``'s centre).
     data_norm_ : float
-        The private radius the rows were clipped to.
+        The private radius the rows were clipped to (with ``bounds``, in the
+        box's unit coordinates).
     ridge_ : float
-        The ridge added to the covariance (its public noise level).
+        The ridge added to the covariance (its public noise level; with
+        ``bounds``, in the box's unit coordinates: ``h_i**2`` times it on
+        feature ``i``'s variance).
+    bounds_ : tuple of ndarray of shape (n_features,) or None
+        The box the rows were clipped to (``bounds``, validated, or the
+        private ranges), else None.
     guarantee_ : dpcov.accounting.PureDP or dpcov.accounting.ZCDP
         The guarantee of the fit.
     epsilon_spent_ : float
@@ -182,8 +211,9 @@ class LinearDiscriminantAnalysis(
     rho_spent_ : float
         The zCDP parameter of the guarantee.
     budget_split_ : dict of str to PureDP or ZCDP
-        ``"radius"``, ``"means"`` and the covariance estimator's steps
-        (prefixed ``"covariance_"``); they compose to ``guarantee_``.
+        ``"bounds"`` (with private ranges), ``"radius"``, ``"means"`` and
+        the covariance estimator's steps (prefixed ``"covariance_"``); they
+        compose to ``guarantee_``.
     noise_sampler_ : str
         The sampler of the fit's noise.
     n_features_in_ : int
@@ -200,10 +230,10 @@ class LinearDiscriminantAnalysis(
     Notes
     -----
     The budget is split 0.1 (radius), 0.2 (class sums and counts), 0.7
-    (covariance). The pooled covariance is of the rows centred on the
-    released means, never through the true counts or means; its noise,
-    scales with ``r**2``, which is why the radius is chosen privately inside
-    a worst-case bound.
+    (covariance), after a quarter for the ranges with ``bounds="private"``.
+    The pooled covariance is of the rows centred on the released means,
+    never through the true counts or means; its noise scales with ``r**2``,
+    which is why the radius is chosen privately inside a worst-case bound.
 
     References
     ----------
@@ -230,6 +260,7 @@ class LinearDiscriminantAnalysis(
     _parameter_constraints: dict = {
         **PRIVACY_PARAMETER_CONSTRAINTS,
         "data_norm": [Interval(Real, 1e-150, 1e150, closed="both"), None],
+        "bounds": ["array-like", StrOptions({"private"}), None],
         "classes": ["array-like", None],
         "priors": ["array-like", None],
         "covariance": [HasMethods(["fit"]), None],
@@ -243,6 +274,7 @@ class LinearDiscriminantAnalysis(
         delta=1e-6,
         rho=None,
         data_norm=None,
+        bounds=None,
         classes=None,
         priors=None,
         covariance=None,
@@ -254,6 +286,7 @@ class LinearDiscriminantAnalysis(
         self.delta = delta
         self.rho = rho
         self.data_norm = data_norm
+        self.bounds = bounds
         self.classes = classes
         self.priors = priors
         self.covariance = covariance
@@ -353,8 +386,13 @@ class LinearDiscriminantAnalysis(
         classes = self._check_classes()
         priors = self._check_priors(classes.size)
         budget = self._check_budget()
+        if self.bounds is not None and self.data_norm is not None:
+            raise ValueError(
+                "Pass either data_norm (a bound on the row norms) or bounds "
+                "(per-feature ranges), not both."
+            )
         index = self._labels(y, classes, n_samples)
-        radius_share = split_budget(budget, LDA_SHARES)["radius"]
+        radius_share = split_budget(self._model_budget(budget), LDA_SHARES)["radius"]
         n_min = exponential_radius_min_samples(radius_share.exponential_epsilon())
         if n_samples < n_min:
             raise ValueError(
@@ -364,6 +402,15 @@ class LinearDiscriminantAnalysis(
                 "budget."
             )
         return classes, priors, budget, index
+
+    def _model_budget(self, budget):
+        # The budget left for the radius, the class statistics and the
+        # covariance: all of it, or three quarters after private ranges.
+        if not isinstance(self.bounds, str):
+            return budget
+        return split_budget(
+            budget, {"bounds": RANGES_SHARE, "model": 1.0 - RANGES_SHARE}
+        )["model"]
 
     def _supports_hardened_noise(self):
         # The radius and the class statistics have exact samplers; the
@@ -423,7 +470,16 @@ class LinearDiscriminantAnalysis(
         X = validate_rows(self, X)
         n_samples, n_features = X.shape
         classes, priors, budget, index = self._check_before_spending(n_samples, y)
-        split = split_budget(budget, LDA_SHARES)
+        split = split_budget(self._model_budget(budget), LDA_SHARES)
+        private_ranges = isinstance(self.bounds, str)
+        box = ranges = None
+        if private_ranges:
+            bounds_budget = split_budget(
+                budget, {"bounds": RANGES_SHARE, "model": 1.0 - RANGES_SHARE}
+            )["bounds"]
+            ranges = plan_private_ranges(bounds_budget, n_samples, n_features)
+        elif self.bounds is not None:
+            box = check_bounds(self.bounds, n_features)
         estimator = self._covariance_estimator(split["covariance"])
         limit = min(classes.size - 1, n_features)
         if self.n_components is not None and self.n_components > limit:
@@ -432,14 +488,24 @@ class LinearDiscriminantAnalysis(
                 f"n_features)={limit}."
             )
         grid = DEFAULT_RADIUS_GRID
-        if self.data_norm is not None:
-            inside = grid[grid <= self.data_norm]
+        outer = math.sqrt(n_features) if self.bounds is not None else self.data_norm
+        if outer is not None:
+            inside = grid[grid <= outer]
             grid = inside if inside.size else grid[-1:]
         X = np.asarray(X, dtype=np.float64)
-        norms = _row_norms(X)
-        counts = radius_counts(norms, grid) if grid.size > 1 else None
+        first = ranges_first_pass(X) if private_ranges else None
         rng = self._noise_generator(budget)
         self._spend_budget(budget)  # everything above used public values only
+
+        # 0. With ranges (public, or found privately first), the rows in the
+        # box's unit coordinates.
+        if private_ranges:
+            box = release_private_ranges(X, ranges, first, rng=rng)
+        if box is not None:
+            center, half = unit_box(*box)
+            X = np.clip((np.clip(X, box[0], box[1]) - center) / half, -1.0, 1.0)
+        norms = _row_norms(X)
+        counts = radius_counts(norms, grid) if grid.size > 1 else None
 
         # 1. The private radius inside the public bound; the rows clipped.
         if counts is None:
@@ -487,16 +553,25 @@ class LinearDiscriminantAnalysis(
         scale = max(float(np.trace(estimator.covariance_)) / n_features, 1e-300)
         ridge = float(max(estimator.noise_level_, 1e-9 * scale))
         covariance = estimator.covariance_ + ridge * np.eye(n_features)
+        floor = ridge
+        if box is not None:
+            # Back to the original units (post-processing).
+            means = center + half * means
+            covariance = covariance * np.outer(half, half)
+            floor = ridge * float(np.min(half)) ** 2
 
-        self._record(classes, means, priors, covariance, radius, ridge)
+        self._record(classes, means, priors, covariance, radius, ridge, floor)
+        self.bounds_ = box
         steps = {"radius": split["radius"], "means": split["means"]}
+        if private_ranges:
+            steps = {"bounds": bounds_budget, **steps}
         for name, step in estimator.budget_split_.items():
             steps[f"covariance_{name}"] = step
         self.budget_split_ = steps
         self._record_guarantee(compose(steps.values()))
         return self
 
-    def _record(self, classes, means, priors, covariance, radius, ridge):
+    def _record(self, classes, means, priors, covariance, radius, ridge, floor):
         # The linear classifier and the discriminant directions
         # (post-processing of the release).
         self.classes_ = classes
@@ -509,7 +584,7 @@ class LinearDiscriminantAnalysis(
         # (ridged, symmetric) covariance; eigenvalues floored a few ulps
         # above 0, so a degenerate release gives no error and no warning.
         values, vectors = linalg.eigh(covariance)
-        floor = max(ridge, 1e-12 * float(values.max()), np.finfo(np.float64).tiny)
+        floor = max(floor, 1e-12 * float(values.max()), np.finfo(np.float64).tiny)
         values = np.maximum(values, floor)
         # (Post-processing of the release; a near-singular release can make
         # coef_ and intercept_ overflow: inf, silently, as scoring does.)

@@ -152,11 +152,11 @@ class PrivatePipeline(Pipeline):
     step's checks that need no row (its parameters, a model's labels against
     ``classes`` or targets against ``target_bounds``, the rows a private
     radius needs at the step's share, PCA's integer ``n_components`` against
-    the rows) run before the first step does. Between steps, each row is mapped on its own
-    into the range handed on (NaN to 0, infinities to the largest floats,
-    then clipped to the box or scaled into the ball), so an extreme row that
-    overflows in a transform cannot make a later step fail on one of two
-    neighbouring datasets only.
+    the rows) run before the first step does. Between steps, each row is
+    mapped on its own into the range handed on (NaN to 0, infinities to the
+    largest floats, then clipped to the box or scaled into the ball), so an
+    extreme row that overflows in a transform cannot make a later step fail
+    on one of two neighbouring datasets only.
 
     **Ranges.** The output range of a fitted step is computed from its public
     parameters and released values only, so handing it on is

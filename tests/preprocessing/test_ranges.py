@@ -132,15 +132,18 @@ def test_private_ranges_hold_the_values_and_beat_wide_public_ranges():
 def test_adaptive_covariance_with_private_ranges_is_within_1_5x_of_true_ranges():
     # The mixed-units table (scales 1e-2 to 1e4), 12 features, n = 20000:
     # mean relative error over 10 seeded fits with private ranges against
-    # the same estimator given the table's true public ranges (means +- 6
-    # sd). Measured 1.00x (benchmarks/bench_private_ranges.py); 1.5x is the
-    # target of the issue, and 10 fits put the ratio's s.e. near 0.1.
+    # the same estimator given true public ranges (the law's means +- 5 sd).
+    # Measured 0.48x over 20 fits (benchmarks/bench_private_ranges.py); 1.5x
+    # is the requirement, and 10 fits put the ratio's s.e. near 0.1.
     private, public = [], []
     for seed in range(10):
         table = make_mixed_units_table(20_000, random_state=seed)
         X = table.data
         C = EmpiricalCovariance().fit(X).covariance_
-        for out, bounds in ((private, "private"), (public, table.bounds)):
+        centre = (table.bounds[0] + table.bounds[1]) / 2
+        sd = np.sqrt(np.diag(table.covariance))
+        true_ranges = (centre - 5 * sd, centre + 5 * sd)
+        for out, bounds in ((private, "private"), (public, true_ranges)):
             est = AdaptiveCovariance(
                 epsilon=1.0, delta=1e-6, bounds=bounds, random_state=seed
             ).fit(X)
