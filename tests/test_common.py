@@ -129,6 +129,23 @@ def _subspace_estimators_for_dp_checks():
     yield ApproximateSubspace(n_components=2)
 
 
+def _models_for_dp_checks():
+    # The models fit (X, y): dpcov's checks give them targets (their public
+    # classes in turn, or values inside their public target range), at a
+    # finite budget; pipelines of private steps under one budget.
+    yield LinearDiscriminantAnalysis(data_norm=10.0, classes=[0, 1, 2])
+    yield LinearRegression(bounds=(-10.0, 10.0), target_bounds=(-10.0, 10.0))
+    yield Ridge(bounds=(-10.0, 10.0), target_bounds=(-10.0, 10.0))
+    yield from _private_pipelines()
+    yield PrivatePipeline(
+        [
+            ("pca", PCA(n_components=2, data_norm=10.0)),
+            ("lda", LinearDiscriminantAnalysis(classes=[0, 1, 2])),
+        ],
+        epsilon=1.0,
+    )
+
+
 _BOTTOM = (
     "sets n_components=1 on random data that lie near no line: the private "
     "answer is bottom (NoStableSubspace / NoHeavyCell), a legitimate outcome"
@@ -229,7 +246,9 @@ def test_param_validation(estimator):
 
 
 @parametrize_with_dp_checks(
-    list(_tested_estimators()) + list(_subspace_estimators_for_dp_checks())
+    list(_tested_estimators())
+    + list(_subspace_estimators_for_dp_checks())
+    + list(_models_for_dp_checks())
 )
 def test_dp_conventions(estimator, check):
     check(estimator)

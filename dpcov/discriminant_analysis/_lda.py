@@ -190,6 +190,9 @@ class LinearDiscriminantAnalysis(
         Its intercepts.
     scalings_ : ndarray of shape (n_features, n_components)
         Discriminant directions of ``transform``.
+    explained_variance_ratio_ : ndarray of shape (n_components,)
+        Share of the between-class variance (of the released means, in the
+        released covariance's metric) along each direction.
     xbar_ : ndarray of shape (n_features,)
         The prior-weighted mean of the class means (``transform``'s centre).
     data_norm_ : float

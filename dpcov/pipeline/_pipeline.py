@@ -21,6 +21,8 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples
 
 from ..accounting import ZCDP, BudgetAccountant, PureDP, compose, split_budget
+from ..base import warn_if_seeded
+from ..exceptions import SeededNoiseWarning
 from ..model_selection._cost import (
     budget_params,
     budget_weights,
@@ -195,8 +197,10 @@ class PrivatePipeline(Pipeline):
     random_state : int, numpy.random.Generator or None, default=None
         Seeds the private steps left at ``random_state=None``, each with an
         independent generator spawned from it (for tests and experiments: a
-        seeded release is not private against whoever knows the seed). None
-        leaves every step's own.
+        seeded release is not private against whoever knows the seed; the
+        fit says so once, with a
+        :class:`~dpcov.exceptions.SeededNoiseWarning`). None leaves every
+        step's own.
     verbose : bool, default=False
         Print the time of each step's fit.
 
@@ -458,7 +462,11 @@ class PrivatePipeline(Pipeline):
                     ranges[name] = received
                 settings.update(flow)
             try:
-                with _temporary_params(step, settings):
+                with _temporary_params(step, settings), warnings.catch_warnings():
+                    if name in generators:
+                        # Seeded by the pipeline's random_state: the pipeline
+                        # says so, once, below.
+                        warnings.simplefilter("ignore", SeededNoiseWarning)
                     if index == last:
                         step.fit(Xt, y, **routed[name])
                     elif hasattr(step, "fit_transform"):
@@ -496,6 +504,8 @@ class PrivatePipeline(Pipeline):
         )
         self.budget_split_ = dict(shares)
         self.ranges_ = ranges
+        if generators:
+            warn_if_seeded(self, self.guarantee_)
         return self
 
     def _check_steps_before_spending(self, X, y, shares):

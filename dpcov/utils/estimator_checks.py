@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 from sklearn import clone, config_context
+from sklearn.base import is_classifier, is_regressor
 
 from ..accounting import ApproxDP, BudgetAccountant, PureDP, compose
 from ..exceptions import (
@@ -23,6 +24,7 @@ from ..exceptions import (
     NoPrivateResult,
     SeededNoiseWarning,
 )
+from ..pipeline._pipeline import DEFAULT_DELTA
 from ._random import held_objects
 from ._warnings import user_frame
 from .validation import (
@@ -55,7 +57,41 @@ def _check_data(estimator, n_samples, scale=1.0):
     return scale * (rng.integers(-9, 10, size=(n_samples, 2)) @ basis).astype(float)
 
 
+def _targets(estimator, n_samples):
+    """Targets for a model's fit (None for the others).
+
+    A classifier (or a pipeline that ends in one) gets its public
+    ``classes`` in turn; a regressor values spread inside its public
+    ``target_bounds``. Neither reads the rows.
+    """
+    model = estimator.steps[-1][1] if hasattr(estimator, "steps") else estimator
+    params = model.get_params(deep=False)
+    if is_classifier(model):
+        classes = np.asarray(params["classes"])
+        return classes[np.arange(n_samples) % classes.size]
+    if is_regressor(model):
+        low, high = (float(v) for v in np.ravel(params["target_bounds"])[:2])
+        rng = np.random.default_rng(1)
+        return (
+            low / 2
+            + high / 2
+            + (high / 2 - low / 2) * rng.uniform(-0.5, 0.5, n_samples)
+        )
+    return None
+
+
+def _fit(estimator, X):
+    """``estimator.fit(X)``, with targets for a model (:func:`_targets`)."""
+    # (Rows that fail on any read get one target: the fit must refuse
+    # before it reads either.)
+    y = _targets(estimator, 1 if isinstance(X, _Unreadable) else len(X))
+    return estimator.fit(X) if y is None else estimator.fit(X, y)
+
+
 def _configured_guarantee(estimator, epsilon, delta, rho=None):
+    if delta is None:
+        # A pipeline's documented default (1e-6, the estimators').
+        delta = DEFAULT_DELTA
     if getattr(estimator, "_approx_dp_only", False):
         return check_approx_privacy_params(epsilon, delta)
     if getattr(estimator, "_zcdp_only", False):
@@ -64,7 +100,8 @@ def _configured_guarantee(estimator, epsilon, delta, rho=None):
 
 
 def _fitted_output(estimator):
-    # Every public fitted array, concatenated: what a seed must reproduce.
+    # Every public fitted array, concatenated: what a seed must reproduce (a
+    # pipeline's: its steps' in turn).
     arrays = [
         np.ravel(value)
         for key, value in sorted(vars(estimator).items())
@@ -72,6 +109,9 @@ def _fitted_output(estimator):
         and not key.startswith("_")
         and isinstance(value, np.ndarray)
     ]
+    for _, step in getattr(estimator, "steps", []):
+        if hasattr(step, "get_params"):
+            arrays.append(_fitted_output(step))
     return np.concatenate(arrays)
 
 
@@ -93,7 +133,7 @@ def check_privacy_params_validated_in_fit(estimator):
         est = clone(estimator).set_params(**params)
         with config_context(skip_parameter_validation=True):
             try:
-                est.fit(X)
+                _fit(est, X)
             except ValueError:
                 continue
         raise AssertionError(f"{type(estimator).__name__} accepted {params}")
@@ -115,11 +155,11 @@ def check_geometry_resolved_privately(estimator):
     if isinstance(estimator.get_params().get("bounds"), str):
         # bounds="private": the ranges are found and paid for instead.
         est = clone(estimator).set_params(random_state=0)
-        est.fit(_data(scale=3.0))
+        _fit(est, _data(scale=3.0))
         assert est.bounds_ is not None and "bounds" in est.budget_split_
         return
     est = clone(estimator).set_params(data_norm=None, epsilon=1.0, random_state=0)
-    est.fit(_data(scale=3.0))
+    _fit(est, _data(scale=3.0))
     assert est.data_norm is None, "fit wrote to the data_norm parameter"
     assert est.data_norm_ > 0
     assert "radius" in est.budget_split_, "the private radius is not accounted for"
@@ -140,7 +180,7 @@ def _unseeded_fit(estimator, X):
     """
     for attempt in range(UNSEEDED_ATTEMPTS):
         try:
-            return estimator.fit(X)
+            return _fit(estimator, X)
         except NoPrivateResult:
             if attempt == UNSEEDED_ATTEMPTS - 1:
                 raise
@@ -156,8 +196,8 @@ def check_seeded_fits_reproducible(estimator):
         The estimator to check.
     """
     X = _check_data(estimator, 3000)
-    a = _fitted_output(clone(estimator).set_params(random_state=3).fit(X))
-    b = _fitted_output(clone(estimator).set_params(random_state=3).fit(X))
+    a = _fitted_output(_fit(clone(estimator).set_params(random_state=3), X))
+    b = _fitted_output(_fit(clone(estimator).set_params(random_state=3), X))
     np.testing.assert_array_equal(a, b)
     if getattr(estimator, "_deterministic_release", False):
         # The randomness only decides whether to release; what is released
@@ -209,11 +249,11 @@ def check_budget_accounted(estimator):
             # delta=0 for an (epsilon, delta)-only or a zCDP-only estimator:
             # fit must refuse.
             try:
-                est.fit(X)
+                _fit(est, X)
             except ValueError:
                 continue
             raise AssertionError(f"{type(estimator).__name__} accepted {params}")
-        est.fit(X)
+        _fit(est, X)
         composed = compose(est.budget_split_.values())
         assert type(composed) is type(configured) is type(est.guarantee_)
         if isinstance(configured, ApproxDP):
@@ -224,10 +264,15 @@ def check_budget_accounted(estimator):
             assert composed.delta <= est.guarantee_.delta
         elif isinstance(configured, PureDP):
             assert math.isclose(composed.epsilon, configured.epsilon, rel_tol=1e-9)
-            assert composed.epsilon <= est.guarantee_.epsilon <= configured.epsilon
+            # (A pipeline's guarantee composes its steps' own: see below.)
+            assert composed.epsilon * (1 - 1e-12) <= est.guarantee_.epsilon
+            assert est.guarantee_.epsilon <= configured.epsilon
         else:
             assert math.isclose(composed.rho, configured.rho, rel_tol=1e-9)
-            assert composed.rho <= est.guarantee_.rho <= configured.rho
+            # (A pipeline's guarantee composes its steps' own, each composed
+            # of its parts: a few ulps below the composition of its shares.)
+            assert composed.rho * (1 - 1e-12) <= est.guarantee_.rho
+            assert est.guarantee_.rho <= configured.rho
         if params.get("rho") is None:
             assert est.epsilon_spent_ <= params["epsilon"]
         else:
@@ -293,7 +338,7 @@ def check_accountant_charged(estimator):
     tight = _cap(cost, 0.5)
     est = clone(estimator).set_params(accountant=tight, random_state=0)
     try:
-        est.fit(_Unreadable())
+        _fit(est, _Unreadable())
     except BudgetExceeded:
         pass
     else:
@@ -303,17 +348,22 @@ def check_accountant_charged(estimator):
     exact = _cap(cost, 1.0)
     est = clone(estimator).set_params(accountant=exact, random_state=0)
     assert clone(est).accountant is exact, "clone copied the accountant"
-    est.fit(X)
+    _fit(est, X)
     assert _same_guarantee(est.guarantee_, cost), (est.guarantee_, cost)
-    (label, recorded) = exact.ledger[0]
-    assert len(exact) == 1 and recorded == cost and label == type(est).__name__
+    entries = len(exact)
+    if hasattr(est, "steps"):
+        # A pipeline records one entry per private step; they compose to it.
+        assert _same_guarantee(compose([g for _, g in exact.ledger]), cost)
+    else:
+        (label, recorded) = exact.ledger[0]
+        assert entries == 1 and recorded == cost and label == type(est).__name__
     try:
-        est.fit(_Unreadable())
+        _fit(est, _Unreadable())
     except BudgetExceeded:
         pass
     else:
         raise AssertionError("a second fit over the cap was not refused")
-    assert len(exact) == 1
+    assert len(exact) == entries, "a refused fit was recorded"
 
 
 def check_no_undocumented_outputs(estimator):
@@ -336,7 +386,7 @@ def check_no_undocumented_outputs(estimator):
     X = _check_data(estimator, 3000, scale=50.0)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        est = clone(estimator).set_params(random_state=0).fit(X)
+        est = _fit(clone(estimator).set_params(random_state=0), X)
     # A NoiseDominatedWarning is post-processing of the release (the fit may
     # be honestly noisy on these rows), not a report about clipping; a
     # SeededNoiseWarning is about the seed this check passes (a parameter).
@@ -369,7 +419,7 @@ def check_seeded_fit_warns(estimator):
     for seed in (12345, np.random.RandomState(0), np.random.default_rng(0)):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            clone(estimator).set_params(random_state=seed).fit(X)
+            _fit(clone(estimator).set_params(random_state=seed), X)
             caller = user_frame()
         seeded = [w for w in caught if issubclass(w.category, SeededNoiseWarning)]
         assert len(seeded) == 1, f"{len(seeded)} SeededNoiseWarnings for {seed!r}"
