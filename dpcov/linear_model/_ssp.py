@@ -459,8 +459,8 @@ class LinearRegression(_BaseSSP):
     Thakurta, 2012) reaches similar accuracy on well-conditioned problems
     but needs a strongly convex loss and an exact minimiser; SSP's release
     is two statistics, and any solver on them is post-processing. Wang
-    (2018) found AdaSSP at least as accurate as objective perturbation
-    across the UCI regression tables.
+    (2018) found AdaSSP at least as accurate as objective perturbation on
+    nearly all of the UCI regression tables he compared.
 
     References
     ----------

@@ -657,7 +657,13 @@ def _route(params, names):
 
 
 def make_private_pipeline(
-    *steps, epsilon=None, delta=None, rho=None, random_state=None, verbose=False
+    *steps,
+    epsilon=None,
+    delta=None,
+    rho=None,
+    accountant=None,
+    random_state=None,
+    verbose=False,
 ):
     """Build a :class:`PrivatePipeline` from estimators, naming them.
 
@@ -670,6 +676,8 @@ def make_private_pipeline(
         The steps, in order.
     epsilon, delta, rho : float, default=None
         The pipeline's budget (see :class:`PrivatePipeline`).
+    accountant : dpcov.accounting.BudgetAccountant, default=None
+        Records the steps' shares (see :class:`PrivatePipeline`).
     random_state : int, numpy.random.Generator or None, default=None
         Seeds the steps left unseeded (see :class:`PrivatePipeline`).
     verbose : bool, default=False
@@ -696,6 +704,7 @@ def make_private_pipeline(
         epsilon=epsilon,
         delta=delta,
         rho=rho,
+        accountant=accountant,
         random_state=random_state,
         verbose=verbose,
     )

@@ -124,10 +124,14 @@ def test_bad_inputs_refused_naming_no_value(params, y, message):
         labels = labels + 0.25
     elif y == "labels":
         labels = labels.copy()  # holds 2, outside [0, 1]
-    model = LinearDiscriminantAnalysis(data_norm=20.0, **params)
+    from dpcov.accounting import BudgetAccountant
+
+    accountant = BudgetAccountant()
+    model = LinearDiscriminantAnalysis(data_norm=20.0, accountant=accountant, **params)
     with pytest.raises(ValueError, match=message) as info:
         model.fit(X, labels)
-    assert not hasattr(model, "means_")
+    assert not [key for key in vars(model) if key.endswith("_")]
+    assert len(accountant) == 0
     assert "2.25" not in str(info.value)
 
 

@@ -210,6 +210,11 @@ def test_make_private_pipeline_names_the_steps():
     assert isinstance(pipe, PrivatePipeline)
     assert [n for n, _ in pipe.steps] == ["simpleimputer", "standardscaler", "pca"]
     assert pipe.epsilon == 1.0 and pipe.delta is None
+    from dpcov.accounting import BudgetAccountant
+
+    accountant = BudgetAccountant()
+    pipe = make_private_pipeline(PCA(n_components=2), accountant=accountant)
+    assert pipe.accountant is accountant
 
 
 def test_refusals():
