@@ -320,6 +320,11 @@ _FITTED_ARRAYS = (
     "raw_covariance_",
     "components_",
     "eigenvalues_",
+    "eigenvector_shares_",
+    # Private, for score and PCA: in the namespace too, as scikit-learn's
+    # array API checks ask of every array a fit keeps.
+    "_score_covariance",
+    "_unshrunk_covariance",
 )
 
 
@@ -905,7 +910,9 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         with quiet_float_errors():
             centred = X_test - as_host(self.location_)
             test_cov = centred.T @ centred / centred.shape[0]
-            res = log_likelihood(test_cov, linalg.pinvh(self._score_covariance))
+            res = log_likelihood(
+                test_cov, linalg.pinvh(as_host(self._score_covariance))
+            )
         # Rows too extreme for float64 arithmetic: a likelihood of zero.
         return -np.inf if np.isnan(res) else res
 
@@ -995,6 +1002,8 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         # fit reads sparse rows through sparse products (score and
         # mahalanobis, as scikit-learn's, need dense rows).
         tags.input_tags.sparse = True
+        # Arrays of other namespaces under array_api_dispatch.
+        tags.array_api_support = True
         return tags
 
     def _postprocess(self, raw, *, bound, noise_std):

@@ -132,6 +132,43 @@ def _minka_log_likelihoods(spectrum, n_samples):
     return ll
 
 
+def _canonical_ties(values, components, rtol=1e-9):
+    """Each run of tied ``values`` gets a canonical basis of its span.
+
+    ``values`` are in decreasing order and ``components`` (rows, orthonormal)
+    their axes. A run of equal values (within ``rtol`` of the largest in
+    absolute value) has an eigenspace, not axes: its rows become a basis
+    computed from the span's projector only (:func:`_span_basis`).
+    Post-processing of the release.
+    """
+    scale = max(float(np.max(np.abs(values), initial=0.0)), np.finfo(float).tiny)
+    start, size = 0, values.size
+    while start < size:
+        stop = start + 1
+        while stop < size and abs(values[stop] - values[start]) <= rtol * scale:
+            stop += 1
+        if stop - start > 1:
+            block = components[start:stop]
+            components[start:stop] = _span_basis(block.T @ block, stop - start)
+        start = stop
+    return components
+
+
+def _span_basis(projector, rank):
+    # Gram-Schmidt on the projector's columns, each step taking the first
+    # column (in coordinate order) whose residual norm is within 1e-6 of the
+    # largest: a choice that rounding cannot flip (a pivoted QR's can, when
+    # norms tie, as for a projector onto the whole space).
+    residual = np.array(projector, dtype=np.float64)
+    basis = np.empty((rank, residual.shape[0]))
+    for i in range(rank):
+        norms = np.linalg.norm(residual, axis=0)
+        j = int(np.flatnonzero(norms >= (1.0 - 1e-6) * norms.max())[0])
+        basis[i] = residual[:, j] / norms[j]
+        residual -= np.outer(basis[i], basis[i] @ residual)
+    return basis
+
+
 def _remaining_variance(spectrum, k, max_components, n_features):
     # The mean variance beyond the k kept components (post-processing).
     values, _, total = spectrum
@@ -674,6 +711,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             values = np.einsum("ij,jk,ik->i", components, covariance, components)
             order = np.argsort(values)[::-1]
             components, values = components[order], values[order]
+            components = _canonical_ties(values, np.array(components))
         else:
             # (d x d: single-threaded BLAS for d <= 1000, see utils._threads.)
             # The axes of the release before any shrinkage toward zero (the
@@ -681,18 +719,22 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             # none); the variances along them are covariance_'s.
             with small_matrix_blas(n_features), device_algebra(rows):
                 values, vectors = symmetric_eigh(
-                    estimator._unshrunk_covariance, host=np.linalg.eigh
+                    as_host(estimator._unshrunk_covariance), host=np.linalg.eigh
                 )
             values, components = values[::-1], vectors[:, ::-1].T
+            components = _canonical_ties(values, np.array(components))
             if estimator.shrinkage_ > 0:
                 values = np.einsum("ij,jk,ik->i", components, covariance, components)
                 order = np.argsort(-values, kind="stable")
                 components, values = components[order], values[order]
         values = np.maximum(values, 0.0)
         total = max(float(np.trace(covariance)), 0.0)
-        # scikit-learn's sign convention (each component's largest entry in
-        # absolute value positive): the same components whichever
-        # eigendecomposition (host or device) gave the axes.
+        # The same components whichever eigendecomposition (host or device)
+        # gave the axes: above, a canonical basis of each tied eigenvalue's
+        # span (a release clamped at its bound has several eigenvalues equal
+        # to it, and any basis of their span is theirs); here scikit-learn's
+        # sign convention (each component's largest entry in absolute value
+        # positive).
         _, components = svd_flip(None, np.array(components), u_based_decision=False)
         return values, components, total
 
@@ -853,4 +895,6 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         tags.input_tags.sparse = True
+        # Arrays of other namespaces under array_api_dispatch.
+        tags.array_api_support = True
         return tags

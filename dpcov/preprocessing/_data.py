@@ -674,6 +674,8 @@ class StandardScaler(
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        # Arrays of other namespaces under array_api_dispatch.
+        tags.array_api_support = True
         return tags
 
 

@@ -555,3 +555,24 @@ def test_sparse_fit_has_no_dense_copy():
     tracemalloc.stop()
     assert pca.components_.shape == (5, d)
     assert peak < n * d * 8 / 40, peak
+
+
+def test_tied_variances_get_a_basis_of_their_span_only():
+    # Two bases of the same tied eigenspace (the top 3 of 6, e.g. clamped at
+    # the bound) give the same components; untied axes are kept as they are.
+    from dpcov.decomposition._pca import _canonical_ties
+
+    rng = np.random.default_rng(0)
+    Q, _ = np.linalg.qr(rng.normal(size=(6, 6)))
+    values = np.array([2.0, 2.0, 2.0 * (1 + 1e-13), 1.5, 1.0, 0.5])
+    rotation, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+    first = Q.T.copy()
+    second = Q.T.copy()
+    second[:3] = rotation @ second[:3]
+    a = _canonical_ties(values, first)
+    b = _canonical_ties(values, second)
+    np.testing.assert_allclose(a, b, atol=1e-12)
+    np.testing.assert_allclose(a[3:], Q.T[3:])
+    np.testing.assert_allclose(a @ a.T, np.eye(6), atol=1e-12)
+    # The span is the same: the projector onto the first three rows.
+    np.testing.assert_allclose(a[:3].T @ a[:3], Q[:, :3] @ Q[:, :3].T, atol=1e-12)
