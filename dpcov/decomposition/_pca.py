@@ -13,10 +13,9 @@ import numpy as np
 from scipy.special import gammaln
 from sklearn import decomposition as sklearn_decomposition
 from sklearn.base import clone
-from sklearn.utils.extmath import svd_flip
 from sklearn.utils.validation import check_is_fitted
 
-from ..accounting import BudgetAccountant
+from ..accounting import BudgetAccountant, split_budget
 from ..base import PrivateEstimatorMixin, warn_if_noise_dominated, warn_if_seeded
 from ..covariance import (
     AdaptiveCovariance,
@@ -25,6 +24,7 @@ from ..covariance import (
 from ..covariance._base import FIT_INPUTS, BasePrivateCovariance, device_algebra
 from ..exceptions import NoiseDominatedWarning, SeededNoiseWarning
 from ..mechanisms._projection import symmetric_eigh
+from ..preprocessing._ranges import RANGES_SHARE, check_bounds_without_rows
 from ..utils._array_api import (
     as_host,
     check_fitted_namespace,
@@ -154,11 +154,23 @@ def _canonical_ties(values, components, rtol=1e-9):
     return components
 
 
+def _sign_convention(components):
+    # scikit-learn's (svd_flip's): each component's largest entry in absolute
+    # value positive; of entries within 1e-6 of the largest, the first, so
+    # that rounding does not flip the sign (unless an entry sits at that
+    # margin's edge).
+    magnitudes = np.abs(components)
+    near = magnitudes >= (1.0 - 1e-6) * magnitudes.max(axis=1, keepdims=True)
+    leading = components[np.arange(components.shape[0]), np.argmax(near, axis=1)]
+    return components * np.where(leading < 0, -1.0, 1.0)[:, np.newaxis]
+
+
 def _span_basis(projector, rank):
     # Gram-Schmidt on the projector's columns, each step taking the first
     # column (in coordinate order) whose residual norm is within 1e-6 of the
-    # largest: a choice that rounding cannot flip (a pivoted QR's can, when
-    # norms tie, as for a projector onto the whole space).
+    # largest: a choice rounding does not flip unless a norm sits at that
+    # margin's edge (a pivoted QR's flips whenever norms tie, as for a
+    # projector onto the whole space).
     residual = np.array(projector, dtype=np.float64)
     basis = np.empty((rank, residual.shape[0]))
     for i in range(rank):
@@ -642,13 +654,21 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
     def _check_before_spending(self, n_samples, y=None):
         """The fit's checks of public values that need no row, before any release.
 
-        The parameters, the budget and an integer ``n_components`` against
-        the number of rows. :class:`~dpcov.pipeline.PrivatePipeline` calls it
-        before any of its steps runs, so that a refusal here spends nothing
-        there either (the rest is checked by ``fit``, against the rows' width).
+        The parameters, the budget, ``bounds`` (a public box's values; with
+        ``"private"``, the rows one feature's ranges need) and an integer
+        ``n_components`` against the number of rows.
+        :class:`~dpcov.pipeline.PrivatePipeline` calls it before any of its
+        steps runs, so that a refusal here spends nothing there either (the
+        rest is checked by ``fit``, against the rows' width).
         """
         check_params_always(self)
-        self._check_budget()
+        budget = self._check_budget()
+        ranges_budget = split_budget(
+            budget, {"bounds": RANGES_SHARE, "rest": 1.0 - RANGES_SHARE}
+        )["bounds"]
+        check_bounds_without_rows(
+            self.bounds, n_samples, ranges_budget, name=type(self).__name__
+        )
         k = self.n_components
         if isinstance(k, Integral) and k > n_samples:
             raise ValueError(
@@ -725,17 +745,20 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             components = _canonical_ties(values, np.array(components))
             if estimator.shrinkage_ > 0:
                 values = np.einsum("ij,jk,ik->i", components, covariance, components)
-                order = np.argsort(-values, kind="stable")
-                components, values = components[order], values[order]
+                # The shrunk release is a non-decreasing map of the one
+                # before, so the order holds up to rounding: reordered only
+                # where it does not (a rounding-level tie must not decide).
+                scale = max(float(np.max(np.abs(values))), np.finfo(float).tiny)
+                if np.any(np.diff(values) > 1e-9 * scale):
+                    order = np.argsort(-values, kind="stable")
+                    components, values = components[order], values[order]
         values = np.maximum(values, 0.0)
         total = max(float(np.trace(covariance)), 0.0)
         # The same components whichever eigendecomposition (host or device)
         # gave the axes: above, a canonical basis of each tied eigenvalue's
         # span (a release clamped at its bound has several eigenvalues equal
-        # to it, and any basis of their span is theirs); here scikit-learn's
-        # sign convention (each component's largest entry in absolute value
-        # positive).
-        _, components = svd_flip(None, np.array(components), u_based_decision=False)
+        # to it, and any basis of their span is theirs); here the signs.
+        components = _sign_convention(np.array(components))
         return values, components, total
 
     def _n_components_kept(self, spectrum, ddof, n_samples, max_components):

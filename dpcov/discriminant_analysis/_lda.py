@@ -42,6 +42,7 @@ from ..mechanisms import (
 from ..model_selection._cost import budget_params
 from ..preprocessing._ranges import (
     RANGES_SHARE,
+    check_bounds_without_rows,
     plan_private_ranges,
     ranges_first_pass,
     release_private_ranges,
@@ -56,7 +57,7 @@ from ..utils._sklearn_compat import (
     _fit_context,
     check_params_always,
 )
-from ..utils.validation import check_bounds, unit_box
+from ..utils.validation import check_bounds, to_unit_box, unit_box
 
 __all__ = ["LinearDiscriminantAnalysis", "class_statistics_noise"]
 
@@ -113,9 +114,11 @@ class LinearDiscriminantAnalysis(
     private. The classes are public (``classes``: never read off ``y``).
     The fit:
 
-    1. finds a private radius ``r`` inside the public bound ``data_norm``
-       (the exponential mechanism over the powers of two, as the covariance
-       estimators do) and clips the rows to it;
+    1. finds a private radius ``r`` inside the public bound (``data_norm``,
+       or ``sqrt(n_features)`` in the unit coordinates of ``bounds``): the
+       exponential mechanism over the powers of two below the bound and the
+       bound itself, as the covariance estimators' private radius; it clips
+       the rows to it;
     2. releases the class sums and counts together (:func:`class_statistics_noise`);
        the class means are the sums over the noisy counts, projected into the
        ``r``-ball (post-processing);
@@ -370,14 +373,16 @@ class LinearDiscriminantAnalysis(
             )
         return index
 
-    def _check_before_spending(self, n_samples, y):
+    def _check_before_spending(self, n_samples, y, n_features=None):
         """The fit's checks of public values and labels, before any release.
 
-        The parameters, ``classes`` and ``priors``, the budget, the labels
-        (each one of ``classes``) and the rows the private radius needs at
-        this budget. :class:`~dpcov.pipeline.PrivatePipeline` calls it before
-        any of its steps runs, so that a refusal here spends nothing there
-        either. No message names a label.
+        The parameters (``classes``, ``priors``, ``n_components`` against the
+        classes, ``bounds``, the covariance estimator), the budget, the labels
+        (each one of ``classes``) and the rows the private radius and
+        ranges need at this budget. :class:`~dpcov.pipeline.PrivatePipeline`
+        calls it before any of its steps runs, with ``n_features`` unknown
+        (then the rows are those one feature needs: the fewest), so that a
+        refusal here spends nothing there either. No message names a label.
 
         Returns
         -------
@@ -394,26 +399,52 @@ class LinearDiscriminantAnalysis(
                 "Pass either data_norm (a bound on the row norms) or bounds "
                 "(per-feature ranges), not both."
             )
-        index = self._labels(y, classes, n_samples)
-        radius_share = split_budget(self._model_budget(budget), LDA_SHARES)["radius"]
-        n_min = exponential_radius_min_samples(radius_share.exponential_epsilon())
-        if n_samples < n_min:
+        if self.n_components is not None and self.n_components > classes.size - 1:
             raise ValueError(
-                f"LinearDiscriminantAnalysis finds a row-norm bound privately, "
-                f"which needs at least {n_min} samples at this budget; got "
-                f"{n_samples} sample{'' if n_samples == 1 else 's'}. Use a larger "
-                "budget."
+                f"n_components={self.n_components} is above n_classes - 1="
+                f"{classes.size - 1}."
             )
+        bounds_budget, split = self._split(budget)
+        self._covariance_estimator(split["covariance"])
+        check_bounds_without_rows(
+            self.bounds, n_samples, bounds_budget, name=type(self).__name__
+        )
+        index = self._labels(y, classes, n_samples)
+        grid = self._radius_grid(1 if n_features is None else n_features)
+        if grid.size > 1:
+            n_min = exponential_radius_min_samples(
+                split["radius"].exponential_epsilon(), grid=grid
+            )
+            if n_samples < n_min:
+                raise ValueError(
+                    f"LinearDiscriminantAnalysis finds a row-norm bound privately, "
+                    f"which needs at least {n_min} samples at this budget; got "
+                    f"{n_samples} sample{'' if n_samples == 1 else 's'}. Use a "
+                    "larger budget."
+                )
         return classes, priors, budget, index
 
-    def _model_budget(self, budget):
-        # The budget left for the radius, the class statistics and the
-        # covariance: all of it, or three quarters after private ranges.
+    def _split(self, budget):
+        # The private ranges' budget (None without bounds="private": then
+        # all of it is the model's) and the model's split: the radius, the
+        # class statistics and the covariance.
         if not isinstance(self.bounds, str):
-            return budget
-        return split_budget(
+            return None, split_budget(budget, LDA_SHARES)
+        whole = split_budget(
             budget, {"bounds": RANGES_SHARE, "model": 1.0 - RANGES_SHARE}
-        )["model"]
+        )
+        return whole["bounds"], split_budget(whole["model"], LDA_SHARES)
+
+    def _radius_grid(self, n_features):
+        # The private radius's candidates: the powers of two below the outer
+        # bound (data_norm, or sqrt(d) in the box's unit coordinates) and the
+        # bound itself, so that rows at the bound have a candidate that
+        # holds them all; the whole grid without a bound.
+        outer = math.sqrt(n_features) if self.bounds is not None else self.data_norm
+        if outer is None:
+            return DEFAULT_RADIUS_GRID
+        # (Decreasing, as the radius mechanisms take it.)
+        return np.r_[outer, DEFAULT_RADIUS_GRID[DEFAULT_RADIUS_GRID < outer]]
 
     def _supports_hardened_noise(self):
         # The radius and the class statistics have exact samplers; the
@@ -466,20 +497,20 @@ class LinearDiscriminantAnalysis(
         self : object
             The fitted classifier.
         """
-        # The public values first (also checked again below, with the labels).
+        # The public values first (checked again, with the labels and the
+        # rows' count, below).
         check_params_always(self)
         self._check_priors(self._check_classes().size)
         self._check_budget()
         X = validate_rows(self, X)
         n_samples, n_features = X.shape
-        classes, priors, budget, index = self._check_before_spending(n_samples, y)
-        split = split_budget(self._model_budget(budget), LDA_SHARES)
+        classes, priors, budget, index = self._check_before_spending(
+            n_samples, y, n_features
+        )
+        bounds_budget, split = self._split(budget)
         private_ranges = isinstance(self.bounds, str)
         box = ranges = None
         if private_ranges:
-            bounds_budget = split_budget(
-                budget, {"bounds": RANGES_SHARE, "model": 1.0 - RANGES_SHARE}
-            )["bounds"]
             ranges = plan_private_ranges(bounds_budget, n_samples, n_features)
         elif self.bounds is not None:
             box = check_bounds(self.bounds, n_features)
@@ -490,11 +521,7 @@ class LinearDiscriminantAnalysis(
                 f"n_components={self.n_components} is above min(n_classes - 1, "
                 f"n_features)={limit}."
             )
-        grid = DEFAULT_RADIUS_GRID
-        outer = math.sqrt(n_features) if self.bounds is not None else self.data_norm
-        if outer is not None:
-            inside = grid[grid <= outer]
-            grid = inside if inside.size else grid[-1:]
+        grid = self._radius_grid(n_features)
         X = np.asarray(X, dtype=np.float64)
         first = ranges_first_pass(X) if private_ranges else None
         rng = self._noise_generator(budget)
@@ -506,7 +533,7 @@ class LinearDiscriminantAnalysis(
             box = release_private_ranges(X, ranges, first, rng=rng)
         if box is not None:
             center, half = unit_box(*box)
-            X = np.clip((np.clip(X, box[0], box[1]) - center) / half, -1.0, 1.0)
+            X = to_unit_box(X, *box)
         norms = _row_norms(X)
         counts = radius_counts(norms, grid) if grid.size > 1 else None
 
@@ -551,10 +578,12 @@ class LinearDiscriminantAnalysis(
             warnings.simplefilter("ignore", SeededNoiseWarning)
             estimator.fit(centred)
         # The noise level as a ridge (public); at least a few ulps of the
-        # scale, so that a singular release (a constant feature, or
-        # epsilon=inf on degenerate rows) still gives a classifier.
+        # scale, and of the radius squared (the rows' scale: a zero release,
+        # from rows constant within each class at epsilon=inf, has no scale
+        # of its own), so that a singular release still gives a finite
+        # classifier.
         scale = max(float(np.trace(estimator.covariance_)) / n_features, 1e-300)
-        ridge = float(max(estimator.noise_level_, 1e-9 * scale))
+        ridge = float(max(estimator.noise_level_, 1e-9 * scale, 1e-12 * radius**2))
         covariance = estimator.covariance_ + ridge * np.eye(n_features)
         floor = ridge
         if box is not None:

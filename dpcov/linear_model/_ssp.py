@@ -29,6 +29,7 @@ from ..covariance._base import second_moment_sensitivities
 from ..mechanisms import calibrate_additive
 from ..preprocessing._ranges import (
     RANGES_SHARE,
+    check_bounds_without_rows,
     plan_private_ranges,
     ranges_first_pass,
     release_private_ranges,
@@ -42,7 +43,7 @@ from ..utils._sklearn_compat import (
     _fit_context,
     check_params_always,
 )
-from ..utils.validation import check_bounds, unit_box
+from ..utils.validation import check_bounds, to_unit_box, unit_box
 
 __all__ = ["LinearRegression", "Ridge", "adassp_ridge", "ssp_noise"]
 
@@ -145,8 +146,6 @@ def adassp_ridge(lambda_min, noise, n_columns, beta=ADASSP_BETA):
 def _unit_statistics(X, y, box, target_box):
     # One chunked pass: U^T U, U^T t over the rows u = (z, 1) of the box's
     # unit coordinates and the target's t, all clipped.
-    center, half = unit_box(*box)
-    target_center, target_half = unit_box(*target_box)
     n_samples, n_features = X.shape
     columns = n_features + 1
     gram = np.zeros((columns, columns))
@@ -155,15 +154,9 @@ def _unit_statistics(X, y, box, target_box):
     for start in range(0, n_samples, step):
         rows = X[start : start + step]
         rows = np.asarray(rows.toarray() if hasattr(rows, "toarray") else rows)
-        z = np.clip((np.clip(rows, box[0], box[1]) - center) / half, -1.0, 1.0)
+        z = to_unit_box(rows, *box)
         z = np.hstack([z, np.ones((z.shape[0], 1))])
-        target = y[start : start + step]
-        t = np.clip(
-            (np.clip(target, target_box[0], target_box[1]) - target_center)
-            / target_half,
-            -1.0,
-            1.0,
-        )
+        t = to_unit_box(y[start : start + step], *target_box)
         gram += z.T @ z
         cross += z.T @ t
     return gram, cross
@@ -215,8 +208,10 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
     def _check_before_spending(self, n_samples, y):
         """The fit's checks of public values and targets, before any release.
 
-        The parameters, ``target_bounds``, the budget and the targets (numbers,
-        one per row, each within ``target_bounds``).
+        The parameters, ``target_bounds``, ``bounds`` (a public box's values;
+        with ``"private"``, the rows one feature's ranges need), the budget
+        and the targets (numbers, one per row, each within
+        ``target_bounds``).
         :class:`~dpcov.pipeline.PrivatePipeline` calls it before any of its
         steps runs, so that a refusal here spends nothing there either. No
         message names a target.
@@ -228,6 +223,12 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
         check_params_always(self)
         target_box = _check_target_bounds(self.target_bounds)
         budget = self._check_budget()
+        ranges_budget = split_budget(
+            budget, {"bounds": RANGES_SHARE, "statistics": 1.0 - RANGES_SHARE}
+        )["bounds"]
+        check_bounds_without_rows(
+            self.bounds, n_samples, ranges_budget, name=type(self).__name__
+        )
         y = _validate_target(type(self).__name__, y, n_samples, target_box)
         return target_box, budget, y
 

@@ -24,6 +24,7 @@ from ..mechanisms._ranges import (
     private_spread,
 )
 from ..utils._columns import column_rank_counts
+from ..utils.validation import check_bounds
 
 #: Share of a fit's budget spent on its private ranges (``bounds="private"``).
 RANGES_SHARE = 0.25
@@ -56,6 +57,59 @@ class RangesPlan:
     beta: float
 
 
+def _ranges_minimum(budget, n_features):
+    # Each step's epsilon, the failure probability per feature, and the
+    # fewest rows, for n_features features at this budget.
+    n_steps = RANGE_STEPS * n_features
+    steps = split_budget(budget, {f"step_{i}": 1.0 / n_steps for i in range(n_steps)})
+    epsilon = min(step.exponential_epsilon() for step in steps.values())
+    # A flat score far above the values leaves each feature's radius a
+    # chance beta of landing there (far too wide): beta / d for d features
+    # keeps the chance that any does below RANGES_BETA.
+    beta = RANGES_BETA / n_features
+    return epsilon, beta, private_ranges_min_samples(epsilon, beta)
+
+
+def check_bounds_without_rows(bounds, n_samples, ranges_budget, *, name):
+    """The checks of ``bounds`` that need no row, before anything is read.
+
+    For :class:`~dpcov.pipeline.PrivatePipeline`'s checks before its first
+    step, where a later step's width is not known yet: a public box is
+    validated at its own width; ``"private"`` needs at least the rows the
+    ranges of one feature need at ``ranges_budget`` (more features need
+    more; ``fit`` checks the exact number).
+
+    Parameters
+    ----------
+    bounds : tuple, "private" or None
+        The estimator's ``bounds``.
+    n_samples : int
+        Number of rows (public).
+    ranges_budget : PureDP or ZCDP or None
+        The private ranges' share (with ``"private"``).
+    name : str
+        The estimator, for the message.
+    """
+    if bounds is None:
+        return
+    if isinstance(bounds, str):
+        n_min = _ranges_minimum(ranges_budget, 1)[2]
+        if n_samples < n_min:
+            raise ValueError(
+                f"{name} finds the range of each feature privately "
+                "(bounds='private'), which needs at least "
+                f"{n_min} samples at this budget for one feature, more for more "
+                f"features; got {n_samples} sample{'' if n_samples == 1 else 's'}. "
+                "Pass public bounds=(lower, upper) or a larger budget."
+            )
+        return
+    try:
+        width = max(int(np.size(part)) for part in bounds)
+    except TypeError:
+        width = 1
+    check_bounds(bounds, width)
+
+
 def plan_private_ranges(budget, n_samples, n_features, *, name="bounds='private'"):
     """Each step's epsilon, after checking there are enough rows for it.
 
@@ -83,14 +137,7 @@ def plan_private_ranges(budget, n_samples, n_features, *, name="bounds='private'
         If there are fewer rows than the steps need at this budget (the
         message gives the number; it depends on public values only).
     """
-    n_steps = RANGE_STEPS * n_features
-    steps = split_budget(budget, {f"step_{i}": 1.0 / n_steps for i in range(n_steps)})
-    epsilon = min(step.exponential_epsilon() for step in steps.values())
-    # A flat score far above the values leaves each feature's radius a
-    # chance beta of landing there (far too wide): beta / d for d features
-    # keeps the chance that any does below RANGES_BETA.
-    beta = RANGES_BETA / n_features
-    n_min = private_ranges_min_samples(epsilon, beta)
+    epsilon, beta, n_min = _ranges_minimum(budget, n_features)
     if n_samples < n_min:
         raise ValueError(
             f"{name} finds the range of each of the {n_features} features "

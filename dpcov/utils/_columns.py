@@ -18,6 +18,7 @@ from ._array_api import host_view, namespace_of, to_host
 from ._gram import CHUNK_BYTES, is_dask_array
 from ._gram._dask import rows_in_blocks
 from ._input_messages import NonFiniteInput
+from .validation import to_unit_box
 
 
 def _check_block(block, check_finite, allow_nan):
@@ -144,10 +145,8 @@ def _chunk_sums(block, box, check_finite):
     # then the observed cells per column.
     block = _check_block(block, check_finite, allow_nan=True)
     lower, upper = box
-    center, half = lower / 2 + upper / 2, upper / 2 - lower / 2
     observed = ~np.isnan(block)
-    # (Clipped to [-1, 1] again: rounding can put an end a few ulps out.)
-    unit = np.clip((np.clip(block, lower, upper) - center) / half, -1.0, 1.0)
+    unit = to_unit_box(block, lower, upper)
     return np.concatenate([np.where(observed, unit, 0.0).sum(axis=0), observed.sum(0)])
 
 

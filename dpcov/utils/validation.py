@@ -307,3 +307,25 @@ def unit_box(lower, upper):
         Computed without overflow, even for bounds near float64's limits.
     """
     return lower / 2 + upper / 2, upper / 2 - lower / 2
+
+
+def to_unit_box(X, lower, upper):
+    """Rows clipped to the box ``[lower, upper]``, in its unit coordinates.
+
+    ``(clip(x, lower, upper) - center) / half_width``, clipped to ``[-1, 1]``
+    once more (rounding can put an end a few ulps out); see
+    :func:`unit_box`.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Dense rows.
+    lower, upper : ndarray of shape (n_features,)
+        Validated bounds (:func:`check_bounds`).
+
+    Returns
+    -------
+    unit : ndarray of shape (n_samples, n_features)
+    """
+    center, half = unit_box(lower, upper)
+    return np.clip((np.clip(X, lower, upper) - center) / half, -1.0, 1.0)

@@ -576,3 +576,42 @@ def test_tied_variances_get_a_basis_of_their_span_only():
     np.testing.assert_allclose(a @ a.T, np.eye(6), atol=1e-12)
     # The span is the same: the projector onto the first three rows.
     np.testing.assert_allclose(a[:3].T @ a[:3], Q[:, :3] @ Q[:, :3].T, atol=1e-12)
+
+
+def test_components_do_not_depend_on_the_eigendecomposition():
+    # The same release through another eigendecomposition (eigenvectors with
+    # flipped signs and rotated within each tied eigenspace, as a device's
+    # may return them) gives the same components: sign convention and a
+    # basis of each tied span. Two cases: a release with distinct
+    # eigenvalues (2000 rows), and one clamped at its bound (30 rows: every
+    # eigenvalue equals the bound).
+    from dpcov.mechanisms._projection import eigh_with
+
+    rng = np.random.default_rng(1)
+
+    def scrambled(symmetric):
+        values, vectors = np.linalg.eigh(symmetric)
+        vectors = vectors * rng.choice([-1.0, 1.0], size=vectors.shape[1])
+        scale = max(np.abs(values).max(), 1e-300)
+        start = 0
+        while start < values.size:
+            stop = start + 1
+            while stop < values.size and abs(values[stop] - values[start]) <= (
+                1e-9 * scale
+            ):
+                stop += 1
+            rotation, _ = np.linalg.qr(rng.normal(size=(stop - start,) * 2))
+            vectors[:, start:stop] = vectors[:, start:stop] @ rotation
+            start = stop
+        return values, vectors
+
+    for n in (2000, 30):
+        X = np.random.default_rng(0).normal(size=(n, 6))
+        expected = PCA(n_components=4, data_norm=10.0, random_state=0).fit(X)
+        with eigh_with(scrambled):
+            fitted = PCA(n_components=4, data_norm=10.0, random_state=0).fit(X)
+        np.testing.assert_allclose(fitted.components_, expected.components_, atol=1e-9)
+        # The sign convention: each component's largest entry is positive.
+        rows = np.arange(4)
+        largest = np.argmax(np.abs(expected.components_), axis=1)
+        assert np.all(expected.components_[rows, largest] > 0)

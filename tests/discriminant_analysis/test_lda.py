@@ -345,3 +345,35 @@ def test_in_a_private_pipeline_after_a_scaler_receives_its_box():
     assert pipe.ranges_["lda"][0] == "bounds"
     assert pipe.named_steps["lda"].bounds_ is not None
     assert pipe.score(Xte, yte) >= SkLDA().fit(Xtr, ytr).score(Xte, yte) - 0.1
+
+
+@pytest.mark.parametrize("n_features", [2, 3, 8])
+def test_rows_at_the_box_corners_keep_their_radius(n_features):
+    # Binary features in bounds (0, 1): every row sits at a corner of the
+    # unit box, at norm sqrt(d). The radius's candidates include the outer
+    # bound itself (sqrt(d) is a power of two only for d a power of 4), so
+    # the private radius holds every row and the class means are right: the
+    # released mean's error is about sqrt(d) * sigma / (n / 2) here, below
+    # 0.02 (sigma from the closed form at this budget).
+    rng = np.random.default_rng(n_features)
+    y = rng.integers(0, 2, 20_000)
+    p = np.where(y[:, None] == 0, 0.2, 0.8)
+    X = (rng.random((20_000, n_features)) < p).astype(float)
+    model = LinearDiscriminantAnalysis(
+        epsilon=1.0, bounds=(0.0, 1.0), classes=[0, 1], random_state=0
+    ).fit(X, y)
+    assert model.data_norm_ == pytest.approx(math.sqrt(n_features))
+    truth = np.array([X[y == k].mean(0) for k in (0, 1)])
+    np.testing.assert_allclose(model.means_, truth, atol=0.02)
+
+
+def test_rows_constant_within_each_class_give_a_finite_classifier():
+    # At epsilon = inf the pooled covariance of such rows is zero: the ridge
+    # (at least 1e-12 of the radius squared) keeps the classifier finite.
+    y = np.repeat([0, 1], 50)
+    X = np.where(y == 0, -10.0, 10.0)[:, None]
+    for params in (dict(bounds=(-20.0, 20.0)), dict(data_norm=20.0)):
+        model = LinearDiscriminantAnalysis(
+            epsilon=np.inf, classes=[0, 1], **params
+        ).fit(X, y)
+        assert np.all(np.isfinite(model.coef_)) and model.score(X, y) == 1.0

@@ -365,8 +365,65 @@ _PCA = ("pca", PCA(n_components=2, bounds=(0.0, 2.0)))
             None,
             "n_components=2",
         ),
+        # The model's n_components against its classes.
+        (
+            [_PCA, ("lda", LinearDiscriminantAnalysis(classes=[0, 1], n_components=2))],
+            2000,
+            None,
+            "n_components=2 is above",
+        ),
+        # A misconfigured covariance estimator inside the model.
+        (
+            [
+                _PCA,
+                (
+                    "lda",
+                    LinearDiscriminantAnalysis(
+                        classes=[0, 1, 2],
+                        covariance=GaussianCovariance(data_norm=3.0),
+                    ),
+                ),
+            ],
+            2000,
+            None,
+            "leave its bounds",
+        ),
+        # The model's own public box.
+        (
+            [
+                ("scale", StandardScaler(bounds=(0.0, 2.0))),
+                ("lda", LinearDiscriminantAnalysis(classes=[0, 1, 2], bounds=(1, -1))),
+            ],
+            2000,
+            None,
+            "bounds",
+        ),
+        # Too few rows for the model's private ranges, even for one feature.
+        (
+            [
+                _PCA,
+                (
+                    "lda",
+                    LinearDiscriminantAnalysis(classes=[0, 1, 2], bounds="private"),
+                ),
+            ],
+            700,
+            None,
+            "needs at least",
+        ),
     ],
-    ids=["label", "classes", "rows", "target range", "target shape", "one row"],
+    ids=[
+        "label",
+        "classes",
+        "rows",
+        "target range",
+        "target shape",
+        "one row",
+        "n_components",
+        "covariance",
+        "box",
+        "private ranges",
+    ],
 )
 def test_a_later_step_refusal_that_needs_no_row_spends_nothing(
     steps, n_rows, target, message
