@@ -160,6 +160,30 @@ def test_released_median_follows_the_law_at_the_budget():
     assert pvalue(2 * epsilon) < 1e-6
 
 
+@pytest.mark.parametrize("n_features", [1, 3, 8])
+def test_median_epsilon_per_feature_is_the_even_split(n_features, monkeypatch):
+    # d features share the statistics' budget evenly: each median's
+    # exponential mechanism runs at sqrt(8 rho / d) under zCDP (rho the
+    # whole budget's with public ranges), the closed form the law test above
+    # checks for d = 1. A split that gave each feature the whole budget (or
+    # half of its share) fails here.
+    from dpcov.impute import _base
+
+    seen = []
+    real = _base.private_median
+
+    def spy(*args, epsilon, **kwargs):
+        seen.append(epsilon)
+        return real(*args, epsilon=epsilon, **kwargs)
+
+    monkeypatch.setattr(_base, "private_median", spy)
+    X = np.random.default_rng(0).uniform(0.2, 0.8, size=(500, n_features))
+    SimpleImputer(strategy="median", bounds=(0.0, 1.0), random_state=0).fit(X)
+    rho = zcdp_rho(1.0, 1e-6)
+    assert len(seen) == n_features
+    np.testing.assert_allclose(seen, math.sqrt(8 * rho / n_features), rtol=1e-12)
+
+
 @pytest.mark.parametrize("strategy", ["mean", "median"])
 @pytest.mark.parametrize("bounds", ["public", None])
 def test_statistics_are_close_on_a_mixed_units_table(strategy, bounds):
