@@ -15,7 +15,7 @@ from sklearn import decomposition as sklearn_decomposition
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
-from ..accounting import BudgetAccountant, split_budget
+from ..accounting import BudgetAccountant
 from ..base import PrivateEstimatorMixin, warn_if_noise_dominated, warn_if_seeded
 from ..covariance import (
     AdaptiveCovariance,
@@ -24,7 +24,7 @@ from ..covariance import (
 from ..covariance._base import FIT_INPUTS, BasePrivateCovariance, device_algebra
 from ..exceptions import NoiseDominatedWarning, SeededNoiseWarning
 from ..mechanisms._projection import symmetric_eigh
-from ..preprocessing._ranges import RANGES_SHARE, check_bounds_without_rows
+from ..preprocessing._ranges import check_bounds_without_rows
 from ..utils._array_api import (
     as_host,
     check_fitted_namespace,
@@ -663,11 +663,8 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         """
         check_params_always(self)
         budget = self._check_budget()
-        ranges_budget = split_budget(
-            budget, {"bounds": RANGES_SHARE, "rest": 1.0 - RANGES_SHARE}
-        )["bounds"]
         check_bounds_without_rows(
-            self.bounds, n_samples, ranges_budget, name=type(self).__name__
+            self.bounds, n_samples, budget, name=type(self).__name__
         )
         k = self.n_components
         if isinstance(k, Integral) and k > n_samples:

@@ -41,11 +41,11 @@ from ..mechanisms import (
 )
 from ..model_selection._cost import budget_params
 from ..preprocessing._ranges import (
-    RANGES_SHARE,
     check_bounds_without_rows,
     plan_private_ranges,
     ranges_first_pass,
     release_private_ranges,
+    split_ranges_budget,
 )
 from ..utils._docstrings import fill_doc
 from ..utils._gram._rows import _clip, _row_norms
@@ -404,10 +404,10 @@ class LinearDiscriminantAnalysis(
                 f"n_components={self.n_components} is above n_classes - 1="
                 f"{classes.size - 1}."
             )
-        bounds_budget, split = self._split(budget)
+        _, split = self._split(budget)
         self._covariance_estimator(split["covariance"])
         check_bounds_without_rows(
-            self.bounds, n_samples, bounds_budget, name=type(self).__name__
+            self.bounds, n_samples, budget, name=type(self).__name__
         )
         index = self._labels(y, classes, n_samples)
         grid = self._radius_grid(1 if n_features is None else n_features)
@@ -430,10 +430,8 @@ class LinearDiscriminantAnalysis(
         # class statistics and the covariance.
         if not isinstance(self.bounds, str):
             return None, split_budget(budget, LDA_SHARES)
-        whole = split_budget(
-            budget, {"bounds": RANGES_SHARE, "model": 1.0 - RANGES_SHARE}
-        )
-        return whole["bounds"], split_budget(whole["model"], LDA_SHARES)
+        ranges, model = split_ranges_budget(budget)
+        return ranges, split_budget(model, LDA_SHARES)
 
     def _radius_grid(self, n_features):
         # The private radius's candidates: the powers of two below the outer

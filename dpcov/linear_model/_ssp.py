@@ -28,11 +28,11 @@ from ..base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
 from ..covariance._base import second_moment_sensitivities
 from ..mechanisms import calibrate_additive
 from ..preprocessing._ranges import (
-    RANGES_SHARE,
     check_bounds_without_rows,
     plan_private_ranges,
     ranges_first_pass,
     release_private_ranges,
+    split_ranges_budget,
 )
 from ..utils._docstrings import fill_doc
 from ..utils._gram import CHUNK_BYTES
@@ -223,11 +223,8 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
         check_params_always(self)
         target_box = _check_target_bounds(self.target_bounds)
         budget = self._check_budget()
-        ranges_budget = split_budget(
-            budget, {"bounds": RANGES_SHARE, "statistics": 1.0 - RANGES_SHARE}
-        )["bounds"]
         check_bounds_without_rows(
-            self.bounds, n_samples, ranges_budget, name=type(self).__name__
+            self.bounds, n_samples, budget, name=type(self).__name__
         )
         y = _validate_target(type(self).__name__, y, n_samples, target_box)
         return target_box, budget, y
@@ -256,6 +253,8 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
                 "of the features, or bounds='private' (found privately with a "
                 "quarter of the budget)."
             )
+        # The public values before the rows (checked again, with the targets,
+        # below).
         _check_target_bounds(self.target_bounds)
         self._check_budget()
         X = validate_rows(self, X, accept_sparse="csr")
@@ -265,12 +264,9 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
         shares = self._shares()
         private_ranges = isinstance(self.bounds, str)
         if private_ranges:
-            whole = split_budget(
-                budget, {"bounds": RANGES_SHARE, "statistics": 1.0 - RANGES_SHARE}
-            )
-            ranges = plan_private_ranges(whole["bounds"], n_samples, n_features)
+            ranges_budget, statistics_budget = split_ranges_budget(budget)
+            ranges = plan_private_ranges(ranges_budget, n_samples, n_features)
             first = ranges_first_pass(X)
-            statistics_budget = whole["statistics"]
         else:
             box = check_bounds(self.bounds, n_features)
             statistics_budget = budget
@@ -278,7 +274,7 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
         self._spend_budget(budget)  # everything above used public values only
         if private_ranges:
             box = release_private_ranges(X, ranges, first, rng=rng)
-            split = {"bounds": whole["bounds"], **split}
+            split = {"bounds": ranges_budget, **split}
         n_columns = n_features + 1
         gram, cross = _unit_statistics(X, y, box, target_box)
         noise = ssp_noise(split, n_columns)

@@ -57,6 +57,24 @@ class RangesPlan:
     beta: float
 
 
+def split_ranges_budget(budget):
+    """The private ranges' share of a fit's budget and the rest.
+
+    Parameters
+    ----------
+    budget : PureDP or ZCDP
+        The fit's whole budget.
+
+    Returns
+    -------
+    ranges, rest : PureDP or ZCDP
+        :data:`RANGES_SHARE` of it for the ranges, the rest for the fit's
+        own release; they compose to ``budget``.
+    """
+    split = split_budget(budget, {"bounds": RANGES_SHARE, "rest": 1.0 - RANGES_SHARE})
+    return split["bounds"], split["rest"]
+
+
 def _ranges_minimum(budget, n_features):
     # Each step's epsilon, the failure probability per feature, and the
     # fewest rows, for n_features features at this budget.
@@ -70,14 +88,15 @@ def _ranges_minimum(budget, n_features):
     return epsilon, beta, private_ranges_min_samples(epsilon, beta)
 
 
-def check_bounds_without_rows(bounds, n_samples, ranges_budget, *, name):
+def check_bounds_without_rows(bounds, n_samples, budget, *, name):
     """The checks of ``bounds`` that need no row, before anything is read.
 
     For :class:`~dpcov.pipeline.PrivatePipeline`'s checks before its first
     step, where a later step's width is not known yet: a public box is
     validated at its own width; ``"private"`` needs at least the rows the
-    ranges of one feature need at ``ranges_budget`` (more features need
-    more; ``fit`` checks the exact number).
+    ranges of one feature need at their share of ``budget``
+    (:func:`split_ranges_budget`; more features need more, and ``fit``
+    checks the exact number).
 
     Parameters
     ----------
@@ -85,15 +104,15 @@ def check_bounds_without_rows(bounds, n_samples, ranges_budget, *, name):
         The estimator's ``bounds``.
     n_samples : int
         Number of rows (public).
-    ranges_budget : PureDP or ZCDP or None
-        The private ranges' share (with ``"private"``).
+    budget : PureDP or ZCDP
+        The estimator's whole budget.
     name : str
         The estimator, for the message.
     """
     if bounds is None:
         return
     if isinstance(bounds, str):
-        n_min = _ranges_minimum(ranges_budget, 1)[2]
+        n_min = _ranges_minimum(split_ranges_budget(budget)[0], 1)[2]
         if n_samples < n_min:
             raise ValueError(
                 f"{name} finds the range of each feature privately "
