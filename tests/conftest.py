@@ -14,6 +14,44 @@ if os.environ.get("SCIPY_ARRAY_API") != "1":
     collect_ignore = ["array_api_checks.py"]
 
 
+def _import_sklearn_testing_without_array_api():
+    """Import scikit-learn 1.6's test utilities where its array API is off.
+
+    scikit-learn 1.6 needs the array-api-compat package to dispatch (1.7 and
+    later vendor it), so the test extra installs it. Its test utilities then
+    check the whole dispatch when imported and catch only an ImportError:
+    with SciPy >= 1.14 and SCIPY_ARRAY_API unset (this process; the child of
+    tests/test_array_api.py sets it) the import raises a RuntimeError, and
+    with it every import of ``sklearn.utils.estimator_checks``. scikit-learn
+    1.7 catches both; do as it does, for that import only.
+    """
+    import sklearn
+    from sklearn.utils import _array_api
+    from sklearn.utils.fixes import parse_version
+
+    if (
+        parse_version(sklearn.__version__).release[:2] >= (1, 7)
+        or os.environ.get("SCIPY_ARRAY_API") == "1"
+    ):
+        return
+    check = _array_api._check_array_api_dispatch
+
+    def check_or_import_error(array_api_dispatch):
+        try:
+            check(array_api_dispatch)
+        except RuntimeError as exc:
+            raise ImportError(str(exc)) from exc
+
+    _array_api._check_array_api_dispatch = check_or_import_error
+    try:
+        import sklearn.utils._testing  # noqa: F401
+    finally:
+        _array_api._check_array_api_dispatch = check
+
+
+_import_sklearn_testing_without_array_api()
+
+
 def _seeds():
     # DPCOV_TESTS_GLOBAL_RANDOM_SEED="all" sweeps seeds 0-99 (a scheduled job);
     # "a-b" a range; an int one seed. Default: 42.

@@ -3,8 +3,9 @@
 The checks are in tests/array_api_checks.py; they need SciPy's array API
 support, which SciPy reads from ``SCIPY_ARRAY_API=1`` at its first import,
 so they run in a child pytest where it is set. Skipped, saying why, where
-scikit-learn's dispatch cannot run: SciPy before 1.14 (the floor lane's), or
-array-api-strict not installed.
+scikit-learn's dispatch cannot run: SciPy before 1.14 (the floor lane's),
+scikit-learn 1.6 without the array-api-compat package (1.7 and later vendor
+it; the test extra installs it), or array-api-strict not installed.
 """
 
 import os
@@ -14,19 +15,33 @@ from pathlib import Path
 
 import pytest
 import scipy
+import sklearn
+from sklearn.utils.fixes import parse_version
 
 pytest.importorskip("array_api_strict")
 
 
-def _scipy_supports_array_api():
-    major, minor = (int(part) for part in scipy.__version__.split(".")[:2])
-    return (major, minor) >= (1, 14)
+def _release(module):
+    return parse_version(module.__version__).release[:2]
+
+
+def _array_api_compat_installed():
+    try:
+        import array_api_compat  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 @pytest.mark.skipif(
-    not _scipy_supports_array_api(),
+    _release(scipy) < (1, 14),
     reason="scikit-learn's array_api_dispatch needs SciPy >= 1.14 "
     "(with SCIPY_ARRAY_API=1)",
+)
+@pytest.mark.skipif(
+    _release(sklearn) < (1, 7) and not _array_api_compat_installed(),
+    reason="scikit-learn < 1.7 dispatches through the array-api-compat package, "
+    "not installed (pip install array-api-compat; the test extra installs it)",
 )
 def test_array_api_checks_pass_in_a_child_process():
     checks = Path(__file__).with_name("array_api_checks.py")

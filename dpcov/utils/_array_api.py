@@ -27,7 +27,13 @@ from ._gram import is_dask_array
 
 
 def _is_numpy_namespace(xp):
-    return xp.__name__ in {"numpy", "sklearn.externals.array_api_compat.numpy"}
+    # array-api-compat's NumPy wrapper: vendored by scikit-learn from 1.7 on,
+    # the installed package before.
+    return xp.__name__ in {
+        "numpy",
+        "array_api_compat.numpy",
+        "sklearn.externals.array_api_compat.numpy",
+    }
 
 
 def namespace_of(X):
