@@ -19,6 +19,7 @@ __all__ = [
     "NoHardenedSampler",
     "NoiseDominatedWarning",
     "SeededNoiseWarning",
+    "ApproximateSamplerWarning",
     "AccountantCopyError",
 ]
 
@@ -98,6 +99,17 @@ class SeededNoiseWarning(UserWarning):
     against them. Seeds are for tests and experiments; a release uses
     ``random_state=None``. The message names the kind of seed, never its
     value.
+    """
+
+
+class ApproximateSamplerWarning(UserWarning):
+    """A release's noise comes from an approximate sampler.
+
+    Raised (as a warning) by ``fit`` when a mechanism samples its noise by a
+    Markov chain rather than exactly (NuclearLaplaceCovariance's noise
+    profile beyond ``exact_max_dim`` features): the guarantee then holds up
+    to the chain's total-variation error. Decided by the number of features
+    and the parameters only, so it reveals nothing about the rows.
     """
 
 

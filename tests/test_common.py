@@ -9,7 +9,9 @@ these checks exercise them (parameter validation, fit context).
 
 import functools
 
+import numpy as np
 import pytest
+from sklearn.preprocessing import FunctionTransformer, PolynomialFeatures
 from sklearn.utils.estimator_checks import (
     check_array_api_input,
     check_param_validation,
@@ -29,7 +31,7 @@ from dpcov.distributions import MultivariateGaussian, ProductBernoulli
 from dpcov.impute import SimpleImputer
 from dpcov.linear_model import LinearRegression, Ridge
 from dpcov.pipeline import PrivatePipeline
-from dpcov.preprocessing import BoundsScaler, StandardScaler
+from dpcov.preprocessing import BoundsScaler, PublicTransformer, StandardScaler
 from dpcov.utils.estimator_checks import parametrize_with_dp_checks
 
 # The checks must not take the private-radius path (many of their datasets are
@@ -114,6 +116,8 @@ def _classifiers():
 def _public_transformers():
     # No privacy parameters: only scikit-learn's checks apply.
     yield BoundsScaler(bounds=(-10.0, 10.0))
+    yield PublicTransformer(PolynomialFeatures(2))
+    yield PublicTransformer(FunctionTransformer(np.tanh))
 
 
 def _subspace_estimators_for_sklearn_checks():

@@ -379,8 +379,7 @@ def test_private_search_run_count_law_hardened(seeded, monkeypatch, law):
         law=law,
         score_norm=5.0,
     )
-    _, grid, own_budgets = search._grid()
-    run_budget = search._run_budget(grid, own_budgets)
+    run_budget = search._run_budget()
     guarantee = search_module.selection_guarantee(
         run_budget, mean=2.0, law=law, delta=search.delta
     )
@@ -390,7 +389,7 @@ def test_private_search_run_count_law_hardened(seeded, monkeypatch, law):
     )
     with dpcov.config_context(secure_noise=True):
         rng = np.random.default_rng(0)  # the candidates' (public) draws
-        counts = [len(search._plan(rng)[2]) for _ in range(1500)]
+        counts = [len(search._plan(rng).candidates) for _ in range(1500)]
     pvalue = _chi_square_pvalue(counts, lambda k: run_count_pmf(k, 2.0, law))
     assert pvalue > 1e-4
     wrong = _chi_square_pvalue(counts, lambda k: run_count_pmf(k, 3.0, law))

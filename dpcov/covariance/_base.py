@@ -53,6 +53,7 @@ from ..mechanisms._projection import eigh_with, symmetric_eigh
 from ..preprocessing._ranges import (
     RANGES_SHARE,
     RangesPlan,
+    check_bounds_without_rows,
     plan_private_ranges,
     ranges_first_pass,
     release_private_ranges,
@@ -571,6 +572,26 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         return self
 
     # Plan: public values only (the shape of X, the parameters, the budget).
+
+    def _check_before_spending(self, n_samples, y=None, *, n_features=None):
+        """The fit's checks of public values that need no row, before any release.
+
+        The parameters, the budget and the geometry: with ``n_features`` (the
+        width of the rows this estimator will read, as the first step of a
+        :class:`~dpcov.pipeline.PrivatePipeline`), the whole public plan of
+        the fit, so the rows a private radius or private ranges need;
+        without it (a later step, which may receive its range from upstream),
+        a public box's values and the rows ``bounds="private"`` needs for one
+        feature. A refusal here spends nothing.
+        """
+        check_params_always(self)
+        budget = self._check_budget()
+        if n_features is not None:
+            self._plan((n_samples, n_features), budget)
+            return
+        check_bounds_without_rows(
+            self.bounds, n_samples, budget, name=type(self).__name__
+        )
 
     def _plan(self, shape, budget):
         """The public plan of the fit: geometry, radius mechanism, budget split."""

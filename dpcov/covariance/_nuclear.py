@@ -10,6 +10,7 @@ from numbers import Integral
 import numpy as np
 
 from ..accounting import PureDP, split_budget
+from ..exceptions import ApproximateSamplerWarning
 from ..mechanisms import calibrate_additive, project_feasible, sample_nuclear_laplace
 from ..mechanisms._nuclear import EXACT_MAX_DIM, default_sweeps
 from ..utils._docstrings import fill_doc
@@ -310,7 +311,7 @@ class NuclearLaplaceCovariance(BasePrivateCovariance):
                 f"n_features={d} > exact_max_dim={self.exact_max_dim}: the noise "
                 f"profile is sampled by a Gibbs chain ({sweeps} sweeps), so the "
                 "release is pure DP only up to the chain's total-variation error.",
-                UserWarning,
+                ApproximateSamplerWarning,
             )
         return nuclear_release(
             second_moment,

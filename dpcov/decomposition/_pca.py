@@ -651,12 +651,14 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         warn_if_noise_dominated(self, self.signal_to_noise_, what="covariance release")
         return X
 
-    def _check_before_spending(self, n_samples, y=None):
+    def _check_before_spending(self, n_samples, y=None, *, n_features=None):
         """The fit's checks of public values that need no row, before any release.
 
         The parameters, the budget, ``bounds`` (a public box's values; with
-        ``"private"``, the rows one feature's ranges need) and an integer
-        ``n_components`` against the number of rows.
+        ``"private"``, the rows one feature's ranges need), an integer
+        ``n_components`` against the number of rows, and the covariance
+        estimator's own checks (with ``n_features``, the width of the rows
+        as the first step of a pipeline: the rows its private radius needs).
         :class:`~dpcov.pipeline.PrivatePipeline` calls it before any of its
         steps runs, so that a refusal here spends nothing there either (the
         rest is checked by ``fit``, against the rows' width).
@@ -672,6 +674,10 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
                 f"n_components={k} must be between 1 and min(n_samples, "
                 f"n_features); got {n_samples} sample{'' if n_samples == 1 else 's'}."
             )
+        width = n_samples if n_features is None else min(n_samples, n_features)
+        self._covariance_estimator(width)._check_before_spending(
+            n_samples, n_features=n_features
+        )
 
     def _check_n_components(self, n_samples, n_features):
         # Public checks of n_components against the shape; returns the

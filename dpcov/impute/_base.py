@@ -23,9 +23,11 @@ from ..base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
 from ..mechanisms import calibrate_additive, private_median
 from ..preprocessing._ranges import (
     RANGES_SHARE,
+    check_bounds_without_rows,
     plan_private_ranges,
     ranges_first_pass,
     release_private_ranges,
+    split_ranges_budget,
 )
 from ..utils._columns import column_observed_sums, column_rank_counts
 from ..utils._docstrings import fill_doc
@@ -300,6 +302,34 @@ class SimpleImputer(
             marker = float(self.missing_values)
             X = np.where(X == marker, np.nan, X).astype(X.dtype, copy=False)
         return X
+
+    def _check_before_spending(self, n_samples, y=None, *, n_features=None):
+        """The fit's checks of public values that need no row, before any release.
+
+        The parameters, the budget, a public box's values, and the rows the
+        private ranges need: for ``n_features`` features when the width is
+        known (the first step of a :class:`~dpcov.pipeline.PrivatePipeline`),
+        else, with ``bounds="private"``, for one feature (a later step with
+        ``bounds=None`` may receive its box from upstream). A refusal here
+        spends nothing.
+        """
+        check_params_always(self)
+        budget = self._check_budget()
+        if self.strategy == "constant":
+            return
+        if n_features is not None and not isinstance(self.bounds, str | type(None)):
+            check_bounds(self.bounds, n_features)
+        elif n_features is not None:
+            plan_private_ranges(
+                split_ranges_budget(budget)[0],
+                n_samples,
+                n_features,
+                name=type(self).__name__,
+            )
+        else:
+            check_bounds_without_rows(
+                self.bounds, n_samples, budget, name=type(self).__name__
+            )
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):

@@ -205,7 +205,7 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
     def _penalty(self, released, noise, half, n_columns):
         """The ridge on each column of ``U`` (unit coordinates)."""
 
-    def _check_before_spending(self, n_samples, y):
+    def _check_before_spending(self, n_samples, y, *, n_features=None):
         """The fit's checks of public values and targets, before any release.
 
         The parameters, ``target_bounds``, ``bounds`` (a public box's values;

@@ -236,7 +236,11 @@ def pipeline_cost(estimator):
     The guarantee covers the private steps' releases and nothing else. Every
     other step must be public: a fixed row-wise map such as
     :class:`~dpcov.preprocessing.BoundsScaler` or a
-    :class:`~sklearn.preprocessing.FunctionTransformer` of a public function.
+    :class:`~sklearn.preprocessing.FunctionTransformer` of a public function
+    (dpcov's own composites, :class:`~dpcov.pipeline.PrivatePipeline` and
+    :class:`~dpcov.model_selection.PrivateSearchCV`, refuse any other step
+    before reading, and run the public ones in a
+    :class:`~dpcov.preprocessing.PublicTransformer`).
     A non-private estimator fitted in the pipeline (a scikit-learn scaler, or
     a classifier fitted on the private features) reads the rows without
     privacy, and what it learns is not covered.

@@ -5,16 +5,18 @@
 
 import math
 import warnings
+from dataclasses import dataclass
 from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid, ParameterSampler
+from sklearn.pipeline import Pipeline
 from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..accounting import ZCDP, ApproxDP, BudgetAccountant, PureDP, compose
+from ..accounting import BudgetAccountant, PureDP, compose
 from ..base import warn_if_seeded
 from ..exceptions import NoHardenedSampler, NoPrivateResult, SeededNoiseWarning
 from ..mechanisms import _noise, calibrate_additive
@@ -34,7 +36,8 @@ from ..utils._sklearn_compat import (
     check_params_always,
 )
 from ..utils._warnings import warn
-from ._cost import _dominating, budget_weights, check_shareable, private_steps
+from ._composition import check_composition, run_public_maps
+from ._cost import budget_weights, check_shareable, private_steps
 from ._scoring import _final, bounded_scores, score_kind
 
 __all__ = ["PrivateSearchCV"]
@@ -106,26 +109,102 @@ def _set_run_budget(estimator, budget):
         shrink *= 1.0 - 1e-12  # rounding put the sum an ulp above the budget
 
 
+@dataclass(frozen=True)
+class _SearchPlan:
+    """What a search decides before it reads the data."""
+
+    #: What one run (fit and score) spends.
+    run_budget: object
+    #: The whole search's guarantee.
+    guarantee: object
+    #: The configured candidates, one per run, and their drawn parameters.
+    candidates: list
+    drawn: list
+    #: Every combination of the listed values (checked before spending).
+    grid: list
+    #: A callable score's public range, and the covariance score's norm.
+    score_range: tuple | None
+    score_norm: float | None
+
+
+def _first_reader(estimator):
+    # The private step that reads the candidate's input rows as they are
+    # (the candidate itself, or the first step of a scikit-learn Pipeline,
+    # recursively), whose width is then known; None otherwise.
+    if hasattr(estimator, "privacy_cost"):
+        return estimator
+    if isinstance(estimator, Pipeline):
+        for _, step in estimator.steps:
+            if step is None or (isinstance(step, str) and step == "passthrough"):
+                continue
+            return _first_reader(step)
+    return None
+
+
+def _check_grid_before_spending(grid, run_budget, n_train, y, n_features):
+    # Each private step of every candidate, at the run budget: its checks of
+    # public values that need no row (_check_before_spending) on the n_train
+    # rows a run fits (the step that reads the input as it is, at its width
+    # n_features); every refusal said at once. (The targets were checked
+    # against the model's domain already: the first n_train stand for a
+    # run's.)
+    targets = None if y is None else y[:n_train]
+    problems = []
+    for candidate in grid:
+        leaves = _private_leaves(candidate)
+        if not any(hasattr(leaf, "_check_before_spending") for _, leaf in leaves):
+            continue
+        probe = clone(candidate)
+        _set_run_budget(probe, run_budget)
+        first = _first_reader(probe)
+        for prefix, leaf in _private_leaves(probe):
+            check = getattr(leaf, "_check_before_spending", None)
+            if check is None:
+                continue
+            width = n_features if leaf is first else None
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    check(n_train, targets, n_features=width)
+                except ValueError as error:
+                    where = f"{prefix.rstrip('_')!r}" if prefix else "the estimator"
+                    problem = f"{where}: {error}"
+                    if problem not in problems:
+                        problems.append(problem)
+    if problems:
+        raise ValueError(
+            f"PrivateSearchCV refuses before reading the rows (nothing is "
+            f"spent): a run fits {n_train} rows at the run budget {run_budget}, "
+            f"and {len(problems)} of its candidates' steps cannot: "
+            + " ".join(problems)
+        )
+
+
+def _check_budget_keys(spaces, grid):
+    # A budget the grid lists is a private step's weight in the run budget
+    # (its proportion to the other steps'): refused where it weighs nothing,
+    # that is where it sets the only private step's own budget.
+    keys = {key for space in spaces for key in space if _is_privacy_key(key)}
+    for key in sorted(keys):
+        path = key.rsplit("__", 1)[0] + "__" if "__" in key else ""
+        for candidate in grid:
+            leaves = _private_leaves(candidate)
+            if len(leaves) == 1 and leaves[0][0] == path:
+                raise ValueError(
+                    f"param_distributions lists {key!r}, the budget of the "
+                    "candidates' only private step. Every run spends the run "
+                    "budget the search derives from its own epsilon and delta, "
+                    "and a budget in the grid is read as a step's weight in it "
+                    "(how a pipeline's private steps share it), so this grid "
+                    "searches nothing: drop the key, or list the budgets of "
+                    "several private steps to search how they share a run."
+                )
+
+
 def _within(guarantee, budget):
     if isinstance(budget, PureDP):
         return isinstance(guarantee, PureDP) and guarantee.epsilon <= budget.epsilon
     return guarantee.to_zcdp().rho <= budget.rho
-
-
-def _run_dominating(guarantees, pure):
-    # One per-run budget at least each candidate's: pure DP for a pure
-    # search, zCDP otherwise.
-    if any(isinstance(g, ApproxDP) for g in guarantees):
-        raise ValueError(
-            "a candidate is (epsilon, delta)-DP only; the selection theorems "
-            "need pure-DP or zCDP runs."
-        )
-    dominating = _dominating(guarantees)
-    if not pure:
-        return ZCDP(dominating.to_zcdp().rho)
-    if not isinstance(dominating, PureDP):
-        raise ValueError("a candidate is not pure DP: give the search a delta > 0.")
-    return dominating
 
 
 class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
@@ -152,19 +231,35 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     The budget: the search finds the largest per-run budget ``b`` whose
     selection meets ``(epsilon, delta)`` and sets every candidate's privacy
     parameters so that its private steps compose to ``b`` (a pipeline's steps
-    keep the proportions of their own budgets). When ``param_distributions``
-    sets ``epsilon``, ``delta`` or ``rho`` itself, the candidates keep their
-    budgets; ``b`` is the largest of them (over every combination of the
-    listed values), the score is calibrated to ``b``, and the search refuses,
-    before reading the data, a ``b`` whose selection exceeds ``(epsilon,
-    delta)``.
+    keep the proportions of their own budgets), so a search spends what it
+    is asked for, whatever its grid lists. A step's ``epsilon``, ``delta`` or
+    ``rho`` listed in ``param_distributions`` is that step's weight in ``b``:
+    the grid searches how a pipeline's private steps share a run's budget
+    (``{"scale__epsilon": [0.5], "pca__epsilon": [1, 2]}`` gives PCA two or
+    four times the scaler's share under zCDP, where rho grows as epsilon
+    squared). A grid over the budget of the only private step searches
+    nothing and is refused before the data are read.
+
+    What a candidate may hold: private dpcov estimators, public maps
+    (:class:`~dpcov.preprocessing.PublicTransformer`,
+    :class:`~dpcov.preprocessing.BoundsScaler`,
+    :class:`~sklearn.frozen.FrozenEstimator`, and the scikit-learn transforms
+    that read only their input's shape, such as
+    :class:`~sklearn.preprocessing.PolynomialFeatures`), in Pipelines,
+    FeatureUnions and ColumnTransformers; any other step (a scikit-learn
+    model, scaler or imputer, a bare FunctionTransformer) is refused before
+    the data are read. Each public map runs in a
+    :class:`~dpcov.preprocessing.PublicTransformer`, whose fit reads no row
+    and whose output is finite and silent (``best_estimator_`` holds it).
 
     Guarantee: pure ``epsilon``-DP when ``delta=0`` (pure-DP candidates, a
     truncated negative binomial law), otherwise ``(epsilon, delta)``-DP;
     replace-one neighbours. It covers ``best_estimator_``, ``best_params_``,
-    ``best_score_`` and the warnings of the selected run; nothing about the
-    other runs is kept. The number of runs is drawn before the data are read,
-    but it is **not** released: the theorems bound the best of a random
+    ``best_score_`` and the warnings of the selected run that dpcov computes
+    from releases and public values (its own categories; any other warning a
+    run raises is dropped); nothing about the other runs is kept. The
+    number of runs is drawn before the data are read, but it is **not**
+    released: the theorems bound the best of a random
     number of runs, and the best of a known number ``k`` of runs costs up to
     ``k`` times one run. (With a known integer ``random_state`` anyone can
     redraw it, as they can redraw the noise: use ``random_state=None`` for
@@ -251,9 +346,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         ``random_state`` of its private steps is None (the run's generator
         is not released).
     best_params_ : dict
-        Its parameters as drawn, with the privacy parameters that set its
-        budget (``rho`` when set, else ``epsilon`` and ``delta``), under the
-        parameter names of ``estimator``.
+        Its parameters as drawn: the keys of ``param_distributions`` only (a
+        budget listed there is a weight; the fitted steps' own parameters and
+        ``guarantee_`` show what they spent).
     best_score_ : float
         Its noisy held-out score.
     run_budget_ : PureDP or ZCDP
@@ -378,8 +473,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                     )
                 if _is_privacy_key(key) and not isinstance(values, (list, tuple)):
                     raise ValueError(
-                        f"param_distributions[{key!r}] must be a list: the "
-                        "search bounds its cost by the largest budget listed."
+                        f"param_distributions[{key!r}] must be a list: a "
+                        "step's budget is its weight in the run budget, and "
+                        "the search checks every weight it may draw before "
+                        "reading the data."
                     )
         return spaces
 
@@ -462,31 +559,22 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             clone(self.estimator).set_params(**clone(params, safe=False))
             for params in ParameterGrid(listed)
         ]
-        own_budgets = any(_is_privacy_key(k) for s in spaces for k in s)
-        return spaces, grid, own_budgets
+        for candidate in grid:
+            # Before anything else reads a candidate: its private steps are
+            # each fitted once, and every other step it would fit is a public
+            # map (dpcov.model_selection._composition).
+            _private_leaves(candidate)
+            check_composition(candidate, caller="PrivateSearchCV's candidate")
+        _check_budget_keys(spaces, grid)
+        return spaces, grid
 
-    def _run_budget(self, grid, own_budgets):
+    def _run_budget(self):
         # What one run spends: the largest budget whose selection meets
-        # (epsilon, delta), or the largest listed candidate's, checked.
-        if not own_budgets:
-            return selection_run_budget(
-                self.epsilon, self.delta, mean=self.n_iter, law=self.law
-            )
-        run_budget = _run_dominating([_guarantee_of(c) for c in grid], self.delta == 0)
-        spent = selection_guarantee(
-            run_budget, mean=self.n_iter, law=self.law, delta=self.delta
+        # (epsilon, delta). Every candidate is set to spend it (a budget the
+        # grid lists is a step's weight in it).
+        return selection_run_budget(
+            self.epsilon, self.delta, mean=self.n_iter, law=self.law
         )
-        if spent.epsilon > self.epsilon:
-            allowed = selection_run_budget(
-                self.epsilon, self.delta, mean=self.n_iter, law=self.law
-            )
-            raise ValueError(
-                f"the largest candidate budget, {run_budget}, gives the "
-                f"search epsilon={spent.epsilon:.4g} > {self.epsilon!r}; "
-                f"each run may spend at most {allowed} (with n_iter="
-                f"{self.n_iter!r} and law={self.law!r})."
-            )
-        return run_budget
 
     def privacy_cost(self):
         """The guarantee a fit of the search spends, from its parameters.
@@ -500,8 +588,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         guarantee : dpcov.accounting.PureDP or ApproxDP
             The whole search's guarantee.
         """
-        _, grid, own_budgets = self._grid()
-        run_budget = self._run_budget(grid, own_budgets)
+        _, grid = self._grid()
+        for candidate in grid:
+            _check_candidate(candidate)
+        run_budget = self._run_budget()
         return selection_guarantee(
             run_budget, mean=self.n_iter, law=self.law, delta=self.delta
         )
@@ -510,13 +600,13 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         # Everything decided before the data are read, from public values
         # and the search's own randomness: the run budget, the number of
         # runs, the candidates (configured clones) and their generators.
-        spaces, grid, own_budgets = self._grid()
+        spaces, grid = self._grid()
         for candidate in grid:
             _check_candidate(candidate)
         score_range = self._check_scoring(grid)
         sampled = {k for s in spaces for k, v in s.items() if hasattr(v, "rvs")}
         score_norm = self._score_norm(grid, sampled)
-        run_budget = self._run_budget(grid, own_budgets)
+        run_budget = self._run_budget()
         n_runs = draw_run_count(rng, self.n_iter, self.law)
         # One independent generator per run, spawned from the search's (the
         # selection theorems assume independent, identically distributed
@@ -539,18 +629,29 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             )
             params = next(iter(sampler))
             candidate = clone(self.estimator).set_params(**clone(params, safe=False))
-            _check_candidate(candidate)  # a sampled parameter may change it
-            if not own_budgets:
-                _set_run_budget(candidate, run_budget)
-            elif not _within(_guarantee_of(candidate), run_budget):
-                raise ValueError("a candidate exceeds the run budget.")  # defensive
+            # (A sampled parameter may change what the candidate holds.)
+            check_composition(candidate, caller="PrivateSearchCV's candidate")
+            _check_candidate(candidate)
+            _set_run_budget(candidate, run_budget)
             _seed_private_steps(candidate, steps)
+            # Each public map runs in a PublicTransformer: its fit reads no
+            # row, its output is finite and it warns nothing, whatever a
+            # training or held-out row holds.
+            candidate = run_public_maps(candidate)
             candidates.append(candidate)
             drawn.append(params)
         guarantee = selection_guarantee(
             run_budget, mean=self.n_iter, law=self.law, delta=self.delta
         )
-        return run_budget, guarantee, candidates, drawn, score_range, score_norm
+        return _SearchPlan(
+            run_budget=run_budget,
+            guarantee=guarantee,
+            candidates=candidates,
+            drawn=drawn,
+            grid=grid,
+            score_range=score_range,
+            score_norm=score_norm,
+        )
 
     # --- fit ----------------------------------------------------------------
 
@@ -586,17 +687,22 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         # and the score's noise come from exact samplers on the operating
         # system's CSPRNG; a law or a candidate without one refuses here,
         # before the data are read.
-        run_budget, guarantee, candidates, drawn, score_range, score_norm = self._plan(
-            rng
-        )
+        plan = self._plan(rng)
+        run_budget, guarantee = plan.run_budget, plan.guarantee
         if self.accountant is not None:
             self.accountant.check(guarantee, label=type(self).__name__)
         X = self._read_rows(X)
         y = self._read_targets(y, X.shape[0])
+        # Every candidate the grid lists, at the run budget, on the rows a run
+        # trains on (a public number): its steps' checks that need no row,
+        # every refusal said at once, before anything is spent.
+        n_train = X.shape[0] - self._n_valid(X.shape[0])
+        _check_grid_before_spending(plan.grid, run_budget, n_train, y, X.shape[1])
         warn_if_seeded(self, guarantee)
         (X_train, y_train), (X_valid, y_valid) = self._split_rows(X, y, rng)
         if self.accountant is not None:
             self.accountant.spend(guarantee, label=type(self).__name__)
+        candidates, drawn = plan.candidates, plan.drawn
         if not candidates:
             # Theorem 6 of Papernot and Steinke (2022) covers this outcome as
             # part of the release: the budget is spent. Fitting again is
@@ -607,7 +713,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 "(its budget is spent). A truncated negative binomial law "
                 "always runs at least once."
             )
-        calibration = (run_budget, score_range, score_norm)
+        calibration = (run_budget, plan.score_range, plan.score_norm)
         best = self._best_run(
             candidates, drawn, (X_train, y_train), (X_valid, y_valid), calibration, rng
         )
@@ -696,13 +802,17 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 )
         return y
 
+    def _n_valid(self, n_samples):
+        # The number of held-out rows (public: from n and the fraction).
+        return min(
+            max(1, math.ceil(self.validation_fraction * n_samples)), n_samples - 1
+        )
+
     def _split_rows(self, X, y, rng):
         # The training and held-out rows (and targets), by a random
         # permutation (the draw after the plan's).
         n_samples = X.shape[0]
-        n_valid = min(
-            max(1, math.ceil(self.validation_fraction * n_samples)), n_samples - 1
-        )
+        n_valid = self._n_valid(n_samples)
         order = _noise.permutation(rng, n_samples)
         train, valid = np.sort(order[n_valid:]), np.sort(order[:n_valid])
         X_train, X_valid = _safe_indexing(X, train), _safe_indexing(X, valid)
@@ -755,14 +865,22 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     def _release_best(self, best, run_budget, guarantee):
         # The selected run's model, its warnings and the search's record.
         score, scale, model, params, caught = best
-        for message in caught:  # the selected run's warnings: its release's
-            # (its generator was the search's: the search's own seed warning,
-            # in fit, covers it).
-            if not issubclass(message.category, SeededNoiseWarning):
-                warn(message.message, message.category)
+        for message in caught:
+            # The selected run's warnings are part of its release only where
+            # they are computed from releases and public values: dpcov's own
+            # categories (a public step's warnings are silenced by its
+            # PublicTransformer; anything else, a floating-point warning of
+            # NumPy say, may be about a row, and is dropped). Its generator
+            # was the search's: the search's own seed warning, in fit, covers
+            # it.
+            category = message.category
+            if category.__module__.split(".")[0] == "dpcov" and not issubclass(
+                category, SeededNoiseWarning
+            ):
+                warn(message.message, category)
         _unseed(model)
         self.best_estimator_ = model
-        self.best_params_ = {**params, **_budget_params(model)}
+        self.best_params_ = dict(params)
         self.best_score_ = float(score)
         self.run_budget_ = run_budget
         self.score_noise_scale_ = float(scale)
@@ -935,17 +1053,3 @@ def _unseed(model):
     for _, obj in held_objects(model):
         if hasattr(obj, "privacy_cost") and "random_state" in vars(obj):
             obj.random_state = None
-
-
-def _budget_params(model):
-    # The privacy parameters that set the selected model's budget: rho when
-    # it is set (epsilon and delta are then ignored by the estimator), else
-    # epsilon and delta.
-    params = {}
-    for prefix, leaf in _private_leaves(model):
-        names = leaf.get_params(deep=False)
-        used = ("rho",) if names.get("rho") is not None else ("epsilon", "delta")
-        for name in used:
-            if name in names:
-                params[f"{prefix}{name}"] = names[name]
-    return params

@@ -15,24 +15,29 @@ from contextlib import contextmanager
 from numbers import Integral, Real
 
 import numpy as np
+from scipy import sparse
 from sklearn.base import clone
 from sklearn.pipeline import Pipeline, _name_estimators
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import _num_samples
+from sklearn.utils.validation import _num_features, _num_samples
 
 from ..accounting import ZCDP, BudgetAccountant, PureDP, compose, split_budget
 from ..base import warn_if_seeded
 from ..exceptions import SeededNoiseWarning
+from ..model_selection._composition import check_composition, public_map_copy
 from ..model_selection._cost import (
     budget_params,
     budget_weights,
     check_shareable,
     private_steps,
 )
+from ..preprocessing._public import PublicTransformer, finite_output
 from ..utils._array_api import array_api_input
 from ..utils._gram import is_dask_array
 from ..utils._gram._dask import rows_in_blocks
 from ..utils._gram._rows import _clip
+from ..utils._gram._sparse import _sparse_clip, _sparse_row_norms
+from ..utils._input import validate_rows
 from ..utils._random import check_random_state
 from ..utils._sklearn_compat import Hidden, Interval, Options, _fit_context
 from ..utils.validation import check_privacy_params, privacy_spent
@@ -154,11 +159,29 @@ class PrivatePipeline(Pipeline):
     step's checks that need no row (its parameters, a model's labels against
     ``classes`` or targets against ``target_bounds``, the rows a private
     radius needs at the step's share, PCA's integer ``n_components`` against
-    the rows) run before the first step does. Between steps, each row is
-    mapped on its own into the range handed on (NaN to 0, infinities to the
-    largest floats, then clipped to the box or scaled into the ball), so an
-    extreme row that overflows in a transform cannot make a later step fail
-    on one of two neighbouring datasets only.
+    the rows, the rows the first step's private ranges or radius need) run
+    before the first step does, and every step they refuse is named in one
+    error. Between steps, each row, dense or sparse, is mapped on its own
+    into the range handed on (NaN to 0, infinities to the largest floats,
+    then clipped to the box or scaled into the ball), so an extreme row that
+    overflows in a transform cannot make a later step fail on one of two
+    neighbouring datasets only.
+
+    **What it may contain.** Private dpcov steps, and public maps: a
+    :class:`~dpcov.preprocessing.PublicTransformer` (how a
+    :class:`~sklearn.preprocessing.FunctionTransformer` is declared),
+    :class:`~dpcov.preprocessing.BoundsScaler`, a
+    :class:`~sklearn.frozen.FrozenEstimator` fitted on public data, the
+    scikit-learn transforms that read only their input's shape
+    (:class:`~sklearn.preprocessing.PolynomialFeatures`,
+    :class:`~sklearn.preprocessing.Normalizer`,
+    :class:`~sklearn.preprocessing.Binarizer`), and FeatureUnions,
+    ColumnTransformers and Pipelines of them. Any other step (a scikit-learn
+    model, scaler or imputer, a bare FunctionTransformer) is refused before
+    anything is read, naming the step and its dpcov counterpart. Each public
+    map runs in a :class:`~dpcov.preprocessing.PublicTransformer` (the fitted
+    pipeline holds it): its fit reads no row, and its output is finite and
+    silent whatever a row holds (see the user guide's privacy model).
 
     **Ranges.** The output range of a fitted step is computed from its public
     parameters and released values only, so handing it on is
@@ -170,16 +193,17 @@ class PrivatePipeline(Pipeline):
     clipped) and may still choose a private radius or threshold inside it
     (AdaptiveCovariance does). Precedence: a step's own ``bounds`` or
     ``data_norm`` (``"private"`` included), then the range from upstream,
-    then the step's default (a private radius). A scikit-learn transformer
-    in between states no range and breaks the chain.
+    then the step's default (a private radius). A public map other than
+    BoundsScaler states no range and breaks the chain.
 
     Parameters
     ----------
     steps : list of tuples
-        ``(name, estimator)`` pairs, as scikit-learn's ``Pipeline``; private
-        steps must be direct steps (a private estimator inside a
-        ``FeatureUnion`` or ``ColumnTransformer`` is refused: they fit
-        clones, which the shared budget would not reach).
+        ``(name, estimator)`` pairs, as scikit-learn's ``Pipeline``: private
+        dpcov steps and public maps (above). Private steps must be direct
+        steps (a private estimator inside a ``FeatureUnion`` or
+        ``ColumnTransformer`` is refused: they fit clones, which the shared
+        budget would not reach).
     epsilon : float, default=None
         The pipeline's budget (with ``delta``): rho-zCDP at the largest rho
         that gives (``epsilon``, ``delta``)-DP, or pure ``epsilon``-DP with
@@ -323,7 +347,9 @@ class PrivatePipeline(Pipeline):
 
     def _private_direct_steps(self):
         # (name, estimator) of the private steps; refuses private estimators
-        # elsewhere (inside composites, which fit clones).
+        # elsewhere (inside composites, which fit clones), and every step that
+        # is neither private nor a public map (check_composition), before
+        # anything is read.
         direct = []
         for name, step in self.steps:
             if step is None or (isinstance(step, str) and step == "passthrough"):
@@ -339,7 +365,13 @@ class PrivatePipeline(Pipeline):
                         "step of the pipeline, or fit the composite on its own."
                     )
                 direct.append((name, step))
+            check_composition(step, caller=type(self).__name__, prefix=f"{name}__")
         return direct
+
+    def _check_composition(self):
+        # The rule of dpcov.model_selection._composition, for a composite that
+        # holds this pipeline (a search's candidate).
+        self._private_direct_steps()
 
     def _shares(self, budget, direct):
         # Each private step's share of ``budget``, by name.
@@ -406,6 +438,9 @@ class PrivatePipeline(Pipeline):
             The fitted pipeline.
         """
         budget = self._budget()
+        # Every step is private or a public map (checked again, with the
+        # private steps listed, below): refused before anything else.
+        self._private_direct_steps()
         self._validate_steps()
         namespace = array_api_input(X)
         if namespace is not None:
@@ -420,6 +455,7 @@ class PrivatePipeline(Pipeline):
             )
         direct = self._private_direct_steps()
         shares = {} if budget is None else self._shares(budget, direct)
+        _check_raw_rows(self.steps, X)
         if self.accountant is not None:
             cost = _cost(budget, direct, shares)
             self.accountant.check(cost, label=type(self).__name__)
@@ -447,7 +483,9 @@ class PrivatePipeline(Pipeline):
         for index, (name, step) in enumerate(self.steps):
             if step is None or (isinstance(step, str) and step == "passthrough"):
                 continue
-            step = clone(step)
+            # A public step runs as a PublicTransformer (its fit reads no row,
+            # its output is finite and silent, whatever a row holds).
+            step = clone(step) if _is_private(step) else public_map_copy(step)
             settings = {}
             if _is_private(step):
                 if name in shares:
@@ -510,14 +548,47 @@ class PrivatePipeline(Pipeline):
 
     def _check_steps_before_spending(self, X, y, shares):
         # Each step that has them runs its fit's checks that need no row
-        # (_check_before_spending), on a clone at its share of the budget.
+        # (_check_before_spending), on a clone at its share of the budget;
+        # every step's refusal is collected and said at once.
         try:
             n_samples = _num_samples(X)
+            n_features = _num_features(X)
         except Exception:  # noqa: BLE001 - the first step refuses X, clearly
             return
         if not isinstance(n_samples, Integral):
             return  # rows not counted yet (a Dask array of unknown chunks)
+        problems = self._problems_before_spending(n_samples, y, shares, n_features)
+        if problems:
+            raise ValueError(_refusals(type(self).__name__, n_samples, problems))
+
+    def _check_before_spending(self, n_samples, y=None, *, n_features=None):
+        """The steps' checks of public values that need no row, before any release.
+
+        Each step that has them runs its own (on a clone at its share of the
+        budget); every refusal is said at once, in one ValueError that names
+        each step and what it needs. A composite that holds this pipeline
+        (a :class:`~dpcov.model_selection.PrivateSearchCV`) calls it before
+        it spends, as ``fit`` does.
+        """
+        budget = self._budget()
+        direct = self._private_direct_steps()
+        shares = {} if budget is None else self._shares(budget, direct)
+        problems = self._problems_before_spending(n_samples, y, shares, n_features)
+        if problems:
+            raise ValueError(_refusals(type(self).__name__, n_samples, problems))
+
+    def _problems_before_spending(self, n_samples, y, shares, n_features=None):
+        # (step name, message) of every step whose checks before spending
+        # refuse: the first step is checked at the rows' width (n_features,
+        # when known; the whole plan of its fit), the later ones at the
+        # fewest features (their width, and whether they receive a range,
+        # come from the steps before them).
+        problems = []
+        first = True
         for name, step in self.steps:
+            if step is None or (isinstance(step, str) and step == "passthrough"):
+                continue
+            width, first = (n_features if first else None), False
             check = getattr(step, "_check_before_spending", None)
             if check is None:
                 continue
@@ -527,7 +598,11 @@ class PrivatePipeline(Pipeline):
             with warnings.catch_warnings():
                 # The step's own fit warns (a column-vector y), once.
                 warnings.simplefilter("ignore")
-                probe._check_before_spending(n_samples, y)
+                try:
+                    probe._check_before_spending(n_samples, y, n_features=width)
+                except ValueError as error:
+                    problems.append((name, str(error)))
+        return problems
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -585,6 +660,38 @@ class PrivatePipeline(Pipeline):
         return self.fit(X, y, **params).predict(X)
 
 
+def _sparse_into_range(values, received):
+    # _finite_rows for a sparse matrix, on its stored values: a box that
+    # holds 0 in every feature clips them (implicit zeros stay inside); other
+    # boxes densify (a public choice: it depends on the box only); a ball
+    # scales each row's stored values (overflow-safe norms, as the dense
+    # rows').
+    rows = finite_output(values)
+    if received is None:
+        return rows
+    kind, bound = received
+    if kind == "bounds":
+        lower, upper = (np.asarray(part, dtype=np.float64) for part in bound)
+        if not np.all(
+            (np.minimum(lower, upper) <= 0) & (np.maximum(lower, upper) >= 0)
+        ):
+            return _finite_rows(rows.toarray(), received)
+        rows.sum_duplicates()
+        dtype = rows.dtype
+        low = np.nextafter(lower.astype(dtype), np.inf, dtype=dtype)
+        high = np.nextafter(upper.astype(dtype), -np.inf, dtype=dtype)
+        low, high = np.minimum(low, high), np.maximum(low, high)
+        rows.data = np.clip(rows.data, low[rows.indices], high[rows.indices])
+        return rows
+    rows.sum_duplicates()
+    data = rows.data.astype(np.float64)
+    row = np.repeat(np.arange(rows.shape[0]), np.diff(rows.indptr))
+    norms = _sparse_row_norms(data, row, rows.shape[0])
+    data = _sparse_clip(data, row, rows.shape[0], float(bound), norms)
+    rows.data = data.astype(rows.dtype, copy=False)
+    return rows
+
+
 def _finite_rows(values, received):
     # A float array with NaN as 0 and infinities as the largest floats, then
     # clipped into the range: a box per column, or rows scaled into the
@@ -620,9 +727,47 @@ def _into_range(Xt, received):
         return type(Xt)(
             _finite_rows(Xt.to_numpy(), received), index=Xt.index, columns=Xt.columns
         )
-    if hasattr(Xt, "toarray"):  # sparse: left as it is (the next step clips)
-        return Xt
+    if sparse.issparse(Xt):
+        return _sparse_into_range(Xt, received)
     return _finite_rows(Xt, received)
+
+
+def _check_raw_rows(steps, X):
+    # A public map maps whatever rows it is given (those handed on by a step
+    # before it may hold NaN or infinities on some data only); as the first
+    # step it reads the raw rows, which must be in the domain: refused, with
+    # a message free of data, before anything is read for a release.
+    first = next(
+        (
+            step
+            for _, step in steps
+            if not (step is None or (isinstance(step, str) and step == "passthrough"))
+        ),
+        None,
+    )
+    if first is None or _is_private(first) or is_dask_array(X):
+        return
+    validate_rows(
+        PublicTransformer(first),
+        X,
+        dtype=None,
+        accept_sparse=("csr", "csc", "coo"),
+        method="fit",
+    )
+
+
+def _refusals(who, n_samples, problems):
+    # One message for every step refused before anything is read: each step's
+    # own (public values only: parameters, the number of rows, the rows a
+    # step needs at its share).
+    if len(problems) == 1:
+        name, message = problems[0]
+        return f"{who}, step {name!r}: {message}"
+    steps = " ".join(f"Step {name!r}: {message}" for name, message in problems)
+    return (
+        f"{who} refuses {len(problems)} of its steps before reading the "
+        f"{n_samples} rows (nothing is spent). {steps}"
+    )
 
 
 def _cost(budget, direct, shares):

@@ -47,9 +47,11 @@ from ..utils._sklearn_compat import (
 from ..utils.validation import check_bounds, unit_box
 from ._ranges import (
     RANGES_SHARE,
+    check_bounds_without_rows,
     plan_private_ranges,
     ranges_first_pass,
     release_private_ranges,
+    split_ranges_budget,
 )
 
 __all__ = ["BoundsScaler", "StandardScaler"]
@@ -67,7 +69,9 @@ _NO_BOUNDS = (
     "as a sensor's range, a questionnaire's scale or a round limit of the "
     "quantity measured; or bounds='private', which finds them privately with a "
     "quarter of the budget. They are never read off the data for free: ranges "
-    "read off the rows would not be private."
+    "read off the rows would not be private. Inside a "
+    "dpcov.pipeline.PrivatePipeline, a step without bounds receives the output "
+    "range of the step before it; a scikit-learn Pipeline hands on no range."
 )
 
 
@@ -448,6 +452,37 @@ class StandardScaler(
         if self.with_mean or self.with_std:
             return cost
         return type(cost)(0.0)
+
+    def _check_before_spending(self, n_samples, y=None, *, n_features=None):
+        """The fit's checks of public values that need no row, before any release.
+
+        The parameters, the budget, a public box's values and, with
+        ``bounds="private"``, the rows the private ranges need (for
+        ``n_features`` features when the width is known, as the first step
+        of a :class:`~dpcov.pipeline.PrivatePipeline`, else for one).
+        ``bounds=None`` is refused as the first step only: a later step may
+        receive its box from upstream. A refusal here spends nothing.
+        """
+        check_params_always(self)
+        if self.bounds is None:
+            if n_features is not None:
+                raise ValueError(_NO_BOUNDS.format(name=type(self).__name__))
+            return
+        budget = self._check_budget()
+        if n_features is None:
+            if self.with_mean or self.with_std or not isinstance(self.bounds, str):
+                check_bounds_without_rows(
+                    self.bounds, n_samples, budget, name=type(self).__name__
+                )
+        elif not isinstance(self.bounds, str):
+            check_bounds(self.bounds, n_features)
+        elif self.with_mean or self.with_std:
+            plan_private_ranges(
+                split_ranges_budget(budget)[0],
+                n_samples,
+                n_features,
+                name=type(self).__name__,
+            )
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):

@@ -8,6 +8,7 @@ import pytest
 from dpcov.accounting import PureDP
 from dpcov.covariance import NuclearLaplaceCovariance
 from dpcov.covariance._nuclear import nuclear_rate
+from dpcov.exceptions import ApproximateSamplerWarning
 
 from ._privacy_checks import laplace_event_loss
 from .test_separate import _axis_rows
@@ -112,7 +113,7 @@ def test_trace_noise_scale(global_random_seed):
 
 def test_gibbs_path_warns_and_is_recorded():
     X = np.random.default_rng(0).uniform(-0.3, 0.3, size=(200, 4))
-    with pytest.warns(UserWarning, match="total-variation"):
+    with pytest.warns(ApproximateSamplerWarning, match="total-variation"):
         est = _fit(X, 0, epsilon=1.0, exact_max_dim=3, n_sweeps=20)
     assert not est.exact_sampler_
 

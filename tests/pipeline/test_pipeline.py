@@ -4,8 +4,15 @@ import math
 
 import numpy as np
 import pytest
+from scipy import sparse
+from sklearn.compose import ColumnTransformer
 from sklearn.decomposition import PCA as SkPCA
+from sklearn.frozen import FrozenEstimator
+from sklearn.impute import SimpleImputer as SkSimpleImputer
+from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import FeatureUnion
+from sklearn.pipeline import Pipeline as SkPipeline
+from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, PolynomialFeatures
 from sklearn.preprocessing import StandardScaler as SkStandardScaler
 
 from dpcov.accounting import ZCDP, PureDP, compose, zcdp_rho
@@ -18,7 +25,7 @@ from dpcov.impute import SimpleImputer
 from dpcov.linear_model import LinearRegression
 from dpcov.model_selection import pipeline_cost
 from dpcov.pipeline import PrivatePipeline, make_private_pipeline, output_range
-from dpcov.preprocessing import BoundsScaler, StandardScaler
+from dpcov.preprocessing import BoundsScaler, PublicTransformer, StandardScaler
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcov.exceptions.SeededNoiseWarning")
 
@@ -445,3 +452,286 @@ def test_a_later_step_refusal_that_needs_no_row_spends_nothing(
     assert not [key for key in vars(pipe) if key.endswith("_")]
     for _, step in pipe.steps:
         assert not [key for key in vars(step) if key.endswith("_")]
+
+
+# --- what a private pipeline may contain, and what it lets out -------------
+
+
+def _neighbours(extreme, n=500, seed=0):
+    # 499 rows N(0, 1/9) and one more: the extreme row, or (0, 0).
+    rows = np.random.default_rng(seed).normal(0.0, 1.0 / 3.0, size=(n, 2))
+    other = rows.copy()
+    rows[-1] = extreme
+    other[-1] = 0.0
+    return rows, other
+
+
+def _log1p():
+    return PublicTransformer(FunctionTransformer(np.log1p, accept_sparse=True))
+
+
+@pytest.mark.parametrize("as_sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize(
+    "public, extreme",
+    [
+        # PolynomialFeatures squares 1e200 to inf (an overflow warning); a
+        # sparse hand-over was passed on untouched and PCA refused it.
+        ([("poly", PolynomialFeatures(2))], [1e200, 0.0]),
+        # log1p(-2) is NaN, with a RuntimeWarning.
+        ([("log", _log1p())], [-2.0, 0.0]),
+        # Two public steps in a row before the private one.
+        ([("poly", PolynomialFeatures(2)), ("log", _log1p())], [1e200, -2.0]),
+        # A declared FunctionTransformer whose inverse is wrong: its fit
+        # would check rows and warn on some data only.
+        (
+            [
+                (
+                    "log",
+                    PublicTransformer(
+                        FunctionTransformer(
+                            np.log1p, inverse_func=np.square, accept_sparse=True
+                        )
+                    ),
+                )
+            ],
+            [-2.0, 0.0],
+        ),
+    ],
+    ids=["polynomial", "log1p", "two public steps", "check_inverse"],
+)
+def test_public_steps_let_out_nothing_about_a_row(public, extreme, as_sparse):
+    # On a neighbouring pair chosen to break it (an extreme finite row against
+    # (0, 0)): the same outcome and the same warnings, for every seed.
+    from sklearn.base import clone
+
+    from tests._neighbours import outcome
+
+    pair = _neighbours(extreme)
+    if as_sparse:
+        pair = tuple(sparse.csr_matrix(rows) for rows in pair)
+    for seed in range(3):
+        seen = []
+        for rows in pair:
+            pipe = PrivatePipeline(
+                [
+                    *clone(public, safe=False),
+                    ("pca", PCA(n_components=1, data_norm=1.0)),
+                ],
+                epsilon=1.0,
+                delta=0.0,
+                random_state=seed,
+            )
+            seen.append(outcome(lambda pipe=pipe, rows=rows: pipe.fit(rows)))
+        assert seen[0] == seen[1] == ("fit", []), seen
+
+
+def _public_table(n=300, d=2, seed=1):
+    # Rows the user holds publicly (not the private table).
+    return np.random.default_rng(seed).normal(size=(n, d))
+
+
+@pytest.mark.parametrize(
+    "step, counterpart",
+    [
+        (LogisticRegression(), "no dpcov counterpart"),
+        (SkStandardScaler(), "dpcov.preprocessing.StandardScaler"),
+        (SkSimpleImputer(), "dpcov.impute.SimpleImputer"),
+        (OneHotEncoder(), "no dpcov counterpart"),
+        (FunctionTransformer(np.log1p), "PublicTransformer"),
+        ("fitted", "dpcov.decomposition.PCA"),
+        ("in a union", "dpcov.preprocessing.StandardScaler"),
+        ("in a remainder", "dpcov.preprocessing.StandardScaler"),
+    ],
+    ids=[
+        "model",
+        "scaler",
+        "imputer",
+        "encoder",
+        "function",
+        "fitted transformer",
+        "union",
+        "remainder",
+    ],
+)
+@pytest.mark.parametrize("where", ["first", "last"])
+def test_a_step_without_a_guarantee_is_refused_before_any_spend(
+    step, counterpart, where
+):
+    from dpcov.accounting import BudgetAccountant
+
+    if step == "fitted":
+        step = SkPCA(n_components=2).fit(_public_table())
+    elif step == "in a union":
+        step = FeatureUnion(
+            [("poly", PolynomialFeatures(2)), ("z", SkStandardScaler())]
+        )
+    elif step == "in a remainder":
+        step = ColumnTransformer(
+            [("poly", PolynomialFeatures(2), [0])], remainder=SkStandardScaler()
+        )
+    X = make_sensor_table(2000, random_state=0).data[:, :2]
+    y = (X[:, 0] > np.median(X[:, 0])).astype(int)
+    private = ("pca", PCA(n_components=2, data_norm=100.0))
+    steps = [("step", step), private] if where == "first" else [private, ("step", step)]
+    accountant = BudgetAccountant()
+    pipe = PrivatePipeline(steps, epsilon=1.0, accountant=accountant)
+    with pytest.raises(ValueError, match="step 'step") as refused:
+        pipe.fit(X, y)
+    assert counterpart in str(refused.value)
+    assert len(accountant) == 0
+    assert not hasattr(pipe, "guarantee_")
+    with pytest.raises(ValueError, match="step 'step"):
+        pipe.privacy_cost()
+
+
+def test_public_maps_run_in_a_public_transformer():
+    # A FrozenEstimator of a scaler fitted on public rows, a shape-only
+    # transform and composites of them (a ColumnTransformer with its
+    # remainder passed through) run between private steps; their fitted
+    # forms are PublicTransformers (BoundsScaler, already one, stays itself).
+    X = make_sensor_table(5000, random_state=0).data[:, :3]
+    frozen = FrozenEstimator(SkStandardScaler().fit(_public_table(d=3)))
+    columns = ColumnTransformer(
+        [("poly", PolynomialFeatures(2), [0, 1])], remainder="passthrough"
+    )
+    pipe = PrivatePipeline(
+        [
+            ("frozen", frozen),
+            ("columns", columns),
+            ("box", BoundsScaler(bounds=(-10.0, 10.0))),
+            ("pca", PCA(n_components=2)),
+        ],
+        epsilon=1.0,
+        random_state=0,
+    ).fit(X)
+    assert isinstance(pipe.named_steps["frozen"], PublicTransformer)
+    fitted_columns = pipe.named_steps["columns"]
+    assert isinstance(fitted_columns, ColumnTransformer)
+    assert isinstance(fitted_columns.transformers[0][1], PublicTransformer)
+    assert isinstance(pipe.named_steps["box"], BoundsScaler)
+    assert pipe.transform(X).shape == (5000, 2)
+    # The user's own objects are unchanged (the pipeline fitted clones).
+    assert fitted_columns is not columns
+    assert isinstance(columns.transformers[0][1], PolynomialFeatures)
+    assert not hasattr(columns, "transformers_")
+
+
+def test_steps_short_of_rows_are_named_at_once():
+    # The imputer's private ranges and LDA's private radius both need more
+    # rows than there are: one refusal names both, before anything is read.
+    from dpcov.accounting import BudgetAccountant
+
+    X, y = _labelled(300)
+    accountant = BudgetAccountant()
+    pipe = PrivatePipeline(
+        [
+            ("impute", SimpleImputer()),
+            ("pca", PCA(n_components=2)),
+            ("lda", LinearDiscriminantAnalysis(classes=[0, 1, 2])),
+        ],
+        epsilon=1.0,
+        accountant=accountant,
+    )
+    with pytest.raises(ValueError, match="refuses 2 of its steps") as refused:
+        pipe.fit(X, y)
+    message = str(refused.value)
+    assert "Step 'impute': SimpleImputer" in message
+    assert "Step 'lda': LinearDiscriminantAnalysis" in message
+    assert message.count("needs at least") == 2
+    assert len(accountant) == 0
+
+
+def test_a_step_that_needs_ranges_says_where_they_flow():
+    X = make_sensor_table(2000, random_state=0).data
+    with pytest.raises(ValueError, match="Inside a dpcov.pipeline.PrivatePipeline"):
+        SkPipeline([("scale", StandardScaler())]).fit(X)
+    # As the first step of a PrivatePipeline nothing hands it a range: refused
+    # before anything is read.
+    with pytest.raises(ValueError, match="step 'scale': StandardScaler needs"):
+        PrivatePipeline(
+            [("scale", StandardScaler()), ("pca", PCA(2))], epsilon=1.0
+        ).fit(X)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_raw_rows_outside_the_domain_are_refused_by_a_public_first_step(bad):
+    # A public map maps what earlier steps hand on; as the first step it reads
+    # the raw rows, and NaN or infinity there is bad input (a clear error,
+    # nothing spent), not a row to map.
+    from dpcov.accounting import BudgetAccountant
+
+    X = _public_table(n=100, d=3)
+    X[3, 1] = bad
+    accountant = BudgetAccountant()
+    pipe = PrivatePipeline(
+        [("poly", PolynomialFeatures(2)), ("pca", PCA(2, data_norm=1.0))],
+        epsilon=1.0,
+        accountant=accountant,
+    )
+    with pytest.raises(ValueError, match="contains (NaN|infinity)"):
+        pipe.fit(X)
+    assert len(accountant) == 0
+
+
+def test_sparse_rows_handed_on_are_mapped_into_the_range():
+    # As dense rows are: finite, then clipped to the box (kept sparse when
+    # the box holds 0 in every feature, densified otherwise) or scaled into
+    # the ball.
+    from dpcov.pipeline._pipeline import _into_range
+
+    big = np.finfo(np.float64).max
+    dense = np.array([[np.inf, 0.0, 2.0], [0.0, np.nan, -1e308], [0.5, 0.0, 0.0]])
+    rows = sparse.csr_matrix(dense)
+    box = ("bounds", (np.array([-1.0, -1.0, -1.0]), np.array([1.0, 1.0, 3.0])))
+    mapped = _into_range(rows, box)
+    assert sparse.issparse(mapped)
+    expected = _into_range(dense, box)
+    np.testing.assert_array_equal(mapped.toarray(), expected)
+    assert np.all(expected <= [1.0, 1.0, 3.0]) and np.all(expected >= -1.0)
+    shifted = ("bounds", (np.array([1.0, -1.0, -1.0]), np.array([2.0, 1.0, 3.0])))
+    mapped = _into_range(rows, shifted)
+    assert not sparse.issparse(mapped)
+    np.testing.assert_array_equal(mapped, _into_range(dense, shifted))
+    ball = _into_range(rows, ("data_norm", 2.0))
+    norms = np.linalg.norm(ball.toarray(), axis=1)
+    assert np.all(norms <= 2.0 * (1 + 1e-12))
+    np.testing.assert_allclose(norms[:2], 2.0)
+    np.testing.assert_array_equal(ball.toarray()[2], [0.5, 0.0, 0.0])
+    assert np.all(np.isfinite(_into_range(rows, None).data))
+    assert _into_range(rows, None).data.max() == big
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: SimpleImputer(),
+        lambda: StandardScaler(bounds="private"),
+        lambda: GaussianCovariance(),
+        lambda: AdaptiveCovariance(bounds="private"),
+        lambda: PCA(1),
+    ],
+    ids=["imputer", "scaler", "radius", "ranges", "PCA"],
+)
+def test_checks_before_spending_refuse_exactly_where_the_fit_does(make):
+    # As a pipeline's first step (the width known), a step's checks before
+    # spending need exactly the rows its fit needs: never a refusal the fit
+    # would not make, never a fit that fails on the row count after the
+    # check passed. The fewest rows, by bisection on the check.
+    d = 3
+
+    def passes(n):
+        try:
+            make()._check_before_spending(n, None, n_features=d)
+        except ValueError:
+            return False
+        return True
+
+    low, high = 2, 100_000
+    assert not passes(low) and passes(high)
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if passes(middle) else (middle, high)
+    rows = np.random.default_rng(0).normal(size=(high, d))
+    make().set_params(random_state=0).fit(rows)
+    with pytest.raises(ValueError, match="needs at least"):
+        make().set_params(random_state=0).fit(rows[:-1])
