@@ -29,7 +29,9 @@ reads no row and whose output is always finite and silent.
 # SPDX-License-Identifier: BSD-3-Clause
 
 from sklearn.base import clone
+from sklearn.compose import ColumnTransformer, make_column_selector
 from sklearn.frozen import FrozenEstimator
+from sklearn.preprocessing import FunctionTransformer
 
 from ..preprocessing import BoundsScaler
 from ..preprocessing._public import (
@@ -37,17 +39,13 @@ from ..preprocessing._public import (
     PublicTransformer,
     learner_message,
 )
-from ._cost import _COMPOSITES
+from ._cost import _COMPOSITES, is_private
 
 __all__ = ["check_composition", "is_public_map", "run_public_maps"]
 
 
 def _skipped(step):
     return step is None or (isinstance(step, str) and step in ("passthrough", "drop"))
-
-
-def _is_private(step):
-    return hasattr(step, "privacy_cost")
 
 
 def is_public_map(step):
@@ -64,9 +62,14 @@ def is_public_map(step):
         True for a PublicTransformer, a BoundsScaler, a FrozenEstimator and
         the scikit-learn transforms that read only their input's shape.
     """
-    return isinstance(
-        step,
-        (PublicTransformer, BoundsScaler, FrozenEstimator, *SHAPE_ONLY_TRANSFORMS),
+    if isinstance(step, FrozenEstimator):
+        # A FunctionTransformer's function is arbitrary code, frozen or not:
+        # it is declared with a PublicTransformer.
+        return not isinstance(step.estimator, FunctionTransformer)
+    # Exact classes: a subclass may override what its parent reads.
+    return isinstance(step, PublicTransformer) or type(step) in (
+        BoundsScaler,
+        *SHAPE_ONLY_TRANSFORMS,
     )
 
 
@@ -107,7 +110,7 @@ def check_composition(estimator, *, caller, prefix=""):
     """
     if _skipped(estimator):
         return
-    if _is_private(estimator):
+    if is_private(estimator):
         own = getattr(estimator, "_check_composition", None)
         if own is not None:
             own()
@@ -115,11 +118,33 @@ def check_composition(estimator, *, caller, prefix=""):
     if is_public_map(estimator):
         return
     children = _children(estimator)
+    where = f"step {prefix.rstrip('_')!r} of {caller}" if prefix else caller
     if children is None:
-        where = f"step {prefix.rstrip('_')!r} of {caller}" if prefix else caller
         raise ValueError(learner_message(estimator, where))
+    _check_composite_options(estimator, where)
     for name, step in children:
         check_composition(step, caller=caller, prefix=f"{prefix}{name}__")
+
+
+def _check_composite_options(composite, where):
+    # What a FeatureUnion or ColumnTransformer does to rows outside its steps
+    # must not depend on their values: weights multiply outside the public
+    # maps (an overflow there warns on some rows only), and a callable
+    # selects columns from the rows (make_column_selector reads only the
+    # column names and dtypes, public).
+    if getattr(composite, "transformer_weights", None) is not None:
+        raise ValueError(
+            f"{where} sets transformer_weights, which multiply rows outside its "
+            "steps; scale inside a PublicTransformer (or the step) instead."
+        )
+    if isinstance(composite, ColumnTransformer):
+        for name, _, columns in composite.transformers:
+            if callable(columns) and not isinstance(columns, make_column_selector):
+                raise ValueError(
+                    f"{where} selects the columns of {name!r} with a function, "
+                    "which may read the rows; select them by position, by name "
+                    "or with sklearn.compose.make_column_selector."
+                )
 
 
 def run_public_maps(estimator):
@@ -136,10 +161,11 @@ def run_public_maps(estimator):
         ``estimator`` itself, with ``set_params`` putting a
         :class:`~dpcov.preprocessing.PublicTransformer` around each
         FrozenEstimator and shape-only transform (a single public map comes
-        back wrapped). Private leaves, PublicTransformers and BoundsScalers
-        are left as they are.
+        back wrapped), and every ColumnTransformer's ``sparse_threshold`` at
+        0 (dense output, whatever the rows' density). Private leaves,
+        PublicTransformers and BoundsScalers are left as they are.
     """
-    if _skipped(estimator) or _is_private(estimator):
+    if _skipped(estimator) or is_private(estimator):
         return estimator
     if is_public_map(estimator):
         if isinstance(estimator, (PublicTransformer, BoundsScaler)):
@@ -148,6 +174,10 @@ def run_public_maps(estimator):
     children = _children(estimator)
     if children is None:
         return estimator
+    if isinstance(estimator, ColumnTransformer):
+        # Dense output always: with a sparse_threshold in (0, 1] the format
+        # would follow the rows' density, a choice one row can change.
+        estimator.set_params(sparse_threshold=0.0)
     params = {}
     for name, step in children:
         wrapped = run_public_maps(step)

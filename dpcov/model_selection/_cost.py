@@ -14,6 +14,7 @@ from numbers import Integral
 
 from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
+from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import GridSearchCV, ParameterGrid, check_cv
 from sklearn.pipeline import FeatureUnion, Pipeline
 
@@ -24,6 +25,26 @@ __all__ = ["pipeline_cost", "search_cost"]
 
 def _is_estimator(value):
     return hasattr(value, "get_params") and not isinstance(value, type)
+
+
+def is_private(estimator):
+    """Whether an object is a private dpcov estimator (it has ``privacy_cost``).
+
+    A :class:`~sklearn.frozen.FrozenEstimator` forwards attribute access to
+    what it holds, but is never fitted again: a frozen dpcov model is a
+    release, used as a public map, not a private step.
+
+    Parameters
+    ----------
+    estimator : object
+
+    Returns
+    -------
+    private : bool
+    """
+    return hasattr(estimator, "privacy_cost") and not isinstance(
+        estimator, FrozenEstimator
+    )
 
 
 _COMPOSITES = (
@@ -61,17 +82,13 @@ def private_steps(estimator, *, fitted=False, caller="search_cost", prefix=""):
         ``""`` for ``estimator`` itself): ``set_params(**{prefix + "rho":
         ...})`` on the walked estimator reaches it.
     """
-    if hasattr(estimator, "privacy_cost"):
+    if is_private(estimator):
         return [(prefix, estimator)]
-    if not _is_estimator(estimator):
-        return []
+    if not _is_estimator(estimator) or isinstance(estimator, FrozenEstimator):
+        return []  # (a frozen estimator is never fitted again)
     attribute = next((a for cls, a in _COMPOSITES if isinstance(estimator, cls)), None)
     if attribute is None:
-        inner = [
-            value
-            for value in estimator.get_params(deep=True).values()
-            if hasattr(value, "privacy_cost")
-        ]
+        inner = [value for _, value in _private_params(estimator)]
         if inner:
             raise ValueError(
                 f"{type(estimator).__name__} holds a private estimator "
@@ -98,16 +115,26 @@ def private_steps(estimator, *, fitted=False, caller="search_cost", prefix=""):
     # Every private estimator the composite holds must be one of the leaves
     # (or inside one): anything else would be fitted without being counted.
     found = [path for path, _ in leaves]
-    for key, value in estimator.get_params(deep=True).items():
-        if hasattr(value, "privacy_cost") and not any(
-            f"{prefix}{key}__".startswith(path) for path in found
-        ):
+    for key, value in _private_params(estimator):
+        if not any(f"{prefix}{key}__".startswith(path) for path in found):
             raise ValueError(
                 f"{type(estimator).__name__} holds a private estimator "
                 f"({type(value).__name__}, parameter {key!r}) outside its "
                 f"steps; {caller} cannot count it."
             )
     return leaves
+
+
+def _private_params(estimator):
+    # (key, value) of the private estimators among ``estimator``'s nested
+    # parameters, but those inside a FrozenEstimator (never fitted again).
+    params = estimator.get_params(deep=True)
+    frozen = [f"{k}__" for k, v in params.items() if isinstance(v, FrozenEstimator)]
+    return [
+        (key, value)
+        for key, value in params.items()
+        if is_private(value) and not any(key.startswith(path) for path in frozen)
+    ]
 
 
 def check_shareable(step, *, pure, who, why):

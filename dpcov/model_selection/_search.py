@@ -10,8 +10,9 @@ from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.compose import ColumnTransformer
 from sklearn.model_selection import ParameterGrid, ParameterSampler
-from sklearn.pipeline import Pipeline
+from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -26,6 +27,7 @@ from ..mechanisms._selection import (
     selection_guarantee,
     selection_run_budget,
 )
+from ..pipeline._pipeline import PrivatePipeline
 from ..utils._input import validate_rows
 from ..utils._random import check_random_state, held_objects, spawn_generators
 from ..utils._sklearn_compat import (
@@ -37,7 +39,7 @@ from ..utils._sklearn_compat import (
 )
 from ..utils._warnings import warn
 from ._composition import check_composition, run_public_maps
-from ._cost import budget_weights, check_shareable, private_steps
+from ._cost import budget_weights, check_shareable, is_private, private_steps
 from ._scoring import _final, bounded_scores, score_kind
 
 __all__ = ["PrivateSearchCV"]
@@ -131,7 +133,7 @@ def _first_reader(estimator):
     # The private step that reads the candidate's input rows as they are
     # (the candidate itself, or the first step of a scikit-learn Pipeline,
     # recursively), whose width is then known; None otherwise.
-    if hasattr(estimator, "privacy_cost"):
+    if is_private(estimator):
         return estimator
     if isinstance(estimator, Pipeline):
         for _, step in estimator.steps:
@@ -151,11 +153,12 @@ def _check_grid_before_spending(grid, run_budget, n_train, y, n_features):
     targets = None if y is None else y[:n_train]
     problems = []
     for candidate in grid:
-        leaves = _private_leaves(candidate)
+        leaves = _all_private_leaves(candidate)
         if not any(hasattr(leaf, "_check_before_spending") for _, leaf in leaves):
             continue
         probe = clone(candidate)
         _set_run_budget(probe, run_budget)
+        probe = _as_run(probe)
         first = _first_reader(probe)
         for prefix, leaf in _private_leaves(probe):
             check = getattr(leaf, "_check_before_spending", None)
@@ -173,32 +176,56 @@ def _check_grid_before_spending(grid, run_budget, n_train, y, n_features):
                         problems.append(problem)
     if problems:
         raise ValueError(
-            f"PrivateSearchCV refuses before reading the rows (nothing is "
-            f"spent): a run fits {n_train} rows at the run budget {run_budget}, "
+            f"PrivateSearchCV refuses before anything is spent: a run fits "
+            f"{n_train} rows at the run budget {run_budget}, "
             f"and {len(problems)} of its candidates' steps cannot: "
             + " ".join(problems)
         )
 
 
-def _check_budget_keys(spaces, grid):
+def _weighed_leaves(candidate):
+    # (path, estimator) of the private steps whose budgets share a run's: the
+    # candidate's private leaves, a PrivatePipeline's own private steps in
+    # its place (the pipeline's budget is set by the search, its steps share
+    # it by their weights).
+    for prefix, leaf in _private_leaves(candidate):
+        if isinstance(leaf, PrivatePipeline):
+            for path, inner in leaf._private_leaves():
+                yield f"{prefix}{path}", inner
+        else:
+            yield prefix, leaf
+
+
+def _check_budget_keys(spaces, grid_of):
     # A budget the grid lists is a private step's weight in the run budget
-    # (its proportion to the other steps'): refused where it weighs nothing,
-    # that is where it sets the only private step's own budget.
-    keys = {key for space in spaces for key in space if _is_privacy_key(key)}
-    for key in sorted(keys):
-        path = key.rsplit("__", 1)[0] + "__" if "__" in key else ""
-        for candidate in grid:
-            leaves = _private_leaves(candidate)
-            if len(leaves) == 1 and leaves[0][0] == path:
+    # (its proportion to the other steps'): refused where it weighs nothing
+    # in every candidate of its space, that is where it sets the budget of
+    # the only private step, or of a PrivatePipeline (which the search sets).
+    for space in spaces:
+        candidates = grid_of(space)
+        for key in sorted(k for k in space if _is_privacy_key(k)):
+            path = key.rsplit("__", 1)[0] + "__" if "__" in key else ""
+            if all(_weighs_nothing(c, path) for c in candidates):
                 raise ValueError(
                     f"param_distributions lists {key!r}, the budget of the "
-                    "candidates' only private step. Every run spends the run "
-                    "budget the search derives from its own epsilon and delta, "
-                    "and a budget in the grid is read as a step's weight in it "
-                    "(how a pipeline's private steps share it), so this grid "
-                    "searches nothing: drop the key, or list the budgets of "
-                    "several private steps to search how they share a run."
+                    "candidates' only private step (or of a PrivatePipeline). "
+                    "Every run spends the run budget the search derives from "
+                    "its own epsilon and delta, and a budget in the grid is "
+                    "read as a step's weight in it (how a pipeline's private "
+                    "steps share it), so this grid searches nothing: drop the "
+                    "key, or list the budgets of several private steps to "
+                    "search how they share a run."
                 )
+
+
+def _weighs_nothing(candidate, path):
+    # Whether the budget at ``path`` is a PrivatePipeline's own or that of
+    # the candidate's only weighed private step.
+    leaves = dict(_private_leaves(candidate))
+    if isinstance(leaves.get(path), PrivatePipeline):
+        return True
+    weighed = list(_weighed_leaves(candidate))
+    return len(weighed) == 1 and weighed[0][0] == path
 
 
 def _within(guarantee, budget):
@@ -235,10 +262,11 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     is asked for, whatever its grid lists. A step's ``epsilon``, ``delta`` or
     ``rho`` listed in ``param_distributions`` is that step's weight in ``b``:
     the grid searches how a pipeline's private steps share a run's budget
-    (``{"scale__epsilon": [0.5], "pca__epsilon": [1, 2]}`` gives PCA two or
-    four times the scaler's share under zCDP, where rho grows as epsilon
-    squared). A grid over the budget of the only private step searches
-    nothing and is refused before the data are read.
+    (with ``{"scale__rho": [0.5], "pca__rho": [0.5, 1.0]}`` PCA gets one or
+    two times the scaler's share of a zCDP run budget; a listed epsilon
+    weighs as the rho it gives with the step's delta, or as itself in a pure
+    search). A grid over the budget of the only private step searches nothing
+    and is refused before the data are read.
 
     What a candidate may hold: private dpcov estimators, public maps
     (:class:`~dpcov.preprocessing.PublicTransformer`,
@@ -555,18 +583,26 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         listed = [
             {k: v for k, v in s.items() if isinstance(v, (list, tuple))} for s in spaces
         ]
-        grid = [
-            clone(self.estimator).set_params(**clone(params, safe=False))
-            for params in ParameterGrid(listed)
-        ]
-        for candidate in grid:
-            # Before anything else reads a candidate: its private steps are
-            # each fitted once, and every other step it would fit is a public
-            # map (dpcov.model_selection._composition).
-            _private_leaves(candidate)
-            check_composition(candidate, caller="PrivateSearchCV's candidate")
-        _check_budget_keys(spaces, grid)
+        grid = [self._candidate(params) for params in ParameterGrid(listed)]
+        _check_budget_keys(
+            spaces,
+            lambda space: [
+                self._candidate(params)
+                for params in ParameterGrid(
+                    {k: v for k, v in space.items() if isinstance(v, (list, tuple))}
+                )
+            ],
+        )
         return spaces, grid
+
+    def _candidate(self, params):
+        # The estimator with ``params``, checked before anything reads it:
+        # its private steps are each fitted once, and every other step it
+        # would fit is a public map (dpcov.model_selection._composition).
+        candidate = clone(self.estimator).set_params(**clone(params, safe=False))
+        _private_leaves(candidate)
+        check_composition(candidate, caller="PrivateSearchCV's candidate")
+        return candidate
 
     def _run_budget(self):
         # What one run spends: the largest budget whose selection meets
@@ -628,16 +664,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 spaces, 1, random_state=np.random.RandomState(sampling.bit_generator)
             )
             params = next(iter(sampler))
-            candidate = clone(self.estimator).set_params(**clone(params, safe=False))
             # (A sampled parameter may change what the candidate holds.)
-            check_composition(candidate, caller="PrivateSearchCV's candidate")
+            candidate = self._candidate(params)
             _check_candidate(candidate)
             _set_run_budget(candidate, run_budget)
             _seed_private_steps(candidate, steps)
-            # Each public map runs in a PublicTransformer: its fit reads no
-            # row, its output is finite and it warns nothing, whatever a
-            # training or held-out row holds.
-            candidate = run_public_maps(candidate)
+            candidate = _as_run(candidate)
             candidates.append(candidate)
             drawn.append(params)
         guarantee = selection_guarantee(
@@ -692,7 +724,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         if self.accountant is not None:
             self.accountant.check(guarantee, label=type(self).__name__)
         X = self._read_rows(X)
-        y = self._read_targets(y, X.shape[0])
+        y = self._read_targets(y, X.shape[0], plan.grid)
         # Every candidate the grid lists, at the run budget, on the rows a run
         # trains on (a public number): its steps' checks that need no row,
         # every refusal said at once, before anything is spent.
@@ -747,13 +779,14 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             )
         return X
 
-    def _read_targets(self, y, n_samples):
+    def _read_targets(self, y, n_samples, grid):
         # The targets as an array of n_samples, checked before anything is
-        # spent against the domain of the model that ends the candidates
-        # (a regressor's numbers, a classifier's public classes), so that no
-        # refusal depends on where the split puts a row; no message quotes a
-        # target.
+        # spent against the domain of the model that ends every candidate the
+        # grid lists (a regressor's numbers within each candidate's
+        # target_bounds, a classifier's public classes), so that no refusal
+        # depends on where the split puts a row; no message quotes a target.
         model, _ = _final(self.estimator)
+        models = [_final(candidate)[0] for candidate in grid] or [model]
         kind = self.scoring if isinstance(self.scoring, str) else score_kind(model)
         supervised = kind in ("accuracy", "neg_squared_error")
         if y is None:
@@ -779,16 +812,19 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 problem = "holds values that are not numbers"
             if problem is None and not np.all(np.isfinite(numbers)):
                 problem = "contains NaN or infinity"
-            bounds = getattr(model, "target_bounds", None)
-            if problem is None and bounds is not None:
-                low, high = (float(v) for v in np.asarray(bounds).reshape(2))
-                if not np.all((numbers >= low) & (numbers <= high)):
-                    problem = "holds a target outside the model's target_bounds"
+            for bounds in (getattr(m, "target_bounds", None) for m in models):
+                if problem is None and bounds is not None:
+                    low, high = (float(v) for v in np.asarray(bounds).reshape(2))
+                    if not np.all((numbers >= low) & (numbers <= high)):
+                        problem = (
+                            "holds a target outside a candidate model's target_bounds"
+                        )
             if problem is not None:
                 raise ValueError(f"PrivateSearchCV.fit: y {problem}.")
             return numbers
-        classes = getattr(model, "classes", None)
-        if kind == "accuracy" and classes is not None:
+        for classes in (getattr(m, "classes", None) for m in models):
+            if kind != "accuracy" or classes is None:
+                continue
             inside = np.zeros(n_samples, dtype=bool)
             for label in np.asarray(classes):
                 try:
@@ -1006,10 +1042,56 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         return tags
 
 
+def _as_run(candidate):
+    # The candidate as a run fits it: each public map in a PublicTransformer
+    # (its fit reads no row, its output is finite and it warns nothing,
+    # whatever a training or held-out row holds), and each scikit-learn
+    # Pipeline, at any depth, a PrivatePipeline without a budget of its own
+    # (every step keeps the budget the search set), which maps the rows into
+    # range between its steps, in fit and in every method the score uses.
+    candidate = run_public_maps(candidate)
+    return _private_pipelines(candidate)
+
+
+def _private_pipelines(estimator):
+    # Every scikit-learn Pipeline in ``estimator`` as a PrivatePipeline of the
+    # same steps (budget, accountant and seed None: each step its own).
+    if type(estimator) is Pipeline:
+        steps = [(name, _private_pipelines(step)) for name, step in estimator.steps]
+        return PrivatePipeline(steps, verbose=estimator.verbose)
+    if isinstance(estimator, (FeatureUnion, ColumnTransformer)):
+        attribute = (
+            "transformer_list"
+            if isinstance(estimator, FeatureUnion)
+            else ("transformers")
+        )
+        params = {
+            step[0]: converted
+            for step in getattr(estimator, attribute)
+            if (converted := _private_pipelines(step[1])) is not step[1]
+        }
+        if isinstance(estimator, ColumnTransformer):
+            remainder = _private_pipelines(estimator.remainder)
+            if remainder is not estimator.remainder:
+                params["remainder"] = remainder
+        if params:
+            estimator.set_params(**params)
+    return estimator
+
+
+def _all_private_leaves(candidate):
+    # The candidate's private leaves and, in a PrivatePipeline, its own.
+    for prefix, leaf in _private_leaves(candidate):
+        yield prefix, leaf
+        if isinstance(leaf, PrivatePipeline):
+            for path, inner in leaf._private_leaves():
+                yield f"{prefix}{path}", inner
+
+
 def _check_candidate(candidate):
     # Before the data are read, on every candidate the grid lists (so that a
     # refusal does not depend on the candidates drawn) and on each one drawn.
-    for _, leaf in _private_leaves(candidate):
+    for _, leaf in _all_private_leaves(candidate):
         if getattr(leaf, "accountant", None) is not None:
             raise ValueError(
                 f"{type(leaf).__name__} has an accountant: pass it to "

@@ -17,7 +17,8 @@ from numbers import Integral, Real
 import numpy as np
 from scipy import sparse
 from sklearn.base import clone
-from sklearn.pipeline import Pipeline, _name_estimators
+from sklearn.compose import ColumnTransformer
+from sklearn.pipeline import FeatureUnion, Pipeline, _name_estimators
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_features, _num_samples
 
@@ -29,6 +30,7 @@ from ..model_selection._cost import (
     budget_params,
     budget_weights,
     check_shareable,
+    is_private,
     private_steps,
 )
 from ..preprocessing._public import PublicTransformer, finite_output
@@ -71,7 +73,7 @@ def output_range(estimator):
 
 
 def _is_private(estimator):
-    return hasattr(estimator, "privacy_cost")
+    return is_private(estimator)
 
 
 @contextmanager
@@ -345,12 +347,33 @@ class PrivatePipeline(Pipeline):
         epsilon = 1.0 if self.epsilon is None else self.epsilon
         return check_privacy_params(epsilon, delta, self.rho)
 
+    def _private_leaves(self, fitted=False):
+        # (parameter path, estimator) of every private estimator the steps
+        # fit, at any depth of their composites (with ``fitted``, the fitted
+        # copies a fitted ColumnTransformer holds).
+        return [
+            leaf
+            for name, step in self.steps
+            if not (step is None or (isinstance(step, str) and step == "passthrough"))
+            for leaf in private_steps(
+                step, fitted=fitted, caller="PrivatePipeline", prefix=f"{name}__"
+            )
+        ]
+
+    def _nested_allowed(self):
+        # Private estimators inside composite steps (a ColumnTransformer's)
+        # fit clones that a shared budget or accountant would not reach: they
+        # are allowed only when every step spends its own budget and nothing
+        # records (a search's candidate, run as a pipeline).
+        return self._budget() is None and self.accountant is None
+
     def _private_direct_steps(self):
         # (name, estimator) of the private steps; refuses private estimators
-        # elsewhere (inside composites, which fit clones), and every step that
-        # is neither private nor a public map (check_composition), before
-        # anything is read.
+        # elsewhere (inside composites, which fit clones) unless every step
+        # spends its own budget, and every step that is neither private nor
+        # a public map (check_composition), before anything is read.
         direct = []
+        nested = None
         for name, step in self.steps:
             if step is None or (isinstance(step, str) and step == "passthrough"):
                 continue
@@ -358,6 +381,9 @@ class PrivatePipeline(Pipeline):
                 step, caller="PrivatePipeline", prefix=f"{name}__"
             ):
                 if leaf is not step:
+                    nested = self._nested_allowed() if nested is None else nested
+                    if nested:
+                        continue
                     raise ValueError(
                         f"PrivatePipeline shares its budget over its own steps; "
                         f"{type(leaf).__name__} ({path.rstrip('_')}) is inside "
@@ -399,10 +425,11 @@ class PrivatePipeline(Pipeline):
 
     def _supports_hardened_noise(self):
         # Whether every private step runs on exact samplers (secure_noise).
+        self._private_direct_steps()
         return all(
-            step._supports_hardened_noise()
-            for _, step in self._private_direct_steps()
-            if hasattr(step, "_supports_hardened_noise")
+            leaf._supports_hardened_noise()
+            for _, leaf in self._private_leaves()
+            if hasattr(leaf, "_supports_hardened_noise")
         )
 
     def privacy_cost(self):
@@ -417,7 +444,7 @@ class PrivatePipeline(Pipeline):
         budget = self._budget()
         direct = self._private_direct_steps()
         shares = {} if budget is None else self._shares(budget, direct)
-        return _cost(budget, direct, shares)
+        return _cost(budget, self._private_leaves(), shares)
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None, **params):
@@ -457,7 +484,7 @@ class PrivatePipeline(Pipeline):
         shares = {} if budget is None else self._shares(budget, direct)
         _check_raw_rows(self.steps, X)
         if self.accountant is not None:
-            cost = _cost(budget, direct, shares)
+            cost = _cost(budget, self._private_leaves(), shares)
             self.accountant.check(cost, label=type(self).__name__)
         # Each step's checks of public values and targets (an integer
         # n_components against the rows, a model's labels or targets, the rows
@@ -532,9 +559,9 @@ class PrivatePipeline(Pipeline):
             self.accountant.spend(ledger)
         for index, name, step in fitted:
             self.steps[index] = (name, step)
-        direct = [(name, step) for _, name, step in fitted if _is_private(step)]
-        spent = [step.guarantee_ for _, step in direct if hasattr(step, "guarantee_")]
-        self.guarantee_ = compose(spent) if spent else _cost(budget, direct, shares)
+        leaves = self._private_leaves(fitted=True)
+        spent = [leaf.guarantee_ for _, leaf in leaves if hasattr(leaf, "guarantee_")]
+        self.guarantee_ = compose(spent) if spent else _cost(budget, leaves, shares)
         delta = DEFAULT_DELTA if self.delta is None else self.delta
         asked = None if self.rho is not None or self.epsilon is None else self.epsilon
         self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = privacy_spent(
@@ -616,8 +643,161 @@ class PrivatePipeline(Pipeline):
             None,
         )
         if first is not None and hasattr(first, "__sklearn_tags__"):
-            tags.input_tags.allow_nan = first.__sklearn_tags__().input_tags.allow_nan
+            # (A public first step reads the raw rows, refused with NaN.)
+            tags.input_tags.allow_nan = (
+                _is_private(first) and first.__sklearn_tags__().input_tags.allow_nan
+            )
         return tags
+
+    # --- the fitted pipeline's methods: rows mapped between steps, as in fit
+
+    def _last_step_rows(self, X):
+        # The rows the last step reads: each earlier step's output mapped into
+        # its output range (and to finite values), as fit hands them on, so
+        # that no row's value makes a later step refuse the others (a private
+        # search scores held-out rows through these methods).
+        Xt = X
+        for _, step in self.steps[:-1]:
+            if step is None or (isinstance(step, str) and step == "passthrough"):
+                continue
+            Xt = _into_range(step.transform(Xt), output_range(step))
+        return Xt
+
+    @available_if(_final_can_transform)
+    def transform(self, X, **params):
+        """Transform X with the fitted steps, rows mapped into range between them.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows, for the first step.
+        **params : dict
+            Passed to the last step's ``transform``.
+
+        Returns
+        -------
+        Xt : ndarray of shape (n_samples, n_transformed_features)
+            The last step's output.
+        """
+        Xt = self._last_step_rows(X)
+        final = self._final_estimator
+        if final is None or (isinstance(final, str) and final == "passthrough"):
+            return Xt
+        return final.transform(Xt, **params)
+
+    @available_if(_final_has("predict"))
+    def predict(self, X, **params):
+        """Predict with the last step on the rows the earlier steps hand on.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows, for the first step.
+        **params : dict
+            Passed to the last step's ``predict``.
+
+        Returns
+        -------
+        y_pred : ndarray
+            The last step's predictions.
+        """
+        return self._final_estimator.predict(self._last_step_rows(X), **params)
+
+    @available_if(_final_has("predict_proba"))
+    def predict_proba(self, X, **params):
+        """Class probabilities of the last step on the rows handed on.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows, for the first step.
+        **params : dict
+            Passed to the last step's ``predict_proba``.
+
+        Returns
+        -------
+        y_proba : ndarray of shape (n_samples, n_classes)
+            The last step's probabilities.
+        """
+        return self._final_estimator.predict_proba(self._last_step_rows(X), **params)
+
+    @available_if(_final_has("predict_log_proba"))
+    def predict_log_proba(self, X, **params):
+        """Log class probabilities of the last step on the rows handed on.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows, for the first step.
+        **params : dict
+            Passed to the last step's ``predict_log_proba``.
+
+        Returns
+        -------
+        y_log_proba : ndarray of shape (n_samples, n_classes)
+            The last step's log-probabilities.
+        """
+        rows = self._last_step_rows(X)
+        return self._final_estimator.predict_log_proba(rows, **params)
+
+    @available_if(_final_has("decision_function"))
+    def decision_function(self, X, **params):
+        """Decision function of the last step on the rows handed on.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows, for the first step.
+        **params : dict
+            Passed to the last step's ``decision_function``.
+
+        Returns
+        -------
+        y_score : ndarray
+            The last step's decision function.
+        """
+        rows = self._last_step_rows(X)
+        return self._final_estimator.decision_function(rows, **params)
+
+    @available_if(_final_has("score_samples"))
+    def score_samples(self, X):
+        """Per-row scores of the last step on the rows handed on.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows, for the first step.
+
+        Returns
+        -------
+        y_score : ndarray of shape (n_samples,)
+            The last step's ``score_samples``.
+        """
+        return self._final_estimator.score_samples(self._last_step_rows(X))
+
+    @available_if(_final_has("score"))
+    def score(self, X, y=None, sample_weight=None, **params):
+        """Score of the last step on the rows handed on.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows, for the first step.
+        y : array-like of shape (n_samples,), default=None
+            Targets, for a last step that scores with them.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Passed to the last step's ``score`` when given.
+        **params : dict
+            Passed to the last step's ``score``.
+
+        Returns
+        -------
+        score : float
+            The last step's score.
+        """
+        if sample_weight is not None:
+            params["sample_weight"] = sample_weight
+        return self._final_estimator.score(self._last_step_rows(X), y, **params)
 
     @available_if(_final_can_transform)
     def fit_transform(self, X, y=None, **params):
@@ -745,7 +925,14 @@ def _check_raw_rows(steps, X):
         ),
         None,
     )
-    if first is None or _is_private(first) or is_dask_array(X):
+    if (
+        first is None
+        or _is_private(first)
+        or is_dask_array(X)
+        or isinstance(first, (Pipeline, FeatureUnion, ColumnTransformer))
+    ):
+        # (A composite's steps read the columns it selects, which need not
+        # all be numbers; its public maps map what they are given.)
         return
     validate_rows(
         PublicTransformer(first),
@@ -770,11 +957,11 @@ def _refusals(who, n_samples, problems):
     )
 
 
-def _cost(budget, direct, shares):
+def _cost(budget, leaves, shares):
     # What a fit spends: the shares of the budget, or, without a budget,
-    # the private steps' own costs.
+    # the private steps' own costs (at any depth).
     if budget is None:
-        return compose(step.privacy_cost() for _, step in direct)
+        return compose(leaf.privacy_cost() for _, leaf in leaves)
     return compose(shares.values()) if shares else type(budget)(0.0)
 
 

@@ -33,12 +33,14 @@ import warnings
 import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator, TransformerMixin, clone
+from sklearn.frozen import FrozenEstimator
 from sklearn.preprocessing import (
     Binarizer,
     FunctionTransformer,
     Normalizer,
     PolynomialFeatures,
 )
+from sklearn.utils import get_tags
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
@@ -125,6 +127,13 @@ def learner_message(step, where):
 def check_public_map(transformer, *, where):
     """Refuse, in a :class:`PublicTransformer`, what cannot be a public map.
 
+    A PublicTransformer fits what it wraps on a row of zeros. That is exact
+    for a transformer that learns nothing from its rows (scikit-learn's
+    ``requires_fit=False`` tag: a FunctionTransformer, Normalizer, Binarizer),
+    for one that reads only their shape (:data:`SHAPE_ONLY_TRANSFORMS`) and
+    for a :class:`~sklearn.frozen.FrozenEstimator` (fitted on public data);
+    anything else would learn from the zeros and is refused.
+
     Parameters
     ----------
     transformer : estimator instance
@@ -136,19 +145,30 @@ def check_public_map(transformer, *, where):
     ------
     ValueError
         For a private dpcov estimator (it spends a budget on its rows), or a
-        scikit-learn estimator known to learn from its rows.
+        transformer that learns from its rows.
     """
+    if isinstance(transformer, FrozenEstimator) or type(transformer) in (
+        SHAPE_ONLY_TRANSFORMS
+    ):
+        return
     name = type(transformer).__name__
     if hasattr(transformer, "privacy_cost"):
         raise ValueError(
             f"{where} wraps {name}, a private dpcov estimator: it reads its rows "
             "at a privacy cost. Make it a step of the pipeline itself."
         )
-    if name in PRIVATE_COUNTERPARTS:
+    if get_tags(transformer).requires_fit:
+        counterpart = PRIVATE_COUNTERPARTS.get(name)
+        advice = (
+            f"use its private counterpart, {counterpart}"
+            if counterpart is not None
+            else "fit it on public data and wrap it frozen "
+            "(sklearn.frozen.FrozenEstimator)"
+        )
         raise ValueError(
             f"{where} wraps {name}, which learns from its rows; fitted on the "
-            "public placeholder (a row of zeros) it would learn nothing. Use "
-            f"its private counterpart, {PRIVATE_COUNTERPARTS[name]}."
+            f"public placeholder (a row of zeros) it would learn nothing: "
+            f"{advice}."
         )
 
 
@@ -183,10 +203,10 @@ def finite_output(values):
 def _placeholder(X, n_features):
     # One row of zeros with X's width and kind (public): what the wrapped
     # transformer is fitted on instead of the rows.
-    if sparse.issparse(X):
-        return sparse.csr_matrix((1, n_features))
     dtype = getattr(X, "dtype", None)
     dtype = dtype if dtype in (np.float32, np.float64) else np.float64
+    if sparse.issparse(X):
+        return sparse.csr_matrix((1, n_features), dtype=dtype)
     return np.zeros((1, n_features), dtype=dtype)
 
 
@@ -210,8 +230,9 @@ def _as_rows(values):
 
 
 def _stack(blocks):
-    if any(sparse.issparse(block) for block in blocks):
-        return sparse.vstack([sparse.csr_matrix(b) for b in blocks], format="csr")
+    # Blocks of one format and dtype (PublicTransformer._conform).
+    if sparse.issparse(blocks[0]):
+        return sparse.vstack(blocks, format="csr")
     return np.vstack(blocks)
 
 
@@ -332,6 +353,12 @@ class PublicTransformer(TransformerMixin, BaseEstimator):
             )
         self.transformer_ = transformer
         self.n_features_out_ = int(out.shape[1])
+        # The output's format and dtype, from the placeholder (public): every
+        # block, and the fallback row, is given them, so no row decides them.
+        self._sparse_output = sparse.issparse(out)
+        self._output_dtype = (
+            out.dtype if out.dtype in (np.float32, np.float64) else np.float64
+        )
         return self
 
     def transform(self, X):
@@ -352,10 +379,8 @@ class PublicTransformer(TransformerMixin, BaseEstimator):
         X = self._validate(X, reset=False, method="transform")
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            blocks = self._map(X, 0, _n_rows(X))
-        if not blocks:
-            return np.zeros((0, self.n_features_out_))
-        return finite_output(_stack(blocks))
+            blocks = self._map(X, 0, _n_rows(X)) or [self._rows_of_zeros(0)]
+            return finite_output(_stack(blocks))
 
     def _validate(self, X, *, reset, method):
         # The rows' shape, numeric dtype and width (messages free of data);
@@ -366,7 +391,7 @@ class PublicTransformer(TransformerMixin, BaseEstimator):
             X,
             reset=reset,
             dtype=None,
-            accept_sparse=("csr", "csc", "coo"),
+            accept_sparse="csr",
             defer_finite=True,
             method=method,
         )
@@ -378,15 +403,34 @@ class PublicTransformer(TransformerMixin, BaseEstimator):
         if stop <= start:
             return []
         try:
-            out = _as_rows(self.transformer_.transform(_take(X, start, stop)))
+            out = self._conform(self.transformer_.transform(_take(X, start, stop)))
         except Exception:  # noqa: BLE001 - any failure: halve, then fall back
             out = None
         if out is not None and out.shape == (stop - start, self.n_features_out_):
             return [out]
         if stop - start == 1:
-            return [np.zeros((1, self.n_features_out_))]
+            return [self._rows_of_zeros(1)]
         middle = (start + stop) // 2
         return self._map(X, start, middle) + self._map(X, middle, stop)
+
+    def _conform(self, values):
+        # A block of output in the format and dtype fixed at fit (a complex
+        # or non-numeric block fails, as a raising map does).
+        rows = _as_rows(values)
+        if rows.dtype.kind not in "biuf":
+            raise TypeError("not a real-valued output")
+        if self._sparse_output:
+            return sparse.csr_matrix(rows).astype(self._output_dtype)
+        if sparse.issparse(rows):
+            rows = rows.toarray()
+        return np.asarray(rows, dtype=self._output_dtype)
+
+    def _rows_of_zeros(self, n):
+        # The fallback rows, in the output's format and dtype.
+        shape = (n, self.n_features_out_)
+        if self._sparse_output:
+            return sparse.csr_matrix(shape, dtype=self._output_dtype)
+        return np.zeros(shape, dtype=self._output_dtype)
 
     def _can_name_features(self):
         return hasattr(self.transformer, "get_feature_names_out")

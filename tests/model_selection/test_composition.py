@@ -83,3 +83,37 @@ def test_a_step_without_a_guarantee_is_named_by_its_path(composite, path):
         return
     with pytest.raises(ValueError, match=f"step '{path}' of test"):
         check_composition(composite, caller="test")
+
+
+def test_what_a_composite_does_outside_its_steps_is_public():
+    from sklearn.compose import make_column_selector
+
+    weighted = FeatureUnion([("p", Normalizer())], transformer_weights={"p": 2.0})
+    with pytest.raises(ValueError, match="transformer_weights"):
+        check_composition(weighted, caller="test")
+
+    def select(X):
+        return [0] if np.abs(np.asarray(X)).max() < 1e100 else [1]
+
+    with pytest.raises(ValueError, match="with a function"):
+        check_composition(
+            ColumnTransformer([("n", Normalizer(), select)]), caller="test"
+        )
+    by_dtype = ColumnTransformer(
+        [("n", Normalizer(), make_column_selector(dtype_include=np.number))]
+    )
+    check_composition(by_dtype, caller="test")
+    # Dense output whatever the rows' density.
+    assert run_public_maps(by_dtype).sparse_threshold == 0.0
+
+
+def test_declarations_cannot_be_skipped():
+    # A frozen FunctionTransformer is still arbitrary code; a subclass of a
+    # shape-only transform may read the rows.
+    class Reading(PolynomialFeatures):
+        pass
+
+    for step in (FrozenEstimator(FunctionTransformer(np.tanh)), Reading(2)):
+        assert not is_public_map(step)
+        with pytest.raises(ValueError, match="neither a private dpcov"):
+            check_composition(Pipeline([("s", step)]), caller="test")

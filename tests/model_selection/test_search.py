@@ -26,11 +26,12 @@ from dpcov.discriminant_analysis import LinearDiscriminantAnalysis
 from dpcov.distributions import MultivariateGaussian, ProductBernoulli
 from dpcov.exceptions import NoiseDominatedWarning, NoPrivateResult
 from dpcov.impute import SimpleImputer
+from dpcov.linear_model import LinearRegression
 from dpcov.mechanisms import draw_run_count, run_count_pmf, selection_guarantee
 from dpcov.model_selection import PrivateSearchCV
 from dpcov.model_selection._scoring import bounded_scores
 from dpcov.pipeline import PrivatePipeline
-from dpcov.preprocessing import PublicTransformer, StandardScaler
+from dpcov.preprocessing import BoundsScaler, PublicTransformer, StandardScaler
 from tests.covariance._privacy_checks import gaussian_shift
 
 from ..test_common import _parametrize_with_checks
@@ -792,3 +793,126 @@ def test_candidate_steps_short_of_rows_are_named_at_once():
     assert "'impute': SimpleImputer" in message
     assert "'lda': LinearDiscriminantAnalysis" in message
     assert len(accountant) == 0
+
+
+def _extreme_pair(n=400, d=2, extreme=1.5e308, seed=0):
+    rows = np.random.default_rng(seed).uniform(-1.0, 1.0, size=(n, d))
+    other = rows.copy()
+    rows[0, 0] = extreme
+    return rows, other
+
+
+@pytest.mark.parametrize(
+    "candidate",
+    [
+        # A scaler's output overflows on the extreme row: the PCA after it,
+        # in fit and when the held-out rows are scored, must not refuse.
+        lambda: PrivatePipeline(
+            [
+                ("s", StandardScaler(bounds=(-1.0, 1.0))),
+                ("p", PCA(n_components=2)),
+                ("c", SeparateCovariance()),
+            ]
+        ),
+        # A scikit-learn Pipeline of private steps runs as a PrivatePipeline.
+        lambda: Pipeline(
+            [
+                ("s", StandardScaler(bounds=(-1.0, 1.0))),
+                ("p", PCA(n_components=2)),
+                ("c", SeparateCovariance(data_norm=2.0)),
+            ]
+        ),
+        lambda: Pipeline(
+            [
+                ("s", StandardScaler(bounds=(-1.0, 1.0))),
+                ("b", BoundsScaler(bounds=(-5.0, 5.0))),
+                ("c", SeparateCovariance(data_norm=2.0)),
+            ]
+        ),
+    ],
+    ids=["private pipeline", "pipeline", "bounds scaler"],
+)
+def test_rows_are_mapped_between_private_steps_in_fit_and_in_the_score(candidate):
+    from tests._neighbours import outcome
+
+    pair = _extreme_pair()
+    for seed in range(3):
+        seen = [
+            outcome(
+                lambda X=X, seed=seed: PrivateSearchCV(
+                    candidate(),
+                    {"s__with_mean": [True, False]},
+                    n_iter=2,
+                    validation_fraction=0.9,
+                    score_norm=2.0,
+                    random_state=seed,
+                ).fit(X)
+            )
+            for X in pair
+        ]
+        assert seen[0] == seen[1] == ("fit", []), seen
+
+
+def test_a_step_left_without_a_range_in_a_pipeline_candidate_receives_one():
+    # A scikit-learn Pipeline candidate runs as a PrivatePipeline: the scaler
+    # after PCA receives PCA's output range (before, it refused after the
+    # search had spent), and the search records its guarantee once.
+    accountant = BudgetAccountant()
+    search = PrivateSearchCV(
+        Pipeline(
+            [
+                ("p", PCA(n_components=2, data_norm=2.0)),
+                ("s", StandardScaler()),
+                ("c", SeparateCovariance(data_norm=2.0)),
+            ]
+        ),
+        {"p__whiten": [False]},
+        score_norm=2.0,
+        accountant=accountant,
+        random_state=0,
+    ).fit(_extreme_pair()[1])
+    assert len(accountant) == 1
+    assert isinstance(search.best_estimator_, PrivatePipeline)
+    assert "s" in search.best_estimator_.ranges_
+
+
+def test_an_accountant_inside_a_private_pipeline_candidate_is_refused():
+    # It would record every run, and the number of runs is not released.
+    pipe = PrivatePipeline(
+        [("p", PCA(n_components=2, data_norm=2.0, accountant=BudgetAccountant()))]
+    )
+    with pytest.raises(ValueError, match="pass it to PrivateSearchCV"):
+        PrivateSearchCV(pipe, {"p__whiten": [False, True]}).fit(_rows())
+
+
+def test_targets_are_checked_against_every_candidate_before_spending():
+    # The grid lists two target ranges: a target outside one of them is
+    # refused whatever its row, before anything is spent.
+    X = _rows(n=2000)
+    for row in (0, -1):
+        y = np.zeros(2000)
+        y[row] = 5.0
+        accountant = BudgetAccountant()
+        search = PrivateSearchCV(
+            LinearRegression(bounds=(-1.0, 1.0), target_bounds=(-10.0, 10.0)),
+            {"target_bounds": [(-1.0, 1.0), (-10.0, 10.0)]},
+            accountant=accountant,
+        )
+        with pytest.raises(ValueError, match="outside a candidate model's"):
+            search.fit(X, y)
+        assert len(accountant) == 0
+
+
+def test_budget_keys_are_weights_in_their_own_space():
+    # Each space of a list is checked against its own candidates, and a key
+    # that weighs something in some of them is accepted.
+    scale = StandardScaler(bounds=(-3.0, 3.0))
+    pipe = Pipeline([("scale", scale), ("pca", PCA(2, data_norm=3.0))])
+    spaces = [{"pca__epsilon": [1.0, 2.0]}, {"scale": ["passthrough"]}]
+    PrivateSearchCV(pipe, spaces, random_state=0).fit(_rows())
+    grid = {"scale": ["passthrough", scale], "pca__epsilon": [1.0, 2.0]}
+    PrivateSearchCV(pipe, grid, random_state=0).fit(_rows())
+    one = PrivatePipeline([("pca", PCA(2, data_norm=3.0))])
+    for key in ("pca__epsilon", "epsilon"):
+        with pytest.raises(ValueError, match="only private step"):
+            PrivateSearchCV(one, {key: [1.0, 2.0]}).fit(_rows())

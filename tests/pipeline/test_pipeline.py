@@ -1,6 +1,7 @@
 """PrivatePipeline: one budget over its steps, ranges passed from step to step."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from sklearn.pipeline import FeatureUnion
 from sklearn.pipeline import Pipeline as SkPipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, PolynomialFeatures
 from sklearn.preprocessing import StandardScaler as SkStandardScaler
+from sklearn.utils import get_tags
 
 from dpcov.accounting import ZCDP, PureDP, compose, zcdp_rho
 from dpcov.covariance import AdaptiveCovariance, GaussianCovariance
@@ -735,3 +737,95 @@ def test_checks_before_spending_refuse_exactly_where_the_fit_does(make):
     make().set_params(random_state=0).fit(rows)
     with pytest.raises(ValueError, match="needs at least"):
         make().set_params(random_state=0).fit(rows[:-1])
+
+
+def test_methods_map_rows_between_steps_as_fit_does():
+    # A scaler's output overflows on an extreme row; PCA's transform, after
+    # it, sees the row mapped into the scaler's output box, as in fit.
+    rows = np.random.default_rng(0).uniform(-1.0, 1.0, size=(2000, 2))
+    pipe = PrivatePipeline(
+        [("s", StandardScaler(bounds=(-1.0, 1.0))), ("p", PCA(n_components=2))],
+        epsilon=1.0,
+        random_state=0,
+    ).fit(rows)
+    extreme = rows[:5].copy()
+    extreme[0, 0] = 1.5e308
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = pipe.transform(extreme)
+        assert pipe.score_samples(extreme).shape == (5,)
+    assert np.all(np.isfinite(out))
+    np.testing.assert_allclose(out[1:], pipe.transform(rows[1:5]))
+
+
+def test_a_public_first_step_refuses_nan_in_the_tags_too():
+    pipe = PrivatePipeline(
+        [
+            ("f", PublicTransformer(FunctionTransformer())),
+            ("c", GaussianCovariance(data_norm=2.0)),
+        ]
+    )
+    assert not get_tags(pipe).input_tags.allow_nan
+    assert get_tags(_raw_pipeline()).input_tags.allow_nan
+
+
+def test_a_column_transformer_first_reads_only_its_columns():
+    # The raw table's text column is dropped by the ColumnTransformer: it is
+    # not validated as if the pipeline read it.
+    pd = pytest.importorskip("pandas")
+    X = make_sensor_table(3000, random_state=0).data[:, :2]
+    frame = pd.DataFrame(X, columns=["a", "b"])
+    frame["name"] = "text"
+    columns = ColumnTransformer([("n", PolynomialFeatures(1), ["a", "b"])])
+    pipe = PrivatePipeline(
+        [("columns", columns), ("pca", PCA(n_components=2))],
+        epsilon=1.0,
+        random_state=0,
+    ).fit(frame)
+    assert pipe.transform(frame).shape == (3000, 2)
+
+
+def test_a_column_transformer_output_format_does_not_follow_the_density():
+    # Around scikit-learn's default sparse_threshold (0.3): one row moves the
+    # density across it, and the format of the output with it; in a private
+    # composite the output is dense on both neighbours.
+    from tests._neighbours import outcome
+
+    dense = np.zeros((1000, 2))
+    dense[:299] = 0.5
+    dense[299, 0] = 0.5  # 599 of 2000 entries: density 0.2995
+    other = dense.copy()
+    other[300] = 0.5  # 601: density 0.3005
+    columns = ColumnTransformer([("p", "passthrough", [0, 1])])
+    formats = [
+        sparse.issparse(columns.fit_transform(sparse.csr_matrix(rows)))
+        for rows in (dense, other)
+    ]
+    assert formats == [True, False]  # scikit-learn's own choice differs
+    seen = []
+    for rows in (dense, other):
+        pipe = PrivatePipeline(
+            [
+                ("columns", ColumnTransformer([("p", "passthrough", [0, 1])])),
+                ("scale", StandardScaler(bounds=(-1.0, 1.0))),
+            ],
+            epsilon=1.0,
+            random_state=0,
+        )
+        X = sparse.csr_matrix(rows)
+        seen.append(outcome(lambda pipe=pipe, X=X: pipe.fit(X)))
+    assert seen[0] == seen[1] == ("fit", []), seen
+
+
+def test_a_frozen_release_is_a_public_map():
+    # A dpcov model fitted (and paid for) on public rows, frozen, maps rows
+    # like any public transform; it is not refitted or charged again.
+    public = np.random.default_rng(1).normal(size=(5000, 3))
+    frozen = FrozenEstimator(PCA(2, data_norm=5.0, random_state=0).fit(public))
+    pipe = PrivatePipeline(
+        [("frozen", frozen), ("cov", GaussianCovariance(data_norm=5.0))],
+        epsilon=1.0,
+        random_state=0,
+    ).fit(make_sensor_table(3000, random_state=0).data[:, :3])
+    assert pipe.named_steps["cov"].covariance_.shape == (2, 2)
+    assert math.isclose(pipe.epsilon_spent_, 1.0, rel_tol=1e-9)

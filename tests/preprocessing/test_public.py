@@ -120,3 +120,67 @@ def test_finite_output_maps_non_finite_values():
     mapped = finite_output(sparse.csr_matrix(values))
     np.testing.assert_array_equal(mapped.toarray(), [[0.0, big], [-big, 1.0]])
     assert finite_output(np.array([[1, 2]])).dtype == np.float64
+
+
+def test_output_format_and_dtype_are_fixed_at_fit():
+    # A block that fails and its fallback row take the format and dtype of
+    # the placeholder's output: no row decides them (float32 stays float32,
+    # sparse stays sparse).
+    X = _rows(n=20).astype(np.float32)
+    X[3] = 100.0
+    wrapped = PublicTransformer(FunctionTransformer(_double_or_raise)).fit(X)
+    assert wrapped.transform(X).dtype == np.float32
+    assert wrapped.transform(X[4:]).dtype == np.float32
+    rows = sparse.csr_matrix(X)
+    out = PublicTransformer(
+        FunctionTransformer(_sparse_or_raise, accept_sparse=True)
+    ).fit_transform(rows)
+    assert sparse.issparse(out) and out.dtype == np.float32
+
+
+def _double_or_raise(X):
+    # Keeps the input's dtype; raises on an entry above 10.
+    if np.any(np.abs(X) > 10):
+        raise ValueError("too big")
+    return 2 * X
+
+
+def _sparse_or_raise(X):
+    if np.any(np.abs(X.toarray()) > 10):
+        raise ValueError("too big")
+    return X
+
+
+def test_complex_or_text_output_is_the_fallback_and_silent():
+    X = np.abs(_rows())
+    X[0, 0] = -1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = PublicTransformer(FunctionTransformer(np.emath.sqrt)).fit_transform(X)
+    np.testing.assert_array_equal(out[0], [0.0, 0.0])
+    np.testing.assert_allclose(out[1:], np.sqrt(X[1:]))
+
+
+def test_coo_and_csc_rows_are_read():
+    X = _rows()
+    expected = PolynomialFeatures(2).fit_transform(X)
+    for rows in (sparse.coo_matrix(X), sparse.csc_matrix(X)):
+        out = PublicTransformer(PolynomialFeatures(2)).fit_transform(rows)
+        np.testing.assert_allclose(out.toarray(), expected)
+
+
+def test_only_maps_that_a_row_of_zeros_fits_exactly_are_wrapped():
+    # Fitted on a row of zeros, a transformer that learns from its rows would
+    # learn nothing (OneHotEncoder's categories, a discretizer's edges).
+    from sklearn.preprocessing import KBinsDiscretizer, OneHotEncoder
+
+    for learner in (OneHotEncoder(), KBinsDiscretizer()):
+        with pytest.raises(ValueError, match="learns from its rows"):
+            PublicTransformer(learner).fit(_rows())
+    # A FrozenEstimator of a dpcov model fitted on public rows is a release.
+    from dpcov.decomposition import PCA
+
+    public = np.random.default_rng(1).normal(size=(5000, 2))
+    frozen = FrozenEstimator(PCA(1, data_norm=5.0, random_state=0).fit(public))
+    out = PublicTransformer(frozen).fit(_rows()).transform(_rows())
+    np.testing.assert_allclose(out, frozen.transform(_rows()))
