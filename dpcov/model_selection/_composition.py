@@ -31,6 +31,7 @@ reads no row and whose output is always finite and silent.
 from sklearn.base import clone
 from sklearn.compose import ColumnTransformer, make_column_selector
 from sklearn.frozen import FrozenEstimator
+from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from ..preprocessing import BoundsScaler
@@ -121,6 +122,12 @@ def check_composition(estimator, *, caller, prefix=""):
     where = f"step {prefix.rstrip('_')!r} of {caller}" if prefix else caller
     if children is None:
         raise ValueError(learner_message(estimator, where))
+    if isinstance(estimator, Pipeline) and type(estimator) is not Pipeline:
+        raise ValueError(
+            f"{where} is {type(estimator).__name__}, a subclass of Pipeline, "
+            "which may run its steps its own way: use a scikit-learn Pipeline "
+            "or a dpcov PrivatePipeline."
+        )
     _check_composite_options(estimator, where)
     for name, step in children:
         check_composition(step, caller=caller, prefix=f"{prefix}{name}__")

@@ -55,12 +55,14 @@ __all__ = ["bounded_scores"]
 
 
 def _final(estimator):
-    # The estimator that scores, and the rows it sees: a pipeline's last step
-    # sees the rows transformed by the fitted earlier steps (a row-wise map
-    # fixed by releases: post-processing).
+    # The estimator that scores, and how to compute the rows it sees: a
+    # pipeline's last step sees the rows transformed by the fitted earlier
+    # steps (a row-wise map fixed by releases: post-processing), mapped into
+    # range between steps by a PrivatePipeline (as its fit hands them on).
     steps = getattr(estimator, "steps", None)
     if steps is not None and len(steps) > 1:
-        return estimator[-1], estimator[:-1]
+        head = getattr(estimator, "_last_step_rows", None)
+        return estimator[-1], head if head is not None else estimator[:-1].transform
     if steps is not None:
         return estimator[-1], None
     return estimator, None
@@ -274,7 +276,7 @@ def bounded_scores(
         return np.clip(values, low, high), (low, high)
     model, head = _final(estimator)
     if head is not None:
-        X = head.transform(X)
+        X = head(X)
     if kind == "pca_log_likelihood":
         values, (low, high) = _pca_log_likelihood(model, X)
     elif kind == "captured_fraction":

@@ -10,9 +10,8 @@ from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
-from sklearn.compose import ColumnTransformer
 from sklearn.model_selection import ParameterGrid, ParameterSampler
-from sklearn.pipeline import FeatureUnion, Pipeline
+from sklearn.pipeline import Pipeline
 from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -27,7 +26,7 @@ from ..mechanisms._selection import (
     selection_guarantee,
     selection_run_budget,
 )
-from ..pipeline._pipeline import PrivatePipeline
+from ..pipeline._pipeline import PrivatePipeline, as_private_pipelines
 from ..utils._input import validate_rows
 from ..utils._random import check_random_state, held_objects, spawn_generators
 from ..utils._sklearn_compat import (
@@ -278,7 +277,11 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     model, scaler or imputer, a bare FunctionTransformer) is refused before
     the data are read. Each public map runs in a
     :class:`~dpcov.preprocessing.PublicTransformer`, whose fit reads no row
-    and whose output is finite and silent (``best_estimator_`` holds it).
+    and whose output is finite and silent, and each scikit-learn Pipeline as
+    a :class:`~dpcov.pipeline.PrivatePipeline` without a budget of its own
+    (its steps keep the budgets the search set), which maps rows into range
+    between steps in fit and when held-out rows are scored
+    (``best_estimator_`` is that PrivatePipeline).
 
     Guarantee: pure ``epsilon``-DP when ``delta=0`` (pure-DP candidates, a
     truncated negative binomial law), otherwise ``(epsilon, delta)``-DP;
@@ -1049,34 +1052,7 @@ def _as_run(candidate):
     # Pipeline, at any depth, a PrivatePipeline without a budget of its own
     # (every step keeps the budget the search set), which maps the rows into
     # range between its steps, in fit and in every method the score uses.
-    candidate = run_public_maps(candidate)
-    return _private_pipelines(candidate)
-
-
-def _private_pipelines(estimator):
-    # Every scikit-learn Pipeline in ``estimator`` as a PrivatePipeline of the
-    # same steps (budget, accountant and seed None: each step its own).
-    if type(estimator) is Pipeline:
-        steps = [(name, _private_pipelines(step)) for name, step in estimator.steps]
-        return PrivatePipeline(steps, verbose=estimator.verbose)
-    if isinstance(estimator, (FeatureUnion, ColumnTransformer)):
-        attribute = (
-            "transformer_list"
-            if isinstance(estimator, FeatureUnion)
-            else ("transformers")
-        )
-        params = {
-            step[0]: converted
-            for step in getattr(estimator, attribute)
-            if (converted := _private_pipelines(step[1])) is not step[1]
-        }
-        if isinstance(estimator, ColumnTransformer):
-            remainder = _private_pipelines(estimator.remainder)
-            if remainder is not estimator.remainder:
-                params["remainder"] = remainder
-        if params:
-            estimator.set_params(**params)
-    return estimator
+    return as_private_pipelines(run_public_maps(candidate))
 
 
 def _all_private_leaves(candidate):

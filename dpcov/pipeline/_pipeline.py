@@ -44,7 +44,12 @@ from ..utils._random import check_random_state
 from ..utils._sklearn_compat import Hidden, Interval, Options, _fit_context
 from ..utils.validation import check_privacy_params, privacy_spent
 
-__all__ = ["PrivatePipeline", "make_private_pipeline", "output_range"]
+__all__ = [
+    "PrivatePipeline",
+    "as_private_pipelines",
+    "make_private_pipeline",
+    "output_range",
+]
 
 #: delta of the pipeline's budget when only epsilon is given (the estimators').
 DEFAULT_DELTA = 1e-6
@@ -163,11 +168,12 @@ class PrivatePipeline(Pipeline):
     radius needs at the step's share, PCA's integer ``n_components`` against
     the rows, the rows the first step's private ranges or radius need) run
     before the first step does, and every step they refuse is named in one
-    error. Between steps, each row, dense or sparse, is mapped on its own
-    into the range handed on (NaN to 0, infinities to the largest floats,
-    then clipped to the box or scaled into the ball), so an extreme row that
-    overflows in a transform cannot make a later step fail on one of two
-    neighbouring datasets only.
+    error. Between steps, in ``fit`` and in the fitted pipeline's methods
+    (``transform``, ``predict``, the scores), each row, dense or sparse, is
+    mapped on its own into the range handed on (NaN to 0, infinities to the
+    largest floats, then clipped to the box or scaled into the ball), so an
+    extreme row that overflows in a transform cannot make a later step fail
+    on one of two neighbouring datasets only.
 
     **What it may contain.** Private dpcov steps, and public maps: a
     :class:`~dpcov.preprocessing.PublicTransformer` (how a
@@ -202,10 +208,12 @@ class PrivatePipeline(Pipeline):
     ----------
     steps : list of tuples
         ``(name, estimator)`` pairs, as scikit-learn's ``Pipeline``: private
-        dpcov steps and public maps (above). Private steps must be direct
-        steps (a private estimator inside a ``FeatureUnion`` or
-        ``ColumnTransformer`` is refused: they fit clones, which the shared
-        budget would not reach).
+        dpcov steps and public maps (above). With a budget or an
+        accountant, private steps must be direct steps (a private estimator
+        inside a ``FeatureUnion`` or ``ColumnTransformer`` is refused: they
+        fit clones, which the shared budget or the accountant would not
+        reach); without either, each spends its own budget wherever it is,
+        as in a scikit-learn pipeline, and ``guarantee_`` composes them all.
     epsilon : float, default=None
         The pipeline's budget (with ``delta``): rho-zCDP at the largest rho
         that gives (``epsilon``, ``delta``)-DP, or pure ``epsilon``-DP with
@@ -221,10 +229,11 @@ class PrivatePipeline(Pipeline):
         succeeded, or, when a step fails, those of the steps that ran
         before it.
     random_state : int, numpy.random.Generator or None, default=None
-        Seeds the private steps left at ``random_state=None``, each with an
-        independent generator spawned from it (for tests and experiments: a
-        seeded release is not private against whoever knows the seed; the
-        fit says so once, with a
+        Seeds the private steps left at ``random_state=None`` (the pipeline's
+        own steps; a private estimator inside a composite step keeps its
+        own), each with an independent generator spawned from it (for
+        tests and experiments: a seeded release is not private against
+        whoever knows the seed; the fit says so once, with a
         :class:`~dpcov.exceptions.SeededNoiseWarning`). None leaves every
         step's own.
     verbose : bool, default=False
@@ -367,13 +376,15 @@ class PrivatePipeline(Pipeline):
         # records (a search's candidate, run as a pipeline).
         return self._budget() is None and self.accountant is None
 
-    def _private_direct_steps(self):
+    def _private_direct_steps(self, shared=False):
         # (name, estimator) of the private steps; refuses private estimators
-        # elsewhere (inside composites, which fit clones) unless every step
-        # spends its own budget, and every step that is neither private nor
-        # a public map (check_composition), before anything is read.
+        # elsewhere (inside composites, which fit clones) when a budget or an
+        # accountant is shared over the steps (this pipeline's, or, with
+        # ``shared``, that of a pipeline holding it), and every step that is
+        # neither private nor a public map (check_composition), before
+        # anything is read.
+        shared = shared or not self._nested_allowed()
         direct = []
-        nested = None
         for name, step in self.steps:
             if step is None or (isinstance(step, str) and step == "passthrough"):
                 continue
@@ -381,15 +392,19 @@ class PrivatePipeline(Pipeline):
                 step, caller="PrivatePipeline", prefix=f"{name}__"
             ):
                 if leaf is not step:
-                    nested = self._nested_allowed() if nested is None else nested
-                    if nested:
+                    if not shared:
                         continue
                     raise ValueError(
-                        f"PrivatePipeline shares its budget over its own steps; "
-                        f"{type(leaf).__name__} ({path.rstrip('_')}) is inside "
-                        "a composite step, which fits a clone of it. Make it a "
-                        "step of the pipeline, or fit the composite on its own."
+                        f"PrivatePipeline shares its budget or its accountant "
+                        f"over its own steps; {type(leaf).__name__} "
+                        f"({path.rstrip('_')}) is inside a composite step, which "
+                        "fits a clone of it. Make it a step of the pipeline, fit "
+                        "the composite on its own, or give no budget and no "
+                        "accountant (each step then spends its own)."
                     )
+                if isinstance(step, PrivatePipeline):
+                    # It receives a share and the ledger: nothing nested.
+                    step._private_direct_steps(shared=shared)
                 direct.append((name, step))
             check_composition(step, caller=type(self).__name__, prefix=f"{name}__")
         return direct
@@ -511,8 +526,13 @@ class PrivatePipeline(Pipeline):
             if step is None or (isinstance(step, str) and step == "passthrough"):
                 continue
             # A public step runs as a PublicTransformer (its fit reads no row,
-            # its output is finite and silent, whatever a row holds).
-            step = clone(step) if _is_private(step) else public_map_copy(step)
+            # its output is finite and silent, whatever a row holds), and a
+            # Pipeline inside a composite step as a PrivatePipeline (rows
+            # mapped between its steps).
+            if _is_private(step):
+                step = clone(step)
+            else:
+                step = as_private_pipelines(public_map_copy(step))
             settings = {}
             if _is_private(step):
                 if name in shares:
@@ -616,19 +636,32 @@ class PrivatePipeline(Pipeline):
             if step is None or (isinstance(step, str) and step == "passthrough"):
                 continue
             width, first = (n_features if first else None), False
-            check = getattr(step, "_check_before_spending", None)
-            if check is None:
-                continue
-            probe = clone(step)
-            if name in shares:
-                probe.set_params(**budget_params(probe, shares[name]))
-            with warnings.catch_warnings():
-                # The step's own fit warns (a column-vector y), once.
-                warnings.simplefilter("ignore")
-                try:
-                    probe._check_before_spending(n_samples, y, n_features=width)
-                except ValueError as error:
-                    problems.append((name, str(error)))
+            # A private step, or the private estimators inside a composite
+            # step (allowed without a shared budget: at their own budgets,
+            # on columns of unknown width).
+            checked = (
+                [(name, step, width)]
+                if _is_private(step)
+                else [
+                    (path.rstrip("_"), leaf, None)
+                    for path, leaf in private_steps(step, prefix=f"{name}__")
+                ]
+            )
+            for label, leaf, leaf_width in checked:
+                if not hasattr(leaf, "_check_before_spending"):
+                    continue
+                probe = clone(leaf)
+                if label in shares:
+                    probe.set_params(**budget_params(probe, shares[label]))
+                with warnings.catch_warnings():
+                    # The step's own fit warns (a column-vector y), once.
+                    warnings.simplefilter("ignore")
+                    try:
+                        probe._check_before_spending(
+                            n_samples, y, n_features=leaf_width
+                        )
+                    except ValueError as error:
+                        problems.append((label, str(error)))
         return problems
 
     def __sklearn_tags__(self):
@@ -910,6 +943,47 @@ def _into_range(Xt, received):
     if sparse.issparse(Xt):
         return _sparse_into_range(Xt, received)
     return _finite_rows(Xt, received)
+
+
+def as_private_pipelines(estimator):
+    """Every scikit-learn Pipeline in ``estimator`` as a PrivatePipeline.
+
+    The same steps, with no budget, accountant or seed of its own: each step
+    spends its own budget, as in the scikit-learn pipeline, and the rows are
+    mapped into range between the steps, in ``fit`` and in the methods. At
+    any depth of FeatureUnions and ColumnTransformers (set by
+    ``set_params``); a PrivatePipeline is left as it is.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+
+    Returns
+    -------
+    estimator : estimator instance
+        A new PrivatePipeline for a Pipeline, else ``estimator`` itself.
+    """
+    if type(estimator) is Pipeline:
+        steps = [(name, as_private_pipelines(step)) for name, step in estimator.steps]
+        return PrivatePipeline(steps, verbose=estimator.verbose)
+    if isinstance(estimator, (FeatureUnion, ColumnTransformer)):
+        attribute = (
+            "transformer_list"
+            if isinstance(estimator, FeatureUnion)
+            else "transformers"
+        )
+        params = {
+            step[0]: converted
+            for step in getattr(estimator, attribute)
+            if (converted := as_private_pipelines(step[1])) is not step[1]
+        }
+        if isinstance(estimator, ColumnTransformer):
+            remainder = as_private_pipelines(estimator.remainder)
+            if remainder is not estimator.remainder:
+                params["remainder"] = remainder
+        if params:
+            estimator.set_params(**params)
+    return estimator
 
 
 def _check_raw_rows(steps, X):

@@ -916,3 +916,59 @@ def test_budget_keys_are_weights_in_their_own_space():
     for key in ("pca__epsilon", "epsilon"):
         with pytest.raises(ValueError, match="only private step"):
             PrivateSearchCV(one, {key: [1.0, 2.0]}).fit(_rows())
+
+
+def test_held_out_rows_reach_the_last_step_mapped_into_range():
+    # The score reads the last step's input as the fitted pipeline hands it
+    # on: an extreme held-out row, which overflows in the scaler, cannot make
+    # ProductBernoulli's score refuse the rows (after the search spent).
+    from tests._neighbours import outcome
+
+    pair = _extreme_pair()
+    for seed in range(3):
+        seen = [
+            outcome(
+                lambda X=X, seed=seed: PrivateSearchCV(
+                    Pipeline(
+                        [
+                            ("s", StandardScaler(bounds=(-1.0, 1.0))),
+                            ("b", ProductBernoulli(binarize=0.0)),
+                        ]
+                    ),
+                    {"b__min_probability": ["auto", 0.01]},
+                    validation_fraction=0.9,
+                    random_state=seed,
+                ).fit(X)
+            )
+            for X in pair
+        ]
+        assert seen[0] == seen[1] == ("fit", []), seen
+
+
+def test_a_pipeline_subclass_is_refused():
+    class MyPipeline(Pipeline):
+        pass
+
+    candidate = MyPipeline(
+        [("s", StandardScaler(bounds=(-1.0, 1.0))), ("p", PCA(2, data_norm=2.0))]
+    )
+    with pytest.raises(ValueError, match="a subclass of Pipeline"):
+        PrivateSearchCV(candidate, {"p__whiten": [False]}).fit(_rows())
+
+
+def test_a_private_step_inside_a_composite_candidate_is_checked_before_spending():
+    from sklearn.pipeline import FeatureUnion
+
+    accountant = BudgetAccountant()
+    candidate = Pipeline(
+        [
+            ("u", FeatureUnion([("s", StandardScaler(bounds="private"))])),
+            ("c", SeparateCovariance(data_norm=2.0)),
+        ]
+    )
+    search = PrivateSearchCV(
+        candidate, {"c__data_norm": [2.0]}, score_norm=2.0, accountant=accountant
+    )
+    with pytest.raises(ValueError, match="u__s"):
+        search.fit(_rows(n=200, d=2))
+    assert len(accountant) == 0

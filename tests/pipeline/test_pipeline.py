@@ -829,3 +829,88 @@ def test_a_frozen_release_is_a_public_map():
     ).fit(make_sensor_table(3000, random_state=0).data[:, :3])
     assert pipe.named_steps["cov"].covariance_.shape == (2, 2)
     assert math.isclose(pipe.epsilon_spent_, 1.0, rel_tol=1e-9)
+
+
+def test_private_steps_inside_composites_only_without_a_shared_budget():
+    # Without a budget or an accountant each private estimator spends its
+    # own, wherever it is, and guarantee_ composes them all (here two scalers
+    # side by side and a covariance after them); with a budget the clones a
+    # ColumnTransformer fits would escape it, and it is refused.
+    from dpcov.accounting import BudgetAccountant
+
+    X = make_sensor_table(3000, random_state=0).data[:, :2]
+    columns = ColumnTransformer(
+        [
+            ("a", StandardScaler(epsilon=0.5, delta=0.0, bounds=(-100.0, 100.0)), [0]),
+            ("b", StandardScaler(epsilon=0.5, delta=0.0, bounds=(-100.0, 100.0)), [1]),
+        ]
+    )
+    steps = [
+        ("columns", columns),
+        ("cov", GaussianCovariance(epsilon=1.0, delta=0.0, data_norm=5.0)),
+    ]
+    pipe = PrivatePipeline(steps, random_state=0)
+    assert pipe.privacy_cost() == PureDP(2.0)
+    pipe.fit(X)
+    assert pipe.guarantee_ == PureDP(2.0)
+    assert pipeline_cost(pipe) == PureDP(2.0)
+    for budget in (dict(epsilon=1.0), dict(accountant=BudgetAccountant())):
+        with pytest.raises(ValueError, match="inside a composite step"):
+            PrivatePipeline(steps, **budget).fit(X)
+
+
+def test_a_pipeline_inside_a_composite_step_maps_its_rows_too():
+    # Without a budget, a scikit-learn Pipeline of private steps inside a
+    # FeatureUnion runs as a PrivatePipeline: an extreme row that overflows
+    # in its scaler cannot make its PCA refuse the rows on one neighbour.
+    from tests._neighbours import outcome
+
+    rows = np.random.default_rng(0).uniform(-1.0, 1.0, size=(2000, 2))
+    other = rows.copy()
+    rows[0, 0] = 1.5e308
+    seen = []
+    for X in (rows, other):
+        inner = SkPipeline(
+            [
+                ("s", StandardScaler(bounds=(-1.0, 1.0), epsilon=0.5)),
+                ("pca", PCA(2, data_norm=3.0)),
+            ]
+        )
+        pipe = PrivatePipeline(
+            [
+                ("u", FeatureUnion([("p", inner)])),
+                ("c", GaussianCovariance(data_norm=3.0)),
+            ],
+            random_state=0,
+        )
+        seen.append(outcome(lambda pipe=pipe, X=X: pipe.fit(X)))
+    assert seen[0] == seen[1] == ("fit", []), seen
+
+
+def test_a_nested_pipeline_under_a_shared_accountant_is_refused_before_spending():
+    # The inner pipeline has no budget of its own but would receive the outer
+    # accountant's ledger: nothing may be nested in it.
+    from dpcov.accounting import BudgetAccountant
+
+    X = make_sensor_table(3000, random_state=0).data[:, :2]
+    columns = ColumnTransformer([("s", StandardScaler(bounds=(-100.0, 100.0)), [0])])
+    inner = PrivatePipeline([("columns", columns), ("pca", PCA(1, data_norm=5.0))])
+    accountant = BudgetAccountant()
+    outer = PrivatePipeline(
+        [("s0", StandardScaler(bounds=(-100.0, 100.0))), ("inner", inner)],
+        accountant=accountant,
+    )
+    with pytest.raises(ValueError, match="inside a composite step"):
+        outer.fit(X)
+    assert len(accountant) == 0
+
+
+def test_a_private_step_inside_a_composite_is_checked_before_spending():
+
+    X = make_sensor_table(200, random_state=0).data[:, :2]
+    union = FeatureUnion([("s", StandardScaler(bounds="private"))])
+    pipe = PrivatePipeline(
+        [("u", union), ("c", GaussianCovariance(data_norm=2.0))], random_state=0
+    )
+    with pytest.raises(ValueError, match="step 'u__s': StandardScaler"):
+        pipe.fit(X)
