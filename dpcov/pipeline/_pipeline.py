@@ -136,6 +136,37 @@ def _final_can_transform(self):
     return final == "passthrough" or hasattr(final, "transform")
 
 
+def _on_last_step_rows(method, returns, what):
+    # A fitted pipeline's method that runs the last step's ``method`` on the
+    # rows the earlier steps hand on, mapped into range between them
+    # (PrivatePipeline._last_step_rows), as scikit-learn's Pipeline runs it
+    # on their outputs.
+    def call(self, X, **params):
+        rows = self._last_step_rows(X)
+        return getattr(self._final_estimator, method)(rows, **params)
+
+    call.__name__, call.__qualname__ = method, f"PrivatePipeline.{method}"
+    name, kind = returns.split(" : ", 1)
+    call.__doc__ = f"""The last step's {what} on the rows the earlier steps hand on.
+
+        Each earlier step's output is mapped into its output range, as
+        ``fit`` hands it on.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows, for the first step.
+        **params : dict
+            Passed to the last step's ``{method}``.
+
+        Returns
+        -------
+        {name} : {kind}
+            The last step's {what}.
+        """
+    return available_if(_final_has(method))(call)
+
+
 class PrivatePipeline(Pipeline):
     """A pipeline of private steps that share one budget and pass ranges on.
 
@@ -718,79 +749,20 @@ class PrivatePipeline(Pipeline):
             return Xt
         return final.transform(Xt, **params)
 
-    @available_if(_final_has("predict"))
-    def predict(self, X, **params):
-        """Predict with the last step on the rows the earlier steps hand on.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Rows, for the first step.
-        **params : dict
-            Passed to the last step's ``predict``.
-
-        Returns
-        -------
-        y_pred : ndarray
-            The last step's predictions.
-        """
-        return self._final_estimator.predict(self._last_step_rows(X), **params)
-
-    @available_if(_final_has("predict_proba"))
-    def predict_proba(self, X, **params):
-        """Class probabilities of the last step on the rows handed on.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Rows, for the first step.
-        **params : dict
-            Passed to the last step's ``predict_proba``.
-
-        Returns
-        -------
-        y_proba : ndarray of shape (n_samples, n_classes)
-            The last step's probabilities.
-        """
-        return self._final_estimator.predict_proba(self._last_step_rows(X), **params)
-
-    @available_if(_final_has("predict_log_proba"))
-    def predict_log_proba(self, X, **params):
-        """Log class probabilities of the last step on the rows handed on.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Rows, for the first step.
-        **params : dict
-            Passed to the last step's ``predict_log_proba``.
-
-        Returns
-        -------
-        y_log_proba : ndarray of shape (n_samples, n_classes)
-            The last step's log-probabilities.
-        """
-        rows = self._last_step_rows(X)
-        return self._final_estimator.predict_log_proba(rows, **params)
-
-    @available_if(_final_has("decision_function"))
-    def decision_function(self, X, **params):
-        """Decision function of the last step on the rows handed on.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Rows, for the first step.
-        **params : dict
-            Passed to the last step's ``decision_function``.
-
-        Returns
-        -------
-        y_score : ndarray
-            The last step's decision function.
-        """
-        rows = self._last_step_rows(X)
-        return self._final_estimator.decision_function(rows, **params)
+    predict = _on_last_step_rows("predict", "y_pred : ndarray", "predictions")
+    predict_proba = _on_last_step_rows(
+        "predict_proba",
+        "y_proba : ndarray of shape (n_samples, n_classes)",
+        "class probabilities",
+    )
+    predict_log_proba = _on_last_step_rows(
+        "predict_log_proba",
+        "y_log_proba : ndarray of shape (n_samples, n_classes)",
+        "log class probabilities",
+    )
+    decision_function = _on_last_step_rows(
+        "decision_function", "y_score : ndarray", "decision function"
+    )
 
     @available_if(_final_has("score_samples"))
     def score_samples(self, X):
