@@ -47,3 +47,21 @@ def outcome(fit):
         }
     )
     return result, seen
+
+
+def outcomes(pair, make):
+    """The outcome of ``make().fit(X)`` on each dataset of ``pair``.
+
+    Parameters
+    ----------
+    pair : tuple of array-like
+        The neighbouring datasets.
+    make : callable
+        Builds a fresh, unfitted composite.
+
+    Returns
+    -------
+    seen : list of tuple
+        :func:`outcome` of each fit, in the order of ``pair``.
+    """
+    return [outcome(lambda X=X: make().fit(X)) for X in pair]

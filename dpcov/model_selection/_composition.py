@@ -42,7 +42,13 @@ from ..preprocessing._public import (
 )
 from ._cost import _COMPOSITES, is_private
 
-__all__ = ["check_composition", "is_public_map", "run_public_maps"]
+__all__ = [
+    "check_composition",
+    "composite_children",
+    "is_public_map",
+    "public_map_copy",
+    "run_public_maps",
+]
 
 
 def _skipped(step):
@@ -74,9 +80,21 @@ def is_public_map(step):
     )
 
 
-def _children(estimator):
-    # (name, step) of a composite's steps (a ColumnTransformer's remainder
-    # too), or None for a leaf.
+def composite_children(estimator):
+    """(name, step) of a composite's steps, or None for a leaf.
+
+    A Pipeline's steps, a FeatureUnion's transformers, a ColumnTransformer's
+    transformers and its remainder (named ``"remainder"``): each pair's name
+    is the parameter that ``set_params`` replaces it by.
+
+    Parameters
+    ----------
+    estimator : object
+
+    Returns
+    -------
+    children : list of (str, object) or None
+    """
     attribute = next((a for cls, a in _COMPOSITES if isinstance(estimator, cls)), None)
     if attribute is None:
         return None
@@ -118,7 +136,7 @@ def check_composition(estimator, *, caller, prefix=""):
         return
     if is_public_map(estimator):
         return
-    children = _children(estimator)
+    children = composite_children(estimator)
     where = f"step {prefix.rstrip('_')!r} of {caller}" if prefix else caller
     if children is None:
         raise ValueError(learner_message(estimator, where))
@@ -178,23 +196,20 @@ def run_public_maps(estimator):
         if isinstance(estimator, (PublicTransformer, BoundsScaler)):
             return estimator
         return PublicTransformer(estimator)
-    children = _children(estimator)
+    children = composite_children(estimator)
     if children is None:
         return estimator
     if isinstance(estimator, ColumnTransformer):
         # Dense output always: with a sparse_threshold in (0, 1] the format
         # would follow the rows' density, a choice one row can change.
         estimator.set_params(sparse_threshold=0.0)
-    params = {}
-    for name, step in children:
-        wrapped = run_public_maps(step)
-        if wrapped is not step:
-            params[name] = wrapped
+    params = {
+        name: wrapped
+        for name, step in children
+        if (wrapped := run_public_maps(step)) is not step
+    }
     if params:
-        if "remainder" in params:
-            estimator.set_params(remainder=params.pop("remainder"))
-        if params:
-            estimator.set_params(**params)
+        estimator.set_params(**params)
     return estimator
 
 

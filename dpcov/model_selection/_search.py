@@ -11,7 +11,6 @@ from numbers import Real
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid, ParameterSampler
-from sklearn.pipeline import Pipeline
 from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -38,7 +37,7 @@ from ..utils._sklearn_compat import (
 )
 from ..utils._warnings import warn
 from ._composition import check_composition, run_public_maps
-from ._cost import budget_weights, check_shareable, is_private, private_steps
+from ._cost import budget_weights, check_shareable, private_steps
 from ._scoring import _final, bounded_scores, score_kind
 
 __all__ = ["PrivateSearchCV"]
@@ -128,20 +127,6 @@ class _SearchPlan:
     score_norm: float | None
 
 
-def _first_reader(estimator):
-    # The private step that reads the candidate's input rows as they are
-    # (the candidate itself, or the first step of a scikit-learn Pipeline,
-    # recursively), whose width is then known; None otherwise.
-    if is_private(estimator):
-        return estimator
-    if isinstance(estimator, Pipeline):
-        for _, step in estimator.steps:
-            if step is None or (isinstance(step, str) and step == "passthrough"):
-                continue
-            return _first_reader(step)
-    return None
-
-
 def _check_grid_before_spending(grid, run_budget, n_train, y, n_features):
     # Each private step of every candidate, at the run budget: its checks of
     # public values that need no row (_check_before_spending) on the n_train
@@ -157,13 +142,15 @@ def _check_grid_before_spending(grid, run_budget, n_train, y, n_features):
             continue
         probe = clone(candidate)
         _set_run_budget(probe, run_budget)
+        # (Run as a run is: a Pipeline is a PrivatePipeline, whose checks
+        # cover its steps; the candidate itself reads the rows at their
+        # width.)
         probe = _as_run(probe)
-        first = _first_reader(probe)
         for prefix, leaf in _private_leaves(probe):
             check = getattr(leaf, "_check_before_spending", None)
             if check is None:
                 continue
-            width = n_features if leaf is first else None
+            width = n_features if leaf is probe else None
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 try:
@@ -182,26 +169,12 @@ def _check_grid_before_spending(grid, run_budget, n_train, y, n_features):
         )
 
 
-def _weighed_leaves(candidate):
-    # (path, estimator) of the private steps whose budgets share a run's: the
-    # candidate's private leaves, a PrivatePipeline's own private steps in
-    # its place (the pipeline's budget is set by the search, its steps share
-    # it by their weights).
-    for prefix, leaf in _private_leaves(candidate):
-        if isinstance(leaf, PrivatePipeline):
-            for path, inner in leaf._private_leaves():
-                yield f"{prefix}{path}", inner
-        else:
-            yield prefix, leaf
-
-
-def _check_budget_keys(spaces, grid_of):
+def _check_budget_keys(spaces, grids):
     # A budget the grid lists is a private step's weight in the run budget
     # (its proportion to the other steps'): refused where it weighs nothing
     # in every candidate of its space, that is where it sets the budget of
     # the only private step, or of a PrivatePipeline (which the search sets).
-    for space in spaces:
-        candidates = grid_of(space)
+    for space, candidates in zip(spaces, grids, strict=True):
         for key in sorted(k for k in space if _is_privacy_key(k)):
             path = key.rsplit("__", 1)[0] + "__" if "__" in key else ""
             if all(_weighs_nothing(c, path) for c in candidates):
@@ -223,8 +196,14 @@ def _weighs_nothing(candidate, path):
     leaves = dict(_private_leaves(candidate))
     if isinstance(leaves.get(path), PrivatePipeline):
         return True
-    weighed = list(_weighed_leaves(candidate))
-    return len(weighed) == 1 and weighed[0][0] == path
+    # The private steps whose budgets share a run's: a PrivatePipeline's own
+    # steps in its place (its budget is set by the search).
+    weighed = [
+        prefix
+        for prefix, leaf in _all_private_leaves(candidate)
+        if not (isinstance(leaf, PrivatePipeline) and leaves.get(prefix) is leaf)
+    ]
+    return weighed == [path]
 
 
 def _within(guarantee, budget):
@@ -586,17 +565,14 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         listed = [
             {k: v for k, v in s.items() if isinstance(v, (list, tuple))} for s in spaces
         ]
-        grid = [self._candidate(params) for params in ParameterGrid(listed)]
-        _check_budget_keys(
-            spaces,
-            lambda space: [
-                self._candidate(params)
-                for params in ParameterGrid(
-                    {k: v for k, v in space.items() if isinstance(v, (list, tuple))}
-                )
-            ],
-        )
-        return spaces, grid
+        # Each space's combinations (ParameterGrid over a list of spaces is
+        # their concatenation, in order).
+        grids = [
+            [self._candidate(params) for params in ParameterGrid(space)]
+            for space in listed
+        ]
+        _check_budget_keys(spaces, grids)
+        return spaces, [candidate for grid in grids for candidate in grid]
 
     def _candidate(self, params):
         # The estimator with ``params``, checked before anything reads it:

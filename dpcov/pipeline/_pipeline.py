@@ -25,7 +25,11 @@ from sklearn.utils.validation import _num_features, _num_samples
 from ..accounting import ZCDP, BudgetAccountant, PureDP, compose, split_budget
 from ..base import warn_if_seeded
 from ..exceptions import SeededNoiseWarning
-from ..model_selection._composition import check_composition, public_map_copy
+from ..model_selection._composition import (
+    check_composition,
+    composite_children,
+    public_map_copy,
+)
 from ..model_selection._cost import (
     budget_params,
     budget_weights,
@@ -77,8 +81,14 @@ def output_range(estimator):
     return None if method is None else method()
 
 
-def _is_private(estimator):
-    return is_private(estimator)
+def _skipped(step):
+    # A pipeline step that runs nothing.
+    return step is None or (isinstance(step, str) and step == "passthrough")
+
+
+def _first_step(steps):
+    # The first step that runs (None when there is none).
+    return next((step for _, step in steps if not _skipped(step)), None)
 
 
 @contextmanager
@@ -394,7 +404,7 @@ class PrivatePipeline(Pipeline):
         return [
             leaf
             for name, step in self.steps
-            if not (step is None or (isinstance(step, str) and step == "passthrough"))
+            if not _skipped(step)
             for leaf in private_steps(
                 step, fitted=fitted, caller="PrivatePipeline", prefix=f"{name}__"
             )
@@ -417,7 +427,7 @@ class PrivatePipeline(Pipeline):
         shared = shared or not self._nested_allowed()
         direct = []
         for name, step in self.steps:
-            if step is None or (isinstance(step, str) and step == "passthrough"):
+            if _skipped(step):
                 continue
             for path, leaf in private_steps(
                 step, caller="PrivatePipeline", prefix=f"{name}__"
@@ -511,9 +521,8 @@ class PrivatePipeline(Pipeline):
             The fitted pipeline.
         """
         budget = self._budget()
-        # Every step is private or a public map (checked again, with the
-        # private steps listed, below): refused before anything else.
-        self._private_direct_steps()
+        # Every step is private or a public map: refused before anything else.
+        direct = self._private_direct_steps()
         self._validate_steps()
         namespace = array_api_input(X)
         if namespace is not None:
@@ -526,7 +535,6 @@ class PrivatePipeline(Pipeline):
                 "array_api_dispatch is on): convert X to a NumPy array first "
                 "(for a torch tensor, X.cpu().numpy())."
             )
-        direct = self._private_direct_steps()
         shares = {} if budget is None else self._shares(budget, direct)
         _check_raw_rows(self.steps, X)
         if self.accountant is not None:
@@ -554,18 +562,18 @@ class PrivatePipeline(Pipeline):
         Xt = X
         last = len(self.steps) - 1
         for index, (name, step) in enumerate(self.steps):
-            if step is None or (isinstance(step, str) and step == "passthrough"):
+            if _skipped(step):
                 continue
             # A public step runs as a PublicTransformer (its fit reads no row,
             # its output is finite and silent, whatever a row holds), and a
             # Pipeline inside a composite step as a PrivatePipeline (rows
             # mapped between its steps).
-            if _is_private(step):
+            if is_private(step):
                 step = clone(step)
             else:
                 step = as_private_pipelines(public_map_copy(step))
             settings = {}
-            if _is_private(step):
+            if is_private(step):
                 if name in shares:
                     settings.update(budget_params(step, shares[name]))
                 if name in generators:
@@ -635,9 +643,7 @@ class PrivatePipeline(Pipeline):
             return
         if not isinstance(n_samples, Integral):
             return  # rows not counted yet (a Dask array of unknown chunks)
-        problems = self._problems_before_spending(n_samples, y, shares, n_features)
-        if problems:
-            raise ValueError(_refusals(type(self).__name__, n_samples, problems))
+        self._refuse_before_spending(n_samples, y, shares, n_features)
 
     def _check_before_spending(self, n_samples, y=None, *, n_features=None):
         """The steps' checks of public values that need no row, before any release.
@@ -651,20 +657,18 @@ class PrivatePipeline(Pipeline):
         budget = self._budget()
         direct = self._private_direct_steps()
         shares = {} if budget is None else self._shares(budget, direct)
-        problems = self._problems_before_spending(n_samples, y, shares, n_features)
-        if problems:
-            raise ValueError(_refusals(type(self).__name__, n_samples, problems))
+        self._refuse_before_spending(n_samples, y, shares, n_features)
 
-    def _problems_before_spending(self, n_samples, y, shares, n_features=None):
-        # (step name, message) of every step whose checks before spending
-        # refuse: the first step is checked at the rows' width (n_features,
-        # when known; the whole plan of its fit), the later ones at the
-        # fewest features (their width, and whether they receive a range,
-        # come from the steps before them).
+    def _refuse_before_spending(self, n_samples, y, shares, n_features=None):
+        # One ValueError naming every step whose checks before spending
+        # refuse, each with its own message: the first step is checked at the
+        # rows' width (n_features, when known; the whole plan of its fit),
+        # the later ones at the fewest features (their width, and whether
+        # they receive a range, come from the steps before them).
         problems = []
         first = True
         for name, step in self.steps:
-            if step is None or (isinstance(step, str) and step == "passthrough"):
+            if _skipped(step):
                 continue
             width, first = (n_features if first else None), False
             # A private step, or the private estimators inside a composite
@@ -672,7 +676,7 @@ class PrivatePipeline(Pipeline):
             # on columns of unknown width).
             checked = (
                 [(name, step, width)]
-                if _is_private(step)
+                if is_private(step)
                 else [
                     (path.rstrip("_"), leaf, None)
                     for path, leaf in private_steps(step, prefix=f"{name}__")
@@ -693,23 +697,16 @@ class PrivatePipeline(Pipeline):
                         )
                     except ValueError as error:
                         problems.append((label, str(error)))
-        return problems
+        if problems:
+            raise ValueError(_refusals(type(self).__name__, n_samples, problems))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        first = next(
-            (
-                step
-                for _, step in self.steps
-                if step is not None
-                and not (isinstance(step, str) and step == "passthrough")
-            ),
-            None,
-        )
+        first = _first_step(self.steps)
         if first is not None and hasattr(first, "__sklearn_tags__"):
             # (A public first step reads the raw rows, refused with NaN.)
             tags.input_tags.allow_nan = (
-                _is_private(first) and first.__sklearn_tags__().input_tags.allow_nan
+                is_private(first) and first.__sklearn_tags__().input_tags.allow_nan
             )
         return tags
 
@@ -722,7 +719,7 @@ class PrivatePipeline(Pipeline):
         # search scores held-out rows through these methods).
         Xt = X
         for _, step in self.steps[:-1]:
-            if step is None or (isinstance(step, str) and step == "passthrough"):
+            if _skipped(step):
                 continue
             Xt = _into_range(step.transform(Xt), output_range(step))
         return Xt
@@ -745,7 +742,7 @@ class PrivatePipeline(Pipeline):
         """
         Xt = self._last_step_rows(X)
         final = self._final_estimator
-        if final is None or (isinstance(final, str) and final == "passthrough"):
+        if _skipped(final):
             return Xt
         return final.transform(Xt, **params)
 
@@ -854,27 +851,28 @@ def _sparse_into_range(values, received):
     rows = finite_output(values)
     if received is None:
         return rows
+    rows.sum_duplicates()
     kind, bound = received
     if kind == "bounds":
-        lower, upper = (np.asarray(part, dtype=np.float64) for part in bound)
-        if not np.all(
-            (np.minimum(lower, upper) <= 0) & (np.maximum(lower, upper) >= 0)
-        ):
+        low, high = _inward_box(bound, rows.dtype)
+        if not np.all((low <= 0) & (high >= 0)):
             return _finite_rows(rows.toarray(), received)
-        rows.sum_duplicates()
-        dtype = rows.dtype
-        low = np.nextafter(lower.astype(dtype), np.inf, dtype=dtype)
-        high = np.nextafter(upper.astype(dtype), -np.inf, dtype=dtype)
-        low, high = np.minimum(low, high), np.maximum(low, high)
         rows.data = np.clip(rows.data, low[rows.indices], high[rows.indices])
         return rows
-    rows.sum_duplicates()
     data = rows.data.astype(np.float64)
     row = np.repeat(np.arange(rows.shape[0]), np.diff(rows.indptr))
     norms = _sparse_row_norms(data, row, rows.shape[0])
     data = _sparse_clip(data, row, rows.shape[0], float(bound), norms)
     rows.data = data.astype(rows.dtype, copy=False)
     return rows
+
+
+def _inward_box(bound, dtype):
+    # A box's float64 ends rounded inward to the rows' dtype (no value
+    # clipped to them leaves the box), as (low, high).
+    lower = np.nextafter(np.asarray(bound[0]).astype(dtype), np.inf, dtype=dtype)
+    upper = np.nextafter(np.asarray(bound[1]).astype(dtype), -np.inf, dtype=dtype)
+    return np.minimum(lower, upper), np.maximum(lower, upper)
 
 
 def _finite_rows(values, received):
@@ -891,11 +889,7 @@ def _finite_rows(values, received):
         return values
     kind, bound = received
     if kind == "bounds":
-        # (The float64 ends rounded inward to the rows' dtype: no value
-        # leaves the box.)
-        lower = np.nextafter(bound[0].astype(values.dtype), np.inf, dtype=values.dtype)
-        upper = np.nextafter(bound[1].astype(values.dtype), -np.inf, dtype=values.dtype)
-        return np.clip(values, np.minimum(lower, upper), np.maximum(lower, upper))
+        return np.clip(values, *_inward_box(bound, values.dtype))
     # Rows scaled into the ball (in float64: _clip's overflow-safe norms).
     rows, _ = _clip(values.astype(np.float64), bound, owned=True)
     return rows.astype(values.dtype, copy=False)
@@ -939,20 +933,11 @@ def as_private_pipelines(estimator):
         steps = [(name, as_private_pipelines(step)) for name, step in estimator.steps]
         return PrivatePipeline(steps, verbose=estimator.verbose)
     if isinstance(estimator, (FeatureUnion, ColumnTransformer)):
-        attribute = (
-            "transformer_list"
-            if isinstance(estimator, FeatureUnion)
-            else "transformers"
-        )
         params = {
-            step[0]: converted
-            for step in getattr(estimator, attribute)
-            if (converted := as_private_pipelines(step[1])) is not step[1]
+            name: converted
+            for name, step in composite_children(estimator)
+            if (converted := as_private_pipelines(step)) is not step
         }
-        if isinstance(estimator, ColumnTransformer):
-            remainder = as_private_pipelines(estimator.remainder)
-            if remainder is not estimator.remainder:
-                params["remainder"] = remainder
         if params:
             estimator.set_params(**params)
     return estimator
@@ -963,17 +948,10 @@ def _check_raw_rows(steps, X):
     # before it may hold NaN or infinities on some data only); as the first
     # step it reads the raw rows, which must be in the domain: refused, with
     # a message free of data, before anything is read for a release.
-    first = next(
-        (
-            step
-            for _, step in steps
-            if not (step is None or (isinstance(step, str) and step == "passthrough"))
-        ),
-        None,
-    )
+    first = _first_step(steps)
     if (
         first is None
-        or _is_private(first)
+        or is_private(first)
         or is_dask_array(X)
         or isinstance(first, (Pipeline, FeatureUnion, ColumnTransformer))
     ):

@@ -210,15 +210,6 @@ def _placeholder(X, n_features):
     return np.zeros((1, n_features), dtype=dtype)
 
 
-def _n_rows(X):
-    return X.shape[0]
-
-
-def _take(X, start, stop):
-    # Rows start:stop of an array or a CSR matrix.
-    return X[start:stop]
-
-
 def _as_rows(values):
     # A transform's output as an ndarray or a CSR matrix (a DataFrame's
     # values; sparse formats other than CSR converted).
@@ -379,8 +370,7 @@ class PublicTransformer(TransformerMixin, BaseEstimator):
         X = self._validate(X, reset=False, method="transform")
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            blocks = self._map(X, 0, _n_rows(X)) or [self._rows_of_zeros(0)]
-            return finite_output(_stack(blocks))
+            return finite_output(_stack(self._map(X, 0, X.shape[0])))
 
     def _validate(self, X, *, reset, method):
         # The rows' shape, numeric dtype and width (messages free of data);
@@ -400,16 +390,15 @@ class PublicTransformer(TransformerMixin, BaseEstimator):
         # The outputs of rows start:stop, as a list of blocks: the whole block
         # if the map succeeds on it, else its halves (a single row that fails
         # is the fallback row).
-        if stop <= start:
-            return []
+        # (Validation refuses empty X, and halves are never empty.)
         try:
-            out = self._conform(self.transformer_.transform(_take(X, start, stop)))
+            out = self._conform(self.transformer_.transform(X[start:stop]))
         except Exception:  # noqa: BLE001 - any failure: halve, then fall back
             out = None
         if out is not None and out.shape == (stop - start, self.n_features_out_):
             return [out]
         if stop - start == 1:
-            return [self._rows_of_zeros(1)]
+            return [self._fallback_row()]
         middle = (start + stop) // 2
         return self._map(X, start, middle) + self._map(X, middle, stop)
 
@@ -425,9 +414,10 @@ class PublicTransformer(TransformerMixin, BaseEstimator):
             rows = rows.toarray()
         return np.asarray(rows, dtype=self._output_dtype)
 
-    def _rows_of_zeros(self, n):
-        # The fallback rows, in the output's format and dtype.
-        shape = (n, self.n_features_out_)
+    def _fallback_row(self):
+        # The row a failing input row maps to: zeros, in the output's format
+        # and dtype.
+        shape = (1, self.n_features_out_)
         if self._sparse_output:
             return sparse.csr_matrix(shape, dtype=self._output_dtype)
         return np.zeros(shape, dtype=self._output_dtype)

@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 from scipy import sparse, stats
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 from sklearn.decomposition import PCA as SkPCA
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV
@@ -32,6 +32,7 @@ from dpcov.model_selection import PrivateSearchCV
 from dpcov.model_selection._scoring import bounded_scores
 from dpcov.pipeline import PrivatePipeline
 from dpcov.preprocessing import BoundsScaler, PublicTransformer, StandardScaler
+from tests._neighbours import outcomes
 from tests.covariance._privacy_checks import gaussian_shift
 
 from ..test_common import _parametrize_with_checks
@@ -636,8 +637,6 @@ def test_a_released_winner_cannot_rebuild_its_noise():
     # N - N', whose 15 distinct entries are independent with s.d. sqrt(2)
     # sigma (sigma about 0.002 here): each is within 1e-6 of 0 with
     # probability below 3e-4, all of them below 1e-50.
-    from sklearn.base import clone
-
     v = np.array([0.6, -0.3, 0.2, 0.1, 0.5])
     X = np.tile(v, (5000, 1))
     truth = np.outer(v, v)
@@ -686,32 +685,32 @@ def test_a_public_step_in_a_candidate_lets_out_nothing_about_a_row(
     # neighbour only (87 of 100 searches); a PrivatePipeline's search
     # re-emitted the overflow warning (86 of 100). Same outcome and warnings
     # on both, for every seed (the split and the runs vary with it).
-    from sklearn.base import clone
-
-    from tests._neighbours import outcome
-
     rows = np.random.default_rng(0).normal(0.0, 1.0 / 3.0, size=(500, 2))
     other = rows.copy()
     rows[-1], other[-1] = extreme, 0.0
     pair = (rows, other)
     if as_sparse:
         pair = tuple(sparse.csr_matrix(X) for X in pair)
+    candidate = kind([*clone(public, safe=False), ("pca", PCA(1, data_norm=1.0))])
+    searches = []
     for seed in range(4):
-        seen = []
-        for X in pair:
-            candidate = kind(
-                [*clone(public, safe=False), ("pca", PCA(1, data_norm=1.0))]
+
+        def make(seed=seed):
+            searches.append(
+                PrivateSearchCV(
+                    clone(candidate),
+                    {"pca__n_components": [1, 2]},
+                    epsilon=1.0,
+                    delta=0.0,
+                    law="geometric",
+                    random_state=seed,
+                )
             )
-            search = PrivateSearchCV(
-                candidate,
-                {"pca__n_components": [1, 2]},
-                epsilon=1.0,
-                delta=0.0,
-                law="geometric",
-                random_state=seed,
-            )
-            seen.append(outcome(lambda search=search, X=X: search.fit(X)))
+            return searches[-1]
+
+        seen = outcomes(pair, make)
         assert seen[0] == seen[1] == ("fit", []), seen
+    search = searches[-1]
     if kind is Pipeline:
         # The public maps ran in PublicTransformers (the user's are unchanged).
         assert isinstance(search.best_estimator_["poly"], PublicTransformer)
@@ -833,23 +832,19 @@ def _extreme_pair(n=400, d=2, extreme=1.5e308, seed=0):
     ids=["private pipeline", "pipeline", "bounds scaler"],
 )
 def test_rows_are_mapped_between_private_steps_in_fit_and_in_the_score(candidate):
-    from tests._neighbours import outcome
-
     pair = _extreme_pair()
     for seed in range(3):
-        seen = [
-            outcome(
-                lambda X=X, seed=seed: PrivateSearchCV(
-                    candidate(),
-                    {"s__with_mean": [True, False]},
-                    n_iter=2,
-                    validation_fraction=0.9,
-                    score_norm=2.0,
-                    random_state=seed,
-                ).fit(X)
-            )
-            for X in pair
-        ]
+        seen = outcomes(
+            pair,
+            lambda seed=seed: PrivateSearchCV(
+                candidate(),
+                {"s__with_mean": [True, False]},
+                n_iter=2,
+                validation_fraction=0.9,
+                score_norm=2.0,
+                random_state=seed,
+            ),
+        )
         assert seen[0] == seen[1] == ("fit", []), seen
 
 
@@ -922,26 +917,23 @@ def test_held_out_rows_reach_the_last_step_mapped_into_range():
     # The score reads the last step's input as the fitted pipeline hands it
     # on: an extreme held-out row, which overflows in the scaler, cannot make
     # ProductBernoulli's score refuse the rows (after the search spent).
-    from tests._neighbours import outcome
-
     pair = _extreme_pair()
-    for seed in range(3):
-        seen = [
-            outcome(
-                lambda X=X, seed=seed: PrivateSearchCV(
-                    Pipeline(
-                        [
-                            ("s", StandardScaler(bounds=(-1.0, 1.0))),
-                            ("b", ProductBernoulli(binarize=0.0)),
-                        ]
-                    ),
-                    {"b__min_probability": ["auto", 0.01]},
-                    validation_fraction=0.9,
-                    random_state=seed,
-                ).fit(X)
-            )
-            for X in pair
+    candidate = Pipeline(
+        [
+            ("s", StandardScaler(bounds=(-1.0, 1.0))),
+            ("b", ProductBernoulli(binarize=0.0)),
         ]
+    )
+    for seed in range(3):
+        seen = outcomes(
+            pair,
+            lambda seed=seed: PrivateSearchCV(
+                clone(candidate),
+                {"b__min_probability": ["auto", 0.01]},
+                validation_fraction=0.9,
+                random_state=seed,
+            ),
+        )
         assert seen[0] == seen[1] == ("fit", []), seen
 
 

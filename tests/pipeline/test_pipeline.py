@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pytest
 from scipy import sparse
+from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
 from sklearn.decomposition import PCA as SkPCA
 from sklearn.frozen import FrozenEstimator
@@ -28,6 +29,7 @@ from dpcov.linear_model import LinearRegression
 from dpcov.model_selection import pipeline_cost
 from dpcov.pipeline import PrivatePipeline, make_private_pipeline, output_range
 from dpcov.preprocessing import BoundsScaler, PublicTransformer, StandardScaler
+from tests._neighbours import outcomes
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcov.exceptions.SeededNoiseWarning")
 
@@ -244,8 +246,6 @@ def test_refusals():
 
 
 def test_clone_and_params_round_trip():
-    from sklearn.base import clone
-
     pipe = _raw_pipeline(epsilon=2.0, delta=1e-7)
     copy = clone(pipe)
     assert copy.get_params()["epsilon"] == 2.0
@@ -504,17 +504,13 @@ def _log1p():
 def test_public_steps_let_out_nothing_about_a_row(public, extreme, as_sparse):
     # On a neighbouring pair chosen to break it (an extreme finite row against
     # (0, 0)): the same outcome and the same warnings, for every seed.
-    from sklearn.base import clone
-
-    from tests._neighbours import outcome
-
     pair = _neighbours(extreme)
     if as_sparse:
         pair = tuple(sparse.csr_matrix(rows) for rows in pair)
     for seed in range(3):
-        seen = []
-        for rows in pair:
-            pipe = PrivatePipeline(
+        seen = outcomes(
+            pair,
+            lambda seed=seed: PrivatePipeline(
                 [
                     *clone(public, safe=False),
                     ("pca", PCA(n_components=1, data_norm=1.0)),
@@ -522,8 +518,8 @@ def test_public_steps_let_out_nothing_about_a_row(public, extreme, as_sparse):
                 epsilon=1.0,
                 delta=0.0,
                 random_state=seed,
-            )
-            seen.append(outcome(lambda pipe=pipe, rows=rows: pipe.fit(rows)))
+            ),
+        )
         assert seen[0] == seen[1] == ("fit", []), seen
 
 
@@ -789,8 +785,6 @@ def test_a_column_transformer_output_format_does_not_follow_the_density():
     # Around scikit-learn's default sparse_threshold (0.3): one row moves the
     # density across it, and the format of the output with it; in a private
     # composite the output is dense on both neighbours.
-    from tests._neighbours import outcome
-
     dense = np.zeros((1000, 2))
     dense[:299] = 0.5
     dense[299, 0] = 0.5  # 599 of 2000 entries: density 0.2995
@@ -802,18 +796,17 @@ def test_a_column_transformer_output_format_does_not_follow_the_density():
         for rows in (dense, other)
     ]
     assert formats == [True, False]  # scikit-learn's own choice differs
-    seen = []
-    for rows in (dense, other):
-        pipe = PrivatePipeline(
+    seen = outcomes(
+        (sparse.csr_matrix(dense), sparse.csr_matrix(other)),
+        lambda: PrivatePipeline(
             [
                 ("columns", ColumnTransformer([("p", "passthrough", [0, 1])])),
                 ("scale", StandardScaler(bounds=(-1.0, 1.0))),
             ],
             epsilon=1.0,
             random_state=0,
-        )
-        X = sparse.csr_matrix(rows)
-        seen.append(outcome(lambda pipe=pipe, X=X: pipe.fit(X)))
+        ),
+    )
     assert seen[0] == seen[1] == ("fit", []), seen
 
 
@@ -863,27 +856,25 @@ def test_a_pipeline_inside_a_composite_step_maps_its_rows_too():
     # Without a budget, a scikit-learn Pipeline of private steps inside a
     # FeatureUnion runs as a PrivatePipeline: an extreme row that overflows
     # in its scaler cannot make its PCA refuse the rows on one neighbour.
-    from tests._neighbours import outcome
-
     rows = np.random.default_rng(0).uniform(-1.0, 1.0, size=(2000, 2))
     other = rows.copy()
     rows[0, 0] = 1.5e308
-    seen = []
-    for X in (rows, other):
-        inner = SkPipeline(
+    inner = SkPipeline(
+        [
+            ("s", StandardScaler(bounds=(-1.0, 1.0), epsilon=0.5)),
+            ("pca", PCA(2, data_norm=3.0)),
+        ]
+    )
+    seen = outcomes(
+        (rows, other),
+        lambda: PrivatePipeline(
             [
-                ("s", StandardScaler(bounds=(-1.0, 1.0), epsilon=0.5)),
-                ("pca", PCA(2, data_norm=3.0)),
-            ]
-        )
-        pipe = PrivatePipeline(
-            [
-                ("u", FeatureUnion([("p", inner)])),
+                ("u", FeatureUnion([("p", clone(inner))])),
                 ("c", GaussianCovariance(data_norm=3.0)),
             ],
             random_state=0,
-        )
-        seen.append(outcome(lambda pipe=pipe, X=X: pipe.fit(X)))
+        ),
+    )
     assert seen[0] == seen[1] == ("fit", []), seen
 
 
