@@ -43,10 +43,14 @@ from dpcov.covariance import (
     SeparateCovariance,
 )
 from dpcov.decomposition import PCA, ApproximateSubspace, ExactSubspace
+from dpcov.discriminant_analysis import LinearDiscriminantAnalysis
 from dpcov.distributions import MultivariateGaussian, ProductBernoulli
+from dpcov.impute import SimpleImputer
+from dpcov.linear_model import LinearRegression, Ridge
 from dpcov.mechanisms import _discrete
 from dpcov.model_selection import PrivateSearchCV
-from dpcov.preprocessing import StandardScaler
+from dpcov.pipeline import PrivatePipeline
+from dpcov.preprocessing import BoundsScaler, PublicTransformer, StandardScaler
 
 
 class _SeededSource:
@@ -74,6 +78,23 @@ def _subspace_rows(n=4000, seed=0):
     rng = np.random.default_rng(seed)
     basis = rng.integers(-3, 4, size=(2, 5))
     return (rng.integers(-9, 10, size=(n, 2)) @ basis).astype(float)
+
+
+def _labelled_rows(n=6000, seed=0):
+    # Three classes with shifted means, and a linear target with noise.
+    X = _rows(n=n, seed=seed)
+    rng = np.random.default_rng(seed + 1)
+    classes = rng.integers(0, 3, size=n)
+    X = X + 0.3 * classes[:, None]
+    target = X @ np.linspace(1.0, -0.5, X.shape[1]) + 0.1 * rng.normal(size=n)
+    return X, classes, np.clip(target, -2.0, 2.0)
+
+
+def _missing_rows(n=6000, seed=0):
+    X = _rows(n=n, seed=seed)
+    rng = np.random.default_rng(seed + 2)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    return X
 
 
 def _binary_rows(n=8000, seed=0):
@@ -180,6 +201,8 @@ def _cases():
             _rows(),
             False,
         )
+    yield from _supervised_cases()
+    yield from _composite_cases()
     # Hardened noise (the exact samplers fed by a seeded source).
     for cls in (GaussianCovariance, SeparateCovariance, AdaptiveCovariance):
         for guarantee, privacy in _GUARANTEES.items():
@@ -192,6 +215,151 @@ def _cases():
                 )
     # (A search under secure_noise draws its candidates from fresh OS
     # entropy whatever its random_state: no snapshot can reproduce it.)
+
+
+def _supervised_cases():
+    X, classes, target = _labelled_rows()
+    box = {"bounds": (-2.0, 2.0)}
+    for geometry, params in {
+        "bounds": box,
+        "private": {"bounds": "private"},
+        "data_norm": {"data_norm": 2.0},
+        "radius": {},
+    }.items():
+        for guarantee, privacy in _GUARANTEES.items():
+            if guarantee == "pure" and geometry in ("private", "radius"):
+                continue
+            yield (
+                f"LDA/{geometry}/{guarantee}",
+                _factory(
+                    LinearDiscriminantAnalysis, privacy, {**params, "classes": [0, 1, 2]}
+                ),
+                (X, classes),
+                False,
+            )
+    for cls, extra in ((LinearRegression, {}), (Ridge, {"alpha": 2.0})):
+        for geometry, params in {"bounds": box, "private": {"bounds": "private"}}.items():
+            yield (
+                f"{cls.__name__}/{geometry}",
+                _factory(cls, {}, {**params, **extra, "target_bounds": (-2.0, 2.0)}),
+                (X, target),
+                False,
+            )
+    for strategy in ("mean", "median", "constant"):
+        for geometry, params in {"bounds": box, "private": {"bounds": "private"}}.items():
+            yield (
+                f"SimpleImputer/{strategy}/{geometry}",
+                _factory(SimpleImputer, {}, {**params, "strategy": strategy}),
+                _missing_rows(),
+                False,
+            )
+    yield (
+        "StandardScaler/private",
+        _factory(StandardScaler, {}, {"bounds": "private"}),
+        _rows(),
+        False,
+    )
+
+
+def _pipeline(*steps, **params):
+    def make():
+        return PrivatePipeline(list(steps), random_state=0, **params)
+
+    return make
+
+
+def _composite_cases():
+    from sklearn.base import clone
+    from sklearn.preprocessing import FunctionTransformer, Normalizer
+
+    X, classes, target = _labelled_rows()
+    missing = _missing_rows()
+    box = (-2.0, 2.0)
+
+    def chain(*steps, **params):
+        return lambda: PrivatePipeline(
+            [(name, clone(step)) for name, step in steps], random_state=0, **params
+        )
+
+    yield (
+        "PrivatePipeline/impute-scale-pca-lda",
+        chain(
+            ("impute", SimpleImputer(bounds=box)),
+            ("scale", StandardScaler()),
+            ("pca", PCA(n_components=3)),
+            ("lda", LinearDiscriminantAnalysis(classes=[0, 1, 2])),
+            epsilon=2.0,
+            delta=1e-6,
+        ),
+        (np.where(np.isnan(missing), np.nan, X), classes),
+        False,
+    )
+    yield (
+        "PrivatePipeline/private-ranges-ridge",
+        chain(
+            ("impute", SimpleImputer(bounds="private")),
+            ("ridge", Ridge(target_bounds=box)),
+            epsilon=1.0,
+            delta=1e-6,
+        ),
+        (missing, target),
+        False,
+    )
+    public = PublicTransformer(FunctionTransformer(np.tanh))
+    yield (
+        "PrivatePipeline/public-map-covariance",
+        chain(
+            ("scale", BoundsScaler(bounds=box)),
+            ("tanh", public),
+            ("cov", AdaptiveCovariance()),
+            epsilon=1.0,
+            delta=1e-6,
+        ),
+        _rows(),
+        False,
+    )
+    sparse = _rows()
+    sparse[np.abs(sparse) < 0.3] = 0.0
+    yield (
+        "PrivatePipeline/sparse-scale-cov",
+        chain(
+            ("norm", Normalizer()),
+            ("cov", SeparateCovariance()),
+            epsilon=1.0,
+            delta=1e-6,
+        ),
+        sp.csr_matrix(sparse),
+        False,
+    )
+    yield (
+        "PrivateSearchCV/pipeline",
+        lambda: PrivateSearchCV(
+            PrivatePipeline(
+                [
+                    ("scale", StandardScaler(bounds=box)),
+                    ("lda", LinearDiscriminantAnalysis(classes=[0, 1, 2])),
+                ]
+            ),
+            {"lda__data_norm": [1.0, 3.0], "lda__priors": [None, [1 / 3] * 3]},
+            epsilon=8.0,
+            delta=1e-6,
+            random_state=0,
+        ),
+        (X, classes),
+        False,
+    )
+    yield (
+        "PrivateSearchCV/ridge",
+        lambda: PrivateSearchCV(
+            Ridge(bounds=box, target_bounds=box),
+            {"alpha": [0.1, 1.0, 10.0]},
+            epsilon=1.0,
+            delta=1e-6,
+            random_state=0,
+        ),
+        (X, target),
+        False,
+    )
 
 
 def _label(covariance):
@@ -254,15 +422,35 @@ def _outcome(factory, X, secure):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             with dpcov.config_context(secure_noise=secure):
-                estimator = factory().fit(X)
+                X, y = X if isinstance(X, tuple) else (X, None)
+                estimator = factory().fit(X, y)
+                applied = _applied(estimator, X, y)
         messages = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
-        return {"fitted": _snapshot(estimator), "warnings": messages}
+        return {"fitted": _snapshot(estimator), "applied": applied, "warnings": messages}
     except Exception as exc:  # noqa: BLE001 - the error is the outcome
         return {"error": f"{type(exc).__name__}: {exc}"}
     finally:
         import secrets
 
         _discrete._source = secrets
+
+
+def _applied(estimator, X, y):
+    # What the fitted estimator hands on: its transform, predictions, score.
+    rows = X[:50] if not hasattr(X, "compute") else X[:50].compute()
+    if sp.issparse(rows):
+        rows = rows.toarray()
+    out = {}
+    for method in ("transform", "predict", "predict_proba", "score"):
+        if not hasattr(estimator, method):
+            continue
+        args = (rows,) if method != "score" or y is None else (rows, y[:50])
+        try:
+            value = getattr(estimator, method)(*args)
+        except Exception as exc:  # noqa: BLE001 - the error is the outcome
+            value = f"{type(exc).__name__}: {exc}"
+        out[method] = _value(value)
+    return out
 
 
 def _cli_outcomes():
