@@ -1,22 +1,32 @@
-"""Base mixin of dpcov's private estimators: the budget a fit spends.
+"""Base mixin of dpcov's private estimators: the privacy contract.
 
 Every dpcov estimator has privacy parameters (``epsilon``, ``delta`` and, for
 most, ``rho``) and an optional shared :class:`~dpcov.accounting.BudgetAccountant`.
-This mixin turns the parameters into the guarantee a fit spends, before the
-data are read, and talks to the accountant.
+:class:`PrivateEstimatorMixin` turns the parameters into the guarantee a fit
+spends, before the data are read, talks to the accountant, and declares what
+the composites (:class:`~dpcov.pipeline.PrivatePipeline`,
+:class:`~dpcov.model_selection.PrivateSearchCV`) may ask of a private step:
+its :class:`PrivacyTags` (in ``__sklearn_tags__().privacy``) and a few
+methods with documented defaults. :func:`record_privacy` writes the record
+of what a fit spent (:data:`PRIVACY_RECORD`) on every private estimator,
+pipeline and search alike.
 """
 
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
+from dataclasses import dataclass, field, fields
 from numbers import Real
 
 import numpy as np
+from sklearn.frozen import FrozenEstimator
+from sklearn.utils import Tags
 
 from ._config import get_config
-from .accounting import BudgetAccountant
+from .accounting import BudgetAccountant, PureDP
 from .exceptions import NoHardenedSampler, NoiseDominatedWarning, SeededNoiseWarning
+from .mechanisms._noise import sampler_name
 from .utils._random import check_random_state
 from .utils._sklearn_compat import Interval, Options
 from .utils._warnings import warn
@@ -29,7 +39,14 @@ from .utils.validation import (
 
 __all__ = [
     "PRIVACY_PARAMETER_CONSTRAINTS",
+    "PRIVACY_RECORD",
+    "OutputRangeMixin",
+    "PrivacyTags",
     "PrivateEstimatorMixin",
+    "budget_params",
+    "is_private",
+    "privacy_tags",
+    "record_privacy",
     "warn_if_noise_dominated",
     "warn_if_seeded",
 ]
@@ -49,28 +66,268 @@ PRIVACY_PARAMETER_CONSTRAINTS = {
 }
 
 
-class PrivateEstimatorMixin:
-    """Mixin of private estimators: :meth:`privacy_cost` and the accountant.
+#: The fitted attributes every private fit records, written by
+#: :func:`record_privacy`: the guarantee, its parts, the noise's sampler and
+#: (epsilon, delta, rho) spent.
+PRIVACY_RECORD = (
+    "guarantee_",
+    "budget_split_",
+    "noise_sampler_",
+    "epsilon_spent_",
+    "delta_spent_",
+    "rho_spent_",
+)
 
-    The class flags ``_approx_dp_only`` (an (epsilon, delta)-DP estimator with
-    no pure or zCDP form) and ``_zcdp_only`` (a zCDP estimator with no pure-DP
-    variant) select how the parameters map to a guarantee; by default
-    ``delta=0`` gives pure DP and ``delta > 0`` or ``rho`` gives zCDP.
 
-    Estimators call :meth:`_check_budget` before reading their data and
-    :meth:`_spend_budget` after validating it, before any private step.
+@dataclass(slots=True)
+class PrivacyTags:
+    """What a private estimator declares to the composites and the checks.
 
-    The class flag ``_hardened_noise`` states that every mechanism of a fit
-    has an exact discrete sampler; under ``dpcov.set_config(secure_noise=True)``
-    :meth:`_check_budget` refuses the others with
-    :class:`~dpcov.exceptions.NoHardenedSampler`.
+    Read with :func:`privacy_tags` (``get_tags(estimator).privacy``); each
+    field comes from a class attribute of :class:`PrivateEstimatorMixin`
+    that an estimator overrides.
+
+    Parameters
+    ----------
+    guarantee : {"any", "approx_dp", "zcdp"}, default="any"
+        Which guarantees the parameters may ask for: ``"any"`` (``delta=0``
+        gives pure DP, ``delta > 0`` or ``rho`` zCDP), ``"approx_dp"`` (an
+        (epsilon, delta)-DP estimator with no pure or zCDP form;
+        ``_approx_dp_only``) or ``"zcdp"`` (no pure-DP form;
+        ``_zcdp_only``).
+    binary_input : bool, default=False
+        The rows must be in {0, 1} (``_binary_input``).
+    deterministic_release : bool, default=False
+        A fit may release without noise, as a stability test allows
+        (``_deterministic_release``): two fits need not differ.
+    default_score : str or None, default=None
+        The bounded per-row score a private search ranks this family by
+        when no ``scoring`` is given (``_default_score``; see
+        :func:`dpcov.model_selection.PrivateSearchCV`), or None.
     """
 
+    guarantee: str = "any"
+    binary_input: bool = False
+    deterministic_release: bool = False
+    default_score: str = None
+
+
+@dataclass(slots=True)
+class PrivateTags(Tags):
+    """scikit-learn's :class:`~sklearn.utils.Tags` with :class:`PrivacyTags`."""
+
+    privacy: PrivacyTags = field(default_factory=PrivacyTags)
+
+
+def is_private(estimator):
+    """Whether an object is a private dpcov estimator, pipeline or search.
+
+    A :class:`~sklearn.frozen.FrozenEstimator` is never one: it forwards
+    attribute access to what it holds, but is never fitted again (a frozen
+    dpcov model is a release, used as a public map).
+
+    Parameters
+    ----------
+    estimator : object
+
+    Returns
+    -------
+    private : bool
+    """
+    return isinstance(estimator, PrivateEstimatorMixin) and not isinstance(
+        estimator, FrozenEstimator
+    )
+
+
+def privacy_tags(estimator):
+    """The :class:`PrivacyTags` of a private estimator.
+
+    Parameters
+    ----------
+    estimator : PrivateEstimatorMixin
+
+    Returns
+    -------
+    tags : PrivacyTags
+    """
+    return estimator.__sklearn_tags__().privacy
+
+
+def budget_params(estimator, share):
+    """The parameters that make a private estimator run at ``share``.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        A private estimator with ``epsilon`` and ``delta`` (and, for most,
+        ``rho``) parameters.
+    share : PureDP or ZCDP
+        Its budget.
+
+    Returns
+    -------
+    params : dict
+        ``epsilon`` and ``delta=0`` (``rho=None``) for a pure share; ``rho``
+        for a zCDP share, or, for an estimator without ``rho``, the pure
+        epsilon that fits in it (``epsilon**2 / 2 <= rho``).
+    """
+    names = estimator.get_params(deep=False)
+    if isinstance(share, PureDP):
+        params = {"epsilon": share.epsilon, "delta": 0.0}
+        if "rho" in names:
+            params["rho"] = None
+        return params
+    if "rho" in names:
+        return {"rho": share.rho}
+    return {"epsilon": share.pure_epsilon(), "delta": 0.0}
+
+
+def record_privacy(estimator, guarantee, split, *, delta, epsilon=None):
+    """Write the record of what a fit spent (:data:`PRIVACY_RECORD`).
+
+    Every private estimator, :class:`~dpcov.pipeline.PrivatePipeline` and
+    :class:`~dpcov.model_selection.PrivateSearchCV` records its fit with this
+    one call, so that all carry the same attributes.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        The fitted estimator.
+    guarantee : PureDP, ZCDP or ApproxDP
+        What the fit spent (``guarantee_``).
+    split : dict
+        Its parts (``budget_split_``): each step's guarantee, by name.
+    delta : float
+        The ``delta`` a zCDP guarantee is stated at as (epsilon, delta)-DP.
+    epsilon : float or None, default=None
+        The epsilon asked for, when the budget was derived from (epsilon,
+        delta): the epsilon reported is then at most it (see
+        :func:`~dpcov.utils.privacy_spent`).
+    """
+    estimator.budget_split_ = split
+    estimator.guarantee_ = guarantee
+    estimator.noise_sampler_ = sampler_name()
+    estimator.epsilon_spent_, estimator.delta_spent_, estimator.rho_spent_ = (
+        privacy_spent(guarantee, delta, epsilon=epsilon)
+    )
+
+
+class OutputRangeMixin:
+    """Mixin of transformers that state the range of their output rows.
+
+    A :class:`~dpcov.pipeline.PrivatePipeline` hands the range a step states
+    (:func:`dpcov.pipeline.output_range`) to the next step, as its public
+    geometry. Every private estimator has the method (None by default);
+    :class:`~dpcov.preprocessing.BoundsScaler`, a public map, too.
+    """
+
+    def _output_range(self):
+        """The range of this step's output rows, handed to the next step.
+
+        Returns
+        -------
+        range : tuple or None
+            ``("bounds", (lower, upper))``, ``("data_norm", r)`` or None (the
+            default: no range stated); see
+            :func:`dpcov.pipeline.output_range`.
+        """
+        return None
+
+
+class PrivateEstimatorMixin(OutputRangeMixin):
+    """Mixin of private estimators: the privacy contract.
+
+    :meth:`privacy_cost` is the guarantee a fit spends; estimators call
+    :meth:`_check_budget` before reading their data, :meth:`_spend_budget`
+    after validating it, before any private step, and :func:`record_privacy`
+    once the release is made.
+
+    **Declarations** (class attributes, read by composites and checks as
+    :class:`PrivacyTags` in ``__sklearn_tags__().privacy``):
+    ``_approx_dp_only`` (an (epsilon, delta)-DP estimator with no pure or
+    zCDP form) and ``_zcdp_only`` (a zCDP estimator with no pure-DP variant)
+    select how the parameters map to a guarantee; ``_binary_input``,
+    ``_deterministic_release`` and ``_default_score`` as in
+    :class:`PrivacyTags`. ``_hardened_noise`` states that every mechanism of
+    a fit has an exact discrete sampler; under
+    ``dpcov.set_config(secure_noise=True)`` :meth:`_check_budget` refuses the
+    others with :class:`~dpcov.exceptions.NoHardenedSampler`.
+    ``_accounting_label`` (None: the class name) is the label of the fit in
+    the accountant's ledger (PCA has its inner estimator record under PCA's
+    name).
+
+    **Hooks** the composites call, with defaults here:
+    :meth:`_supports_hardened_noise`, :meth:`_check_before_spending`,
+    :meth:`_output_range` (from :class:`OutputRangeMixin`) and
+    :meth:`_check_composition`.
+    """
+
+    _approx_dp_only = False
+    _zcdp_only = False
     _hardened_noise = False
+    _binary_input = False
+    _deterministic_release = False
+    _default_score = None
+    _accounting_label = None
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        values = {f.name: getattr(tags, f.name) for f in fields(tags)}
+        values["privacy"] = PrivacyTags(
+            guarantee=(
+                "approx_dp"
+                if self._approx_dp_only
+                else "zcdp"
+                if self._zcdp_only
+                else "any"
+            ),
+            binary_input=self._binary_input,
+            deterministic_release=self._deterministic_release,
+            default_score=self._default_score,
+        )
+        return PrivateTags(**values)
 
     def _supports_hardened_noise(self):
-        # Whether a fit with the current parameters runs on hardened noise.
+        """Whether a fit with the current parameters runs on hardened noise.
+
+        Returns
+        -------
+        supported : bool
+            ``_hardened_noise`` unless overridden (an estimator whose
+            mechanisms depend on its parameters, PCA and LDA, asks its
+            covariance estimator).
+        """
         return self._hardened_noise
+
+    def _check_before_spending(self, n_samples, y=None, *, n_features=None):
+        """Refuse, from public values only, a fit that would fail on the rows.
+
+        A composite calls it on a clone at its share of the budget, before
+        anything is spent, so that a refusal costs nothing. The default
+        checks nothing.
+
+        Parameters
+        ----------
+        n_samples : int
+            The number of rows the fit will read (public).
+        y : array-like or None
+            The targets (checked against a public domain only).
+        n_features : int or None
+            The width of the rows, where known.
+
+        Raises
+        ------
+        ValueError
+            If the fit would refuse those rows; the message carries public
+            values only.
+        """
+
+    def _check_composition(self):
+        """Refuse a step inside this estimator that no guarantee covers.
+
+        The default (an estimator with no steps) checks nothing;
+        :class:`~dpcov.pipeline.PrivatePipeline` checks its steps.
+        """
 
     def privacy_cost(self):
         """The guarantee a fit spends with the current parameters.
@@ -90,9 +347,9 @@ class PrivateEstimatorMixin:
         ValueError
             If the privacy parameters are out of range.
         """
-        if getattr(self, "_approx_dp_only", False):
+        if self._approx_dp_only:
             return check_approx_privacy_params(self.epsilon, self.delta)
-        if getattr(self, "_zcdp_only", False):
+        if self._zcdp_only:
             return check_zcdp_privacy_params(self.epsilon, self.delta, self.rho)
         return check_privacy_params(self.epsilon, self.delta, self.rho)
 
@@ -118,7 +375,7 @@ class PrivateEstimatorMixin:
         # wrapper (PCA) may have its inner estimator record under its name.
         accountant = getattr(self, "accountant", None)
         if accountant is not None:
-            label = getattr(self, "_accounting_label", type(self).__name__)
+            label = self._accounting_label or type(self).__name__
             accountant.spend(cost, label=label)
 
     def _noise_generator(self, budget):
@@ -127,23 +384,12 @@ class PrivateEstimatorMixin:
         warn_if_seeded(self, budget)
         return check_random_state(self.random_state)
 
-    def _record_guarantee(self, guarantee):
-        # The fitted record of what a fit spent: guarantee_, the sampler of
-        # its noise and (epsilon_spent_, delta_spent_, rho_spent_).
-        from .mechanisms._noise import sampler_name
-
-        self.guarantee_ = guarantee
-        self.noise_sampler_ = sampler_name()
-        self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = self._privacy_spent(
-            guarantee
-        )
-
-    def _privacy_spent(self, guarantee):
-        # (epsilon_spent_, delta_spent_, rho_spent_) of a fit that spent
-        # ``guarantee``: with rho unset the budget came from (epsilon, delta),
+    def _record_privacy(self, guarantee, split):
+        # record_privacy for an estimator with (epsilon, delta[, rho])
+        # parameters: with rho unset the budget came from (epsilon, delta),
         # and the reported epsilon is at most epsilon.
         asked = self.epsilon if getattr(self, "rho", None) is None else None
-        return privacy_spent(guarantee, self.delta, epsilon=asked)
+        record_privacy(self, guarantee, split, delta=self.delta, epsilon=asked)
 
 
 _REMEDY = (

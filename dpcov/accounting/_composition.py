@@ -173,3 +173,35 @@ def split_budget(budget, shares):
     # The same products as budget.fraction(share), then rounded to fit.
     parts = _fit_parts([share * total for share in values], total)
     return {name: type(budget)(part) for name, part in zip(shares, parts, strict=True)}
+
+
+def budget_weights(costs, *, pure):
+    """Weights of private steps in a shared budget: what each would spend alone.
+
+    Under a pure-DP budget a step weighs its epsilon (a zCDP step: the
+    epsilon with the same rho, ``sqrt(2 rho)``); under zCDP, its rho (a pure
+    step: ``epsilon**2 / 2``). Steps that cost nothing weigh 0; when none
+    costs anything finite, all weigh the same.
+
+    Parameters
+    ----------
+    costs : list of PureDP or ZCDP
+        Each step's ``privacy_cost()``.
+    pure : bool
+        Whether the shared budget is pure DP.
+
+    Returns
+    -------
+    weights : list of float
+    """
+    if pure:
+        weights = [
+            c.epsilon if isinstance(c, PureDP) else math.sqrt(2.0 * c.to_zcdp().rho)
+            for c in costs
+        ]
+    else:
+        weights = [c.to_zcdp().rho for c in costs]
+    total = math.fsum(weights)
+    if not math.isfinite(total) or total <= 0:
+        return [1.0] * len(costs)
+    return weights

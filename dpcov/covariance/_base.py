@@ -48,7 +48,6 @@ from ..mechanisms import (
     project_psd_bounded,
     radius_counts,
 )
-from ..mechanisms._noise import sampler_name
 from ..mechanisms._projection import eigh_with, symmetric_eigh
 from ..preprocessing._ranges import (
     RANGES_SHARE,
@@ -354,6 +353,8 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
     :func:`~dpcov.covariance._gauss.gauss_release`) or override
     :meth:`_release`.
     """
+
+    _default_score = "frobenius"
 
     _parameter_constraints: dict = {
         **EmpiricalCovariance._parameter_constraints,
@@ -879,12 +880,8 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         steps = {
             name: share for name, share in plan.split.items() if name != "covariance"
         }
-        self.budget_split_ = {**steps, **release.split}
-        self.guarantee_ = compose(self.budget_split_.values())
-        self.noise_sampler_ = sampler_name()
-        self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = self._privacy_spent(
-            self.guarantee_
-        )
+        split = {**steps, **release.split}
+        self._record_privacy(compose(split.values()), split)
         for name, value in release.attributes.items():
             setattr(self, name, value)
         self.noise_level_ = float(estimate.noise_level)

@@ -416,6 +416,9 @@ class ApproximateSubspace(BaseSubspace):
         ``epsilon``.
     delta_spent_ : float
         ``delta``.
+    rho_spent_ : float
+        ``inf``: an (epsilon, delta)-DP guarantee with ``delta > 0`` bounds no
+        zCDP parameter.
     budget_split_ : dict of str to ApproxDP
         "histogram": the stability histogram of each run (runs on disjoint
         rows compose in parallel).

@@ -276,6 +276,9 @@ class ExactSubspace(BaseSubspace):
         ``epsilon``.
     delta_spent_ : float
         ``delta`` (the search's share included).
+    rho_spent_ : float
+        ``inf``: an (epsilon, delta)-DP guarantee with ``delta > 0`` bounds no
+        zCDP parameter.
     budget_split_ : dict of str to ApproxDP
         "selection": the stability test; with "majority", also "search":
         ``(0, (1 + e**epsilon) delta_search)``, the price of a random search

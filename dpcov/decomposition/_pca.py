@@ -16,7 +16,13 @@ from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
 from ..accounting import BudgetAccountant
-from ..base import PrivateEstimatorMixin, warn_if_noise_dominated, warn_if_seeded
+from ..base import (
+    PRIVACY_RECORD,
+    PrivateEstimatorMixin,
+    is_private,
+    warn_if_noise_dominated,
+    warn_if_seeded,
+)
 from ..covariance import (
     AdaptiveCovariance,
     EigenSamplingCovariance,
@@ -431,6 +437,8 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
     (3, 2)
     """
 
+    _default_score = "pca_log_likelihood"
+
     _parameter_constraints: dict = {
         "n_components": [
             Interval(Integral, 1, None, closed="left"),
@@ -500,7 +508,8 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             return False
         if self.covariance is None:
             return True
-        return getattr(self.covariance, "_supports_hardened_noise", bool)()
+        covariance = self.covariance
+        return is_private(covariance) and covariance._supports_hardened_noise()
 
     def _covariance_estimator(self, max_components):
         if self.covariance == "top_k":
@@ -799,12 +808,8 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         self.bounds_ = estimator.bounds_
         self.noise_level_ = estimator.noise_level_
         self.signal_to_noise_ = estimator.signal_to_noise_
-        self.guarantee_ = estimator.guarantee_
-        self.noise_sampler_ = estimator.noise_sampler_
-        self.epsilon_spent_ = estimator.epsilon_spent_
-        self.delta_spent_ = estimator.delta_spent_
-        self.rho_spent_ = estimator.rho_spent_
-        self.budget_split_ = estimator.budget_split_
+        for name in PRIVACY_RECORD:  # the covariance's fit is PCA's
+            setattr(self, name, getattr(estimator, name))
 
     def inverse_transform(self, X):
         """Map projections back to the feature space.

@@ -14,8 +14,7 @@ from sklearn.base import (
 from sklearn.utils.validation import check_is_fitted
 
 from ..accounting import BudgetAccountant
-from ..base import PrivateEstimatorMixin
-from ..mechanisms._noise import sampler_name
+from ..base import PrivateEstimatorMixin, record_privacy
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._sklearn_compat import Interval, Options, check_params_always
 
@@ -34,6 +33,7 @@ class BaseSubspace(
 
     # (epsilon, delta)-DP with delta > 0 only (read by dpcov's DP checks).
     _approx_dp_only = True
+    _default_score = "captured_fraction"
 
     _parameter_constraints: dict = {
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
@@ -64,11 +64,7 @@ class BaseSubspace(
     def _record(self, components, k, budget, split):
         self.components_ = components
         self.n_components_ = k
-        self.guarantee_ = budget
-        self.noise_sampler_ = sampler_name()
-        self.epsilon_spent_ = budget.epsilon
-        self.delta_spent_ = budget.delta
-        self.budget_split_ = split
+        record_privacy(self, budget, split, delta=self.delta)
 
     def transform(self, X):
         """Project X on the private subspace: ``X @ components_.T``.

@@ -28,7 +28,12 @@ from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.validation import check_is_fitted
 
 from ..accounting import compose, split_budget
-from ..base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
+from ..base import (
+    PRIVACY_PARAMETER_CONSTRAINTS,
+    PrivateEstimatorMixin,
+    budget_params,
+    is_private,
+)
 from ..covariance import AdaptiveCovariance
 from ..covariance._base import BasePrivateCovariance
 from ..exceptions import NoiseDominatedWarning, SeededNoiseWarning
@@ -39,7 +44,6 @@ from ..mechanisms import (
     private_radius_exponential,
     radius_counts,
 )
-from ..model_selection._cost import budget_params
 from ..preprocessing._ranges import (
     check_bounds_without_rows,
     plan_private_ranges,
@@ -262,6 +266,7 @@ class LinearDiscriminantAnalysis(
     """
 
     _hardened_noise = True
+    _default_score = "accuracy"
 
     _parameter_constraints: dict = {
         **PRIVACY_PARAMETER_CONSTRAINTS,
@@ -449,7 +454,8 @@ class LinearDiscriminantAnalysis(
         # covariance estimator decides for its part.
         if self.covariance is None:
             return AdaptiveCovariance()._supports_hardened_noise()
-        return getattr(self.covariance, "_supports_hardened_noise", bool)()
+        covariance = self.covariance
+        return is_private(covariance) and covariance._supports_hardened_noise()
 
     def _covariance_estimator(self, share):
         # The configured covariance estimator (its geometry, budget and
@@ -597,8 +603,7 @@ class LinearDiscriminantAnalysis(
             steps = {"bounds": bounds_budget, **steps}
         for name, step in estimator.budget_split_.items():
             steps[f"covariance_{name}"] = step
-        self.budget_split_ = steps
-        self._record_guarantee(compose(steps.values()))
+        self._record_privacy(compose(steps.values()), steps)
         return self
 
     def _record(self, classes, means, priors, covariance, radius, ridge, floor):

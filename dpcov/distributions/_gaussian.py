@@ -394,6 +394,7 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
 
     # Gaussian noise only: rho-zCDP, no pure-DP variant (read by dpcov's checks).
     _zcdp_only = True
+    _default_score = "frobenius"
 
     def _supports_hardened_noise(self):
         # CoinPress adds Gaussian noise only (exact discrete sampler); KLSU's
@@ -490,12 +491,7 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         self.mean_frame_ = plan.frame if coinpress else "whitened"
         self.prior_parts_ = plan.prior_parts if coinpress else ()
         self.covariance_rows_ = plan.rows if coinpress else "pairs"
-        self.budget_split_ = split
-        self.guarantee_ = budget
-        self.noise_sampler_ = _noise.sampler_name()
-        self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = self._privacy_spent(
-            budget
-        )
+        self._record_privacy(budget, split)
         self._report_noise(noise, n_features)
         return self
 

@@ -269,6 +269,7 @@ class ProductBernoulli(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
 
     # zCDP only: delta=0 without rho is refused (read by dpcov's DP checks).
     _zcdp_only = True
+    _default_score = "log_likelihood"
     # Every mechanism has an exact sampler (secure_noise; read by _check_budget).
     _hardened_noise = True
     # Rows must lie in {0, 1}^d (dpcov's DP checks then give binary data).
@@ -411,12 +412,7 @@ class ProductBernoulli(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
                 if hasattr(self, name):
                     delattr(self, name)
 
-        self.budget_split_ = split
-        self.guarantee_ = budget
-        self.noise_sampler_ = _noise.sampler_name()
-        self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = self._privacy_spent(
-            budget
-        )
+        self._record_privacy(budget, split)
         # Signal to noise, from the release and public values only (Notes).
         rarer = np.minimum(self.probabilities_, 1.0 - self.probabilities_)
         noise = self.noise_std_

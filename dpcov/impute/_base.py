@@ -404,9 +404,8 @@ class SimpleImputer(
     def _record(self, statistics, box, split):
         self.statistics_ = statistics
         self.bounds_ = box
-        self.budget_split_ = split
-        self._record_guarantee(
-            compose(split.values()) if split else self.privacy_cost()
+        self._record_privacy(
+            compose(split.values()) if split else self.privacy_cost(), split
         )
 
     def transform(self, X):

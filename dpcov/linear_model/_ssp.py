@@ -190,6 +190,7 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
     """Shared fit of the SSP regressors (see :class:`LinearRegression`)."""
 
     _hardened_noise = True
+    _default_score = "neg_squared_error"
 
     _parameter_constraints: dict = {
         **PRIVACY_PARAMETER_CONSTRAINTS,
@@ -304,8 +305,7 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
         self.bounds_ = box
         self.target_bounds_ = (float(target_box[0][0]), float(target_box[1][0]))
         self.ridge_ = float(np.max(penalty[:n_features])) if n_features else 0.0
-        self.budget_split_ = split
-        self._record_guarantee(compose(split.values()))
+        self._record_privacy(compose(split.values()), split)
 
     def predict(self, X):
         """Predict targets: ``X @ coef_ + intercept_``.

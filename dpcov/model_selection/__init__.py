@@ -10,7 +10,8 @@ scikit-learn search spend; a scikit-learn search's choice is not private.
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from ._cost import pipeline_cost, search_cost
+from ..pipeline._cost import pipeline_cost
+from ._cost import search_cost
 from ._search import PrivateSearchCV
 
 __all__ = ["PrivateSearchCV", "pipeline_cost", "search_cost"]

@@ -44,10 +44,7 @@ import math
 import numpy as np
 from scipy import sparse
 
-from ..covariance._base import BasePrivateCovariance
-from ..decomposition import PCA
-from ..decomposition._subspace_base import BaseSubspace
-from ..distributions import MultivariateGaussian, ProductBernoulli
+from ..base import is_private, privacy_tags
 from ..utils._gram import _clip
 from ..utils._input import quiet_float_errors
 
@@ -143,18 +140,6 @@ def _frobenius(model, X, score_norm):
     return 2.0 * quadratic - frobenius, (low, high)
 
 
-def _is_dpcov_classifier(model):
-    from ..discriminant_analysis import LinearDiscriminantAnalysis
-
-    return isinstance(model, LinearDiscriminantAnalysis)
-
-
-def _is_dpcov_regressor(model):
-    from ..linear_model._ssp import _BaseSSP
-
-    return isinstance(model, _BaseSSP)
-
-
 def _accuracy(estimator, X, y):
     # 1 for a row predicted right, 0 otherwise.
     predicted = np.asarray(estimator.predict(X))
@@ -201,6 +186,9 @@ def _negative_squared_error(estimator, X, y):
 def score_kind(estimator):
     """Which default score applies to a (pipeline of a) dpcov estimator.
 
+    Each family declares its bounded score in its privacy tags
+    (:attr:`dpcov.base.PrivacyTags.default_score`).
+
     Returns
     -------
     kind : {"accuracy", "neg_squared_error", "pca_log_likelihood", \
@@ -208,20 +196,8 @@ def score_kind(estimator):
         None when no default applies (pass ``scoring`` and ``score_range``).
     """
     model, _ = _final(estimator)
-    # Decided on the class (the fitted attributes do not exist before fit).
-    if _is_dpcov_classifier(model):
-        return "accuracy"
-    if _is_dpcov_regressor(model):
-        return "neg_squared_error"
-    if isinstance(model, PCA):
-        return "pca_log_likelihood"
-    if isinstance(model, BaseSubspace):
-        return "captured_fraction"
-    if isinstance(model, ProductBernoulli):
-        return "log_likelihood"
-    if isinstance(model, (BasePrivateCovariance, MultivariateGaussian)):
-        return "frobenius"
-    return None
+    # Declared by the family (the fitted attributes do not exist before fit).
+    return privacy_tags(model).default_score if is_private(model) else None
 
 
 def bounded_scores(

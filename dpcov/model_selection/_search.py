@@ -16,7 +16,8 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..accounting import BudgetAccountant, PureDP, compose
-from ..base import warn_if_seeded
+from ..accounting._composition import budget_weights
+from ..base import PrivateEstimatorMixin, record_privacy, warn_if_seeded
 from ..exceptions import NoHardenedSampler, NoPrivateResult, SeededNoiseWarning
 from ..mechanisms import _noise, calibrate_additive
 from ..mechanisms._selection import (
@@ -25,6 +26,8 @@ from ..mechanisms._selection import (
     selection_guarantee,
     selection_run_budget,
 )
+from ..pipeline._composition import check_composition, run_public_maps
+from ..pipeline._cost import check_shareable, private_steps
 from ..pipeline._pipeline import PrivatePipeline, as_private_pipelines
 from ..utils._input import validate_rows
 from ..utils._random import check_random_state, held_objects, spawn_generators
@@ -36,8 +39,6 @@ from ..utils._sklearn_compat import (
     check_params_always,
 )
 from ..utils._warnings import warn
-from ._composition import check_composition, run_public_maps
-from ._cost import budget_weights, check_shareable, private_steps
 from ._scoring import _final, bounded_scores, score_kind
 
 __all__ = ["PrivateSearchCV"]
@@ -138,7 +139,7 @@ def _check_grid_before_spending(grid, run_budget, n_train, y, n_features):
     problems = []
     for candidate in grid:
         leaves = _all_private_leaves(candidate)
-        if not any(hasattr(leaf, "_check_before_spending") for _, leaf in leaves):
+        if not leaves:
             continue
         probe = clone(candidate)
         _set_run_budget(probe, run_budget)
@@ -147,9 +148,7 @@ def _check_grid_before_spending(grid, run_budget, n_train, y, n_features):
         # width.)
         probe = _as_run(probe)
         for prefix, leaf in _private_leaves(probe):
-            check = getattr(leaf, "_check_before_spending", None)
-            if check is None:
-                continue
+            check = leaf._check_before_spending
             width = n_features if leaf is probe else None
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -212,7 +211,7 @@ def _within(guarantee, budget):
     return guarantee.to_zcdp().rho <= budget.rho
 
 
-class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
+class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
     """Differentially private hyperparameter search: the best of random runs.
 
     Each run draws one candidate's parameters from ``param_distributions``,
@@ -372,6 +371,13 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         Its epsilon, at most ``epsilon``.
     delta_spent_ : float
         Its delta.
+    rho_spent_ : float
+        ``epsilon**2 / 2`` for a pure-DP search; ``inf`` for an (epsilon,
+        delta)-DP one, which bounds no zCDP parameter.
+    budget_split_ : dict of str to PureDP or ZCDP
+        ``{"run": run_budget_}``: what each run spends. The search's
+        guarantee is not their composition: it is that of the best of a
+        random number of runs (Papernot and Steinke, 2022).
     noise_sampler_ : str
         The sampler of the fit's noise: ``"numpy"`` (floating point) or
         ``"discrete"`` (exact, under ``dpcov.set_config(secure_noise=True)``).
@@ -899,10 +905,15 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.best_score_ = float(score)
         self.run_budget_ = run_budget
         self.score_noise_scale_ = float(scale)
-        self.guarantee_ = guarantee
-        self.noise_sampler_ = _noise.sampler_name()
-        self.epsilon_spent_ = float(guarantee.epsilon)
-        self.delta_spent_ = float(getattr(guarantee, "delta", 0.0))
+        # Each run spends run_budget_; the search's guarantee is that of the
+        # best of a random number of runs (the selection theorem), not their
+        # composition.
+        record_privacy(
+            self,
+            guarantee,
+            {"run": run_budget},
+            delta=float(getattr(guarantee, "delta", 0.0)),
+        )
 
     def _noisy_score(
         self, model, X_valid, y_valid, run_budget, score_range, score_norm, rng

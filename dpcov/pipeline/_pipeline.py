@@ -18,25 +18,22 @@ import numpy as np
 from scipy import sparse
 from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
+from sklearn.frozen import FrozenEstimator
 from sklearn.pipeline import FeatureUnion, Pipeline, _name_estimators
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_features, _num_samples
 
 from ..accounting import ZCDP, BudgetAccountant, PureDP, compose, split_budget
-from ..base import warn_if_seeded
-from ..exceptions import SeededNoiseWarning
-from ..model_selection._composition import (
-    check_composition,
-    composite_children,
-    public_map_copy,
-)
-from ..model_selection._cost import (
+from ..accounting._composition import budget_weights
+from ..base import (
+    OutputRangeMixin,
+    PrivateEstimatorMixin,
     budget_params,
-    budget_weights,
-    check_shareable,
     is_private,
-    private_steps,
+    record_privacy,
+    warn_if_seeded,
 )
+from ..exceptions import SeededNoiseWarning
 from ..preprocessing._public import PublicTransformer, finite_output
 from ..utils._array_api import array_api_input
 from ..utils._gram import is_dask_array
@@ -46,7 +43,13 @@ from ..utils._gram._sparse import _sparse_clip, _sparse_row_norms
 from ..utils._input import validate_rows
 from ..utils._random import check_random_state
 from ..utils._sklearn_compat import Hidden, Interval, Options, _fit_context
-from ..utils.validation import check_privacy_params, privacy_spent
+from ..utils.validation import check_privacy_params
+from ._composition import (
+    check_composition,
+    composite_children,
+    public_map_copy,
+)
+from ._cost import check_shareable, private_steps
 
 __all__ = [
     "PrivatePipeline",
@@ -77,8 +80,11 @@ def output_range(estimator):
         outside (transforms do not clip); the step that receives the range
         clips to it.
     """
-    method = getattr(estimator, "_output_range", None)
-    return None if method is None else method()
+    if isinstance(estimator, FrozenEstimator):
+        estimator = estimator.estimator  # a fitted step, frozen
+    if isinstance(estimator, OutputRangeMixin):
+        return estimator._output_range()
+    return None
 
 
 def _skipped(step):
@@ -177,7 +183,7 @@ def _on_last_step_rows(method, returns, what):
     return available_if(_final_has(method))(call)
 
 
-class PrivatePipeline(Pipeline):
+class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
     """A pipeline of private steps that share one budget and pass ranges on.
 
     A :class:`sklearn.pipeline.Pipeline` (same ``steps``, same methods) for
@@ -292,6 +298,9 @@ class PrivatePipeline(Pipeline):
         The zCDP parameter of ``guarantee_``.
     budget_split_ : dict of str to PureDP or ZCDP
         Each private step's share, by step name (empty without a budget).
+    noise_sampler_ : str
+        The sampler of the fit's noise: ``"numpy"`` (floating point) or
+        ``"discrete"`` (exact, under ``dpcov.set_config(secure_noise=True)``).
     ranges_ : dict of str to tuple
         The range each step received from upstream, by step name (``kind,
         value`` as :func:`output_range` gives); steps that received none are
@@ -483,9 +492,7 @@ class PrivatePipeline(Pipeline):
         # Whether every private step runs on exact samplers (secure_noise).
         self._private_direct_steps()
         return all(
-            leaf._supports_hardened_noise()
-            for _, leaf in self._private_leaves()
-            if hasattr(leaf, "_supports_hardened_noise")
+            leaf._supports_hardened_noise() for _, leaf in self._private_leaves()
         )
 
     def privacy_cost(self):
@@ -620,13 +627,10 @@ class PrivatePipeline(Pipeline):
             self.steps[index] = (name, step)
         leaves = self._private_leaves(fitted=True)
         spent = [leaf.guarantee_ for _, leaf in leaves if hasattr(leaf, "guarantee_")]
-        self.guarantee_ = compose(spent) if spent else _cost(budget, leaves, shares)
+        guarantee = compose(spent) if spent else _cost(budget, leaves, shares)
         delta = DEFAULT_DELTA if self.delta is None else self.delta
         asked = None if self.rho is not None or self.epsilon is None else self.epsilon
-        self.epsilon_spent_, self.delta_spent_, self.rho_spent_ = privacy_spent(
-            self.guarantee_, delta, epsilon=asked
-        )
-        self.budget_split_ = dict(shares)
+        record_privacy(self, guarantee, dict(shares), delta=delta, epsilon=asked)
         self.ranges_ = ranges
         if generators:
             warn_if_seeded(self, self.guarantee_)
@@ -683,8 +687,6 @@ class PrivatePipeline(Pipeline):
                 ]
             )
             for label, leaf, leaf_width in checked:
-                if not hasattr(leaf, "_check_before_spending"):
-                    continue
                 probe = clone(leaf)
                 if label in shares:
                     probe.set_params(**budget_params(probe, shares[label]))

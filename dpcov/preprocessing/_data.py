@@ -25,7 +25,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..accounting import ZCDP, BudgetAccountant, compose, split_budget
-from ..base import PrivateEstimatorMixin
+from ..base import OutputRangeMixin, PrivateEstimatorMixin
 from ..mechanisms import calibrate_additive
 from ..utils._array_api import (
     as_host,
@@ -620,9 +620,8 @@ class StandardScaler(
         self.scale_ = scale
         self.n_samples_seen_ = int(n_samples)
         self.bounds_ = box
-        self.budget_split_ = split
-        self._record_guarantee(
-            compose(split.values()) if split else self.privacy_cost()
+        self._record_privacy(
+            compose(split.values()) if split else self.privacy_cost(), split
         )
         return self
 
@@ -759,7 +758,9 @@ def _affine(X, *, shift=None, divide=None, multiply=None, add=None, copy=True):
     return X
 
 
-class BoundsScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+class BoundsScaler(
+    OutputRangeMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator
+):
     """Map public feature ranges onto ``[-1, 1]``, at no privacy cost.
 
     Each feature is clipped to its public range ``[lower_j, upper_j]`` and

@@ -176,11 +176,11 @@ def privacy_spent(budget, delta, *, epsilon=None):
 
     Parameters
     ----------
-    budget : PureDP or ZCDP
+    budget : PureDP, ZCDP or ApproxDP
         The budget the estimator ran at (the composition of all its steps).
     delta : float
         The estimator's ``delta`` parameter, used to express a zCDP guarantee
-        as (epsilon, delta)-DP.
+        as (epsilon, delta)-DP (an ApproxDP budget keeps its own).
     epsilon : float, default=None
         The epsilon asked for, when the zCDP budget was derived from
         (``epsilon``, ``delta``) by :func:`~dpcov.accounting.zcdp_rho` (that
@@ -195,9 +195,11 @@ def privacy_spent(budget, delta, *, epsilon=None):
         Pure epsilon, or the epsilon of the (epsilon, delta) guarantee implied
         by zCDP (``inf`` for zCDP with ``delta=0``).
     delta : float
-        0 for pure DP, else ``delta``.
+        0 for pure DP, else ``delta`` (an ApproxDP budget's own delta).
     rho : float
-        The zCDP parameter (``epsilon**2 / 2`` for pure DP, rounded up).
+        The zCDP parameter (``epsilon**2 / 2`` for pure DP, rounded up;
+        ``inf`` for (epsilon, delta)-DP with ``delta > 0``, which bounds no
+        rho).
 
     Examples
     --------
@@ -208,6 +210,10 @@ def privacy_spent(budget, delta, *, epsilon=None):
     """
     if isinstance(budget, PureDP):
         return budget.epsilon, 0.0, budget.to_zcdp().rho
+    if isinstance(budget, ApproxDP):
+        # Its own (epsilon, delta); a delta > 0 bounds no rho.
+        rho = PureDP(budget.epsilon).to_zcdp().rho if budget.delta == 0 else math.inf
+        return budget.epsilon, budget.delta, rho
     spent = zcdp_epsilon(budget.rho, delta)
     if epsilon is not None and spent > epsilon and 0 < delta < 1:
         # zcdp_epsilon is a numerical minimum over the Renyi order, exact only

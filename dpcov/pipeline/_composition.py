@@ -34,13 +34,14 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 
+from ..base import is_private
 from ..preprocessing import BoundsScaler
 from ..preprocessing._public import (
     SHAPE_ONLY_TRANSFORMS,
     PublicTransformer,
     learner_message,
 )
-from ._cost import _COMPOSITES, is_private
+from ._cost import _COMPOSITES
 
 __all__ = [
     "check_composition",
@@ -130,9 +131,7 @@ def check_composition(estimator, *, caller, prefix=""):
     if _skipped(estimator):
         return
     if is_private(estimator):
-        own = getattr(estimator, "_check_composition", None)
-        if own is not None:
-            own()
+        estimator._check_composition()
         return
     if is_public_map(estimator):
         return

@@ -15,7 +15,7 @@ from sklearn.preprocessing import (
 from sklearn.preprocessing import StandardScaler as SkStandardScaler
 
 from dpcov.decomposition import PCA
-from dpcov.model_selection._composition import (
+from dpcov.pipeline._composition import (
     check_composition,
     is_public_map,
     run_public_maps,
