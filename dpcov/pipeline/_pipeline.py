@@ -42,7 +42,13 @@ from ..utils._gram._rows import _clip
 from ..utils._gram._sparse import _sparse_clip, _sparse_row_norms
 from ..utils._input import validate_rows
 from ..utils._random import check_random_state
-from ..utils._sklearn_compat import Hidden, Interval, Options, _fit_context
+from ..utils._sklearn_compat import (
+    Hidden,
+    Interval,
+    Options,
+    _fit_context,
+    _print_elapsed_time,
+)
 from ..utils.validation import check_privacy_params
 from ._composition import (
     check_composition,
@@ -137,6 +143,79 @@ def _range_params(estimator, received):
         return {"data_norm": float(value)}
     # An L2 bound as a box for a step that takes boxes only (the scaler).
     return {"bounds": (-float(value), float(value))}
+
+
+def _unseeded(direct):
+    # The names of the private steps left at random_state=None.
+    return [
+        name
+        for name, step in direct
+        if step.get_params(deep=False).get("random_state", 0) is None
+    ]
+
+
+def _step_message(pipeline, index):
+    # The verbose line's message for step ``index`` (None: print nothing), as
+    # scikit-learn's Pipeline words it: the step's position and name only.
+    if not pipeline.verbose:
+        return None
+    name, _ = pipeline.steps[index]
+    return f"(step {index + 1} of {len(pipeline.steps)}) Processing {name}"
+
+
+def _fit_copy(step):
+    # The copy of a step that the pipeline fits: a private step's clone; a
+    # public step in a PublicTransformer (its fit reads no row, its output is
+    # finite and silent, whatever a row holds), a Pipeline inside a composite
+    # step as a PrivatePipeline (rows mapped between its steps).
+    if is_private(step):
+        return clone(step)
+    return as_private_pipelines(public_map_copy(step))
+
+
+def _fit_step(step, Xt, y, params, settings, *, seeded, last):
+    # Fit one step at its settings (set for this fit only) and return the
+    # rows it hands on (the last step's: the rows it was given).
+    with _temporary_params(step, settings), warnings.catch_warnings():
+        if seeded:
+            # Seeded by the pipeline's random_state: the pipeline says so,
+            # once, at the end of its fit.
+            warnings.simplefilter("ignore", SeededNoiseWarning)
+        if last:
+            step.fit(Xt, y, **params)
+            return Xt
+        if hasattr(step, "fit_transform"):
+            return step.fit_transform(Xt, y, **params)
+        return step.fit(Xt, y, **params).transform(Xt)
+
+
+def _hand_off(step, Xt):
+    # The range a fitted step hands on, and its output rows mapped into it,
+    # each row on its own (and to finite values): the next step's validation
+    # then sees the same kind of rows on neighbours, whatever an extreme row
+    # overflowed to in a transform.
+    received = output_range(step)
+    return received, _into_range(Xt, received)
+
+
+def _spend_ledger(accountant, ledger):
+    # The accountant records what the pipeline's steps spent (one entry per
+    # step), when there is an accountant and a step spent.
+    if ledger is not None and len(ledger):
+        accountant.spend(ledger)
+
+
+@contextmanager
+def _spent_on_failure(accountant, ledger):
+    # The pipeline's transaction around a step's fit: when it fails, the steps
+    # fitted before it drew their noise on the data, so what ran is spent,
+    # whatever stopped the pipeline after it (a failure may depend on an
+    # earlier release); then the failure goes on.
+    try:
+        yield
+    except BaseException:
+        _spend_ledger(accountant, ledger)
+        raise
 
 
 def _final_has(method):
@@ -284,7 +363,11 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         :class:`~dpcov.exceptions.SeededNoiseWarning`). None leaves every
         step's own.
     verbose : bool, default=False
-        Print the time of each step's fit.
+        Print one line per step during ``fit``, as scikit-learn's ``Pipeline``
+        does: the step's position, its name and the time its fit took, e.g.
+        ``[PrivatePipeline] ... (step 2 of 3) Processing scale, total=   0.1s``
+        (a skipped step's line too). The lines carry step names and times
+        only, nothing of the data; a step that fails prints none.
 
     Attributes
     ----------
@@ -527,8 +610,31 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         self : object
             The fitted pipeline.
         """
+        # Plan on public values: the budget and each private step's share.
+        budget, direct, shares = self._plan_shares(X)
+        # Check before spending: a refusal here reads no row and spends nothing.
+        self._check_before_fit(X, y, budget, shares)
+        routed = _route(params, [name for name, _ in self.steps])
+        generators = self._step_generators(_unseeded(direct))
+        # Run the steps as clones; their fits record into a ledger that the
+        # accountant takes at the end (or, when a step fails, what ran before).
+        ledger = BudgetAccountant() if self.accountant is not None else None
+        fitted, ranges = self._run_steps(X, y, routed, shares, generators, ledger)
+        # Recorded before the steps are put in place: a refusal (another fit
+        # spent the shared accountant meanwhile) leaves the pipeline unfitted.
+        _spend_ledger(self.accountant, ledger)
+        for index, name, step in fitted:
+            self.steps[index] = (name, step)
+        self._record(budget, shares, ranges)
+        if generators:
+            warn_if_seeded(self, self.guarantee_)
+        return self
+
+    def _plan_shares(self, X):
+        # (budget, private direct steps, shares): every step is private or a
+        # public map, and X is of the NumPy namespace (refused before anything
+        # else), then each private step's share of the budget.
         budget = self._budget()
-        # Every step is private or a public map: refused before anything else.
         direct = self._private_direct_steps()
         self._validate_steps()
         namespace = array_api_input(X)
@@ -543,88 +649,76 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
                 "(for a torch tensor, X.cpu().numpy())."
             )
         shares = {} if budget is None else self._shares(budget, direct)
+        return budget, direct, shares
+
+    def _check_before_fit(self, X, y, budget, shares):
+        # The refusals before any step reads a row: a public first step's raw
+        # rows, the accountant's remaining budget, then each step's checks of
+        # public values and targets (an integer n_components against the rows,
+        # a model's labels or targets, the rows a private radius needs at the
+        # step's share). A refusal spends nothing and leaves nothing fitted.
         _check_raw_rows(self.steps, X)
         if self.accountant is not None:
             cost = _cost(budget, self._private_leaves(), shares)
             self.accountant.check(cost, label=type(self).__name__)
-        # Each step's checks of public values and targets (an integer
-        # n_components against the rows, a model's labels or targets, the rows
-        # a private radius needs at the step's share) run before any step
-        # does: a refusal there spends nothing, and leaves nothing fitted.
         self._check_steps_before_spending(X, y, shares)
-        routed = _route(params, [name for name, _ in self.steps])
-        seeded = [
-            name
-            for name, step in direct
-            if step.get_params(deep=False).get("random_state", 0) is None
-        ]
-        generators = self._step_generators(seeded)
-        # The steps are fitted as clones, put in place once every step has
-        # succeeded (as scikit-learn's Pipeline does with a memory); their
-        # fits record into a ledger that the accountant takes at the end. A
-        # step that fails leaves the pipeline, its steps and the accountant
-        # as they were (the earlier clones' releases are dropped unseen).
-        ledger = BudgetAccountant() if self.accountant is not None else None
+
+    def _run_steps(self, X, y, routed, shares, generators, ledger):
+        # Fit clones of the steps in turn, each at its settings, on the rows
+        # the step before hands off; returns the fitted clones as (index,
+        # name, step) and the ranges received, by name. They are put in place
+        # once every step has succeeded (as scikit-learn's Pipeline does with
+        # a memory): a step that fails leaves the pipeline and its steps as
+        # they were (the earlier clones' releases are dropped unseen), and
+        # the accountant records the ledger of the steps that ran before it.
         fitted, ranges, received = [], {}, None
         Xt = X
         last = len(self.steps) - 1
         for index, (name, step) in enumerate(self.steps):
+            timed = _print_elapsed_time(type(self).__name__, _step_message(self, index))
             if _skipped(step):
-                continue
-            # A public step runs as a PublicTransformer (its fit reads no row,
-            # its output is finite and silent, whatever a row holds), and a
-            # Pipeline inside a composite step as a PrivatePipeline (rows
-            # mapped between its steps).
-            if is_private(step):
-                step = clone(step)
-            else:
-                step = as_private_pipelines(public_map_copy(step))
+                with timed:  # one line per step, as scikit-learn's Pipeline
+                    continue
+            step = _fit_copy(step)
             settings = {}
             if is_private(step):
-                if name in shares:
-                    settings.update(budget_params(step, shares[name]))
-                if name in generators:
-                    settings["random_state"] = generators[name]
-                own = step.get_params(deep=False).get("accountant", 0)
-                if ledger is not None and own is None:
-                    settings["accountant"] = ledger
+                settings = self._step_settings(name, step, shares, generators, ledger)
                 flow = _range_params(step, received)
                 if flow:
                     ranges[name] = received
                 settings.update(flow)
-            try:
-                with _temporary_params(step, settings), warnings.catch_warnings():
-                    if name in generators:
-                        # Seeded by the pipeline's random_state: the pipeline
-                        # says so, once, below.
-                        warnings.simplefilter("ignore", SeededNoiseWarning)
-                    if index == last:
-                        step.fit(Xt, y, **routed[name])
-                    elif hasattr(step, "fit_transform"):
-                        Xt = step.fit_transform(Xt, y, **routed[name])
-                    else:
-                        Xt = step.fit(Xt, y, **routed[name]).transform(Xt)
-            except BaseException:
-                # The steps fitted before drew their noise on the data: what
-                # ran is spent, whatever stopped the pipeline after it (a
-                # failure may depend on an earlier release).
-                if ledger is not None and len(ledger):
-                    self.accountant.spend(ledger)
-                raise
+            with _spent_on_failure(self.accountant, ledger), timed:
+                Xt = _fit_step(
+                    step,
+                    Xt,
+                    y,
+                    routed[name],
+                    settings,
+                    seeded=name in generators,
+                    last=index == last,
+                )
             fitted.append((index, name, step))
             if index != last:
-                received = output_range(step)
-                # Each row mapped on its own into the range handed on (and to
-                # finite values): the next step's validation then sees the
-                # same kind of rows on neighbours, whatever an extreme row
-                # overflowed to in a transform.
-                Xt = _into_range(Xt, received)
-        # Recorded before the steps are put in place: a refusal (another fit
-        # spent the shared accountant meanwhile) leaves the pipeline unfitted.
-        if ledger is not None and len(ledger):
-            self.accountant.spend(ledger)
-        for index, name, step in fitted:
-            self.steps[index] = (name, step)
+                received, Xt = _hand_off(step, Xt)
+        return fitted, ranges
+
+    def _step_settings(self, name, step, shares, generators, ledger):
+        # The parameters a private step is fitted with: its share of the
+        # budget, its generator, and the ledger when it has no accountant.
+        settings = {}
+        if name in shares:
+            settings.update(budget_params(step, shares[name]))
+        if name in generators:
+            settings["random_state"] = generators[name]
+        own = step.get_params(deep=False).get("accountant", 0)
+        if ledger is not None and own is None:
+            settings["accountant"] = ledger
+        return settings
+
+    def _record(self, budget, shares, ranges):
+        # The fitted attributes: the composition of what the fitted private
+        # steps spent (or the planned cost, when none says), its epsilon,
+        # delta and rho, the shares and the ranges handed on.
         leaves = self._private_leaves(fitted=True)
         spent = [leaf.guarantee_ for _, leaf in leaves if hasattr(leaf, "guarantee_")]
         guarantee = compose(spent) if spent else _cost(budget, leaves, shares)
@@ -632,9 +726,6 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         asked = None if self.rho is not None or self.epsilon is None else self.epsilon
         record_privacy(self, guarantee, dict(shares), delta=delta, epsilon=asked)
         self.ranges_ = ranges
-        if generators:
-            warn_if_seeded(self, self.guarantee_)
-        return self
 
     def _check_steps_before_spending(self, X, y, shares):
         # Each step that has them runs its fit's checks that need no row
@@ -1039,7 +1130,8 @@ def make_private_pipeline(
     random_state : int, numpy.random.Generator or None, default=None
         Seeds the steps left unseeded (see :class:`PrivatePipeline`).
     verbose : bool, default=False
-        Print the time of each step's fit.
+        Print one line per step, with its name and the time its fit took
+        (see :class:`PrivatePipeline`).
 
     Returns
     -------

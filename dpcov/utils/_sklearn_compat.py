@@ -7,6 +7,8 @@ If scikit-learn moves one of these, this file is the one place to change.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import functools
+import timeit
+from contextlib import contextmanager
 
 from sklearn.base import _fit_context as _sklearn_fit_context
 from sklearn.decomposition._base import _BasePCA
@@ -20,6 +22,29 @@ from sklearn.utils._param_validation import (
     validate_parameter_constraints,
 )
 
+try:
+    # scikit-learn 1.5 and later (1.6 to 1.9 included).
+    from sklearn.utils._user_interface import _print_elapsed_time
+except ImportError:  # moved by a later scikit-learn: the same line, printed here
+
+    @contextmanager
+    def _print_elapsed_time(source, message=None):
+        # Print, once the block has run, "[source] .... message, total=  0.0s"
+        # (70 characters wide, as scikit-learn's); None prints nothing.
+        if message is None:
+            yield
+            return
+        start = timeit.default_timer()
+        yield
+        elapsed = timeit.default_timer() - start
+        if elapsed > 60:
+            total = f"{elapsed / 60:4.1f}min"
+        else:
+            total = f" {elapsed:5.1f}s"
+        head, tail = f"[{source}] ", f" {message}, total={total}"
+        print(f"{head}{'.' * (70 - len(head) - len(tail))}{tail}")
+
+
 __all__ = [
     "HasMethods",
     "Hidden",
@@ -29,6 +54,7 @@ __all__ = [
     "RealNotInt",
     "StrOptions",
     "_fit_context",
+    "_print_elapsed_time",
     "check_params_always",
     "validate_parameter_constraints",
 ]

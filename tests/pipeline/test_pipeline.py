@@ -1,6 +1,7 @@
 """PrivatePipeline: one budget over its steps, ranges passed from step to step."""
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -905,3 +906,64 @@ def test_a_private_step_inside_a_composite_is_checked_before_spending():
     )
     with pytest.raises(ValueError, match="step 'u__s': StandardScaler"):
         pipe.fit(X)
+
+
+def _verbose_pipeline(verbose):
+    return PrivatePipeline(
+        [
+            ("scale", StandardScaler(bounds=(-100.0, 100.0))),
+            ("skip", "passthrough"),
+            ("pca", PCA(n_components=2, data_norm=10.0)),
+        ],
+        epsilon=1.0,
+        random_state=0,
+        verbose=verbose,
+    )
+
+
+def _timed_line(message):
+    # scikit-learn's line (dots up to 70 characters), whatever the time.
+    return re.compile(
+        r"\[PrivatePipeline\] \.* " + re.escape(message) + r", total=[ \d.]+(s|min)"
+    )
+
+
+def test_verbose_prints_each_step_name_and_time_only(capsys):
+    # As scikit-learn's Pipeline: one line per step (a skipped one too), with
+    # the step's position, its name and the time its fit took.
+    X = make_sensor_table(2000, random_state=0).data
+    _verbose_pipeline(verbose=True).fit(X)
+    lines = capsys.readouterr().out.splitlines()
+    names = ["scale", "skip", "pca"]
+    assert len(lines) == len(names)
+    for index, (line, name) in enumerate(zip(lines, names, strict=True)):
+        message = f"(step {index + 1} of 3) Processing {name}"
+        assert _timed_line(message).fullmatch(line), line
+        assert len(line) == 70
+
+
+def test_verbose_false_prints_nothing_and_fits_the_same(capsys):
+    X = make_sensor_table(2000, random_state=0).data
+    quiet = _verbose_pipeline(verbose=False).fit(X)
+    assert capsys.readouterr().out == ""
+    loud = _verbose_pipeline(verbose=True).fit(X)
+    capsys.readouterr()
+    np.testing.assert_array_equal(
+        quiet.named_steps["pca"].components_, loud.named_steps["pca"].components_
+    )
+
+
+def test_verbose_prints_no_line_for_a_step_that_fails(capsys):
+    # The step that fails prints nothing; the steps before it printed theirs.
+    X = make_sensor_table(2000, random_state=0).data  # 8 features
+    pipe = make_private_pipeline(
+        StandardScaler(bounds=(-100.0, 100.0)),
+        PCA(n_components=20, data_norm=10.0),
+        epsilon=1.0,
+        verbose=True,
+    )
+    with pytest.raises(ValueError):
+        pipe.fit(X)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1
+    assert _timed_line("(step 1 of 2) Processing standardscaler").fullmatch(lines[0])
