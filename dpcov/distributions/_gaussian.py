@@ -13,12 +13,11 @@ from scipy import linalg
 from sklearn.base import BaseEstimator, DensityMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..accounting import ZCDP, BudgetAccountant, split_budget
+from ..accounting import ZCDP, BudgetAccountant
 from ..base import PrivateEstimatorMixin, warn_if_noise_dominated
 from ..exceptions import NoiseDominatedWarning
 from ..mechanisms import _noise
 from ..mechanisms._projection import project_l2_ball, project_psd_bounded
-from ..mechanisms._tails import gaussian_norm_tail
 from ..utils._docstrings import fill_doc
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._pairs import pair_differences
@@ -33,44 +32,25 @@ from ..utils._sklearn_compat import (
 from ..utils._warnings import warn
 from ..utils.validation import check_n_draws
 from ._coinpress import (
-    best_covariance_plan,
-    best_mean_plan,
     coinpress_centred_covariance,
     coinpress_covariance,
     coinpress_mean,
 )
-from ._klsu import (
-    naive_pce,
-    naive_pce_noise,
-    naive_pme,
-    ppc,
-    ppc_schedule,
-)
-
-#: Candidate shares of the budget of the mean under method="coinpress" (the
-#: covariance gets the rest); the plan picks one from public values.
-MEAN_SHARES = (1 / 16, 1 / 8, 1 / 4, 1 / 2, 3 / 4, 15 / 16)
-#: Covariance share without noise (epsilon = inf), where no plan is weighed
-#: (CoinPress's own split).
-REFERENCE_COVARIANCE_SHARE = 0.75
-#: Candidate shares (q1, q3) of the coarse and final mean in the centred
-#: layout of method="coinpress" (the covariance gets 1 - q1 - q3).
-CENTRED_SHARES = ((1 / 16, 1 / 16), (1 / 8, 1 / 8), (1 / 4, 1 / 8), (1 / 8, 1 / 4))
+from ._gaussian_plan import PlanInputs, plan_gaussian, plan_mean
+from ._klsu import naive_pce, naive_pce_noise, naive_pme, ppc
 
 
 @dataclass(frozen=True)
-class _CoinpressPlan:
-    # The public plan of a CoinPress fit, fixed before the data are read.
-    # shares: the budget of each part; cov_plan: the covariance plan (None
-    # for the prior covariance); frame: the mean's frame; prior_parts: the
-    # parts released from their prior; rows: "pairs" or "centred";
-    # coarse_plan: the coarse mean's plan of the centred layout.
-    shares: dict
-    cov_plan: object
-    frame: str
-    prior_parts: tuple
-    rows: str = "pairs"
-    coarse_plan: object = None
+class GaussianFit:
+    # What a fit routine releases, in the scaled frame: the covariance and
+    # mean before the final projections, the budget of each step
+    # (budget_split_), the steps of each part (n_iterations_), and the noise
+    # hint (the final covariance step's public noise scale and its whitening).
+    covariance: np.ndarray
+    mean: np.ndarray
+    split: dict
+    steps: dict
+    noise: tuple
 
 
 #: Rows are brought within 2**LIMIT_EXPONENT in the frame scaled by
@@ -463,36 +443,41 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         radius = self.mean_bound / scale
         # The public plan (from n, d and the parameters only) and its checks,
         # then the fit is recorded: all before any arithmetic on the rows.
-        if self.method == "coinpress":
-            plan = self._plan_coinpress(
-                n_samples, n_features, budget, condition, radius
+        plan = plan_gaussian(
+            PlanInputs(
+                n_samples,
+                n_features,
+                budget,
+                condition,
+                radius,
+                method=self.method,
+                beta=self.beta,
+                n_iterations=self.n_iterations,
+                min_variance=self.min_variance,
+                mean_bound=self.mean_bound,
             )
-        else:
-            plan = self._plan_klsu(n_samples, n_features, budget, condition, radius)
+        )
         self._spend_budget(budget)
         X_scaled = _scaled_rows(X, scale)
         if self.method == "coinpress":
-            covariance, mean, split, steps, noise = self._fit_coinpress(
-                X_scaled, plan, condition, radius, rng
-            )
+            release = self._fit_coinpress(X_scaled, plan, rng)
         else:
-            covariance, mean, split, steps, noise = self._fit_klsu(
-                X_scaled, plan, budget, radius, rng
-            )
+            release = self._fit_klsu(X_scaled, plan, rng)
+        split = release.split
 
         # Post-processing onto sets that contain the truth under the public
         # bounds: eigenvalues in [1, K] (scaled), the mean in its ball.
-        covariance = project_psd_bounded(covariance, condition, floor=1.0)
+        covariance = project_psd_bounded(release.covariance, condition, floor=1.0)
         self.covariance_ = self.min_variance * covariance
         self.precision_ = linalg.pinvh(self.covariance_)
-        self.mean_ = scale * project_l2_ball(mean, radius)
-        self.n_iterations_ = steps
+        self.mean_ = scale * project_l2_ball(release.mean, radius)
+        self.n_iterations_ = release.steps
         coinpress = self.method == "coinpress"
         self.mean_frame_ = plan.frame if coinpress else "whitened"
         self.prior_parts_ = plan.prior_parts if coinpress else ()
         self.covariance_rows_ = plan.rows if coinpress else "pairs"
         self._record_privacy(budget, split)
-        self._report_noise(noise, n_features)
+        self._report_noise(release.noise, n_features)
         return self
 
     def _report_noise(self, noise, n_features):
@@ -532,247 +517,11 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
             "rescaling the data to unit-order scales often helps.",
         )
 
-    def _plan_coinpress(self, n_samples, n_features, budget, condition, radius):
-        # Everything here reads n, d and the parameters only: the split, the
-        # plans and the choice of the parts released from the public prior
-        # are public, fixed before the data are read.
-        rho = budget.rho
-        m = n_samples // 2
-        if math.isinf(rho):
-            # No noise: the fit is the non-private one (every part private).
-            cov_share = REFERENCE_COVARIANCE_SHARE
-            shares = split_budget(budget, {"cov": cov_share, "mean": 1.0 - cov_share})
-            cov_plan = self._covariance_plan(m, n_features, rho, condition)
-            frame = self._mean_error(
-                n_samples, n_features, rho, condition, radius, cov_plan
-            )[1]
-            return _CoinpressPlan(shares, cov_plan, frame, ())
-        share, prior_parts, centred = self._mean_share(
-            n_samples, n_features, budget, condition, radius
-        )
-        if centred is not None:
-            shares, coarse_plan, cov_plan = self._centred_plans(
-                n_samples, n_features, budget, condition, radius, centred
-            )
-            return _CoinpressPlan(
-                shares, cov_plan, "whitened", (), "centred", coarse_plan
-            )
-        if "covariance" in prior_parts and "mean" in prior_parts:
-            return _CoinpressPlan(
-                {"not spent (public prior)": budget}, None, "public", prior_parts
-            )
-        if "covariance" in prior_parts:
-            # The prior covariance is the identity (in the scaled frame): the
-            # public frame is the whitened one.
-            return _CoinpressPlan({"mean": budget}, None, "public", prior_parts)
-        if "mean" in prior_parts:
-            cov_plan = self._covariance_plan(m, n_features, rho, condition)
-            return _CoinpressPlan({"cov": budget}, cov_plan, "public", prior_parts)
-        shares = split_budget(budget, {"cov": 1.0 - share, "mean": share})
-        cov_plan = self._covariance_plan(m, n_features, shares["cov"].rho, condition)
-        frame = self._mean_error(
-            n_samples, n_features, shares["mean"].rho, condition, radius, cov_plan
-        )[1]
-        return _CoinpressPlan(shares, cov_plan, frame, prior_parts)
-
-    def _centred_plans(self, n_samples, n_features, budget, condition, radius, q):
-        # The centred layout's split and public plans: the coarse mean (share
-        # q1, public frame), the covariance of the centred rows (all n rows,
-        # share 1 - q1 - q3), and the final mean gets q3.
-        q1, q3 = q
-        shares = split_budget(
-            budget, {"coarse mean": q1, "cov": 1.0 - q1 - q3, "mean": q3}
-        )
-        coarse_plan = self._mean_plan(
-            n_samples,
-            n_features,
-            shares["coarse mean"].rho,
-            radius,
-            condition,
-        )
-        cov_plan = self._covariance_plan(
-            n_samples, n_features, shares["cov"].rho, condition
-        )
-        return shares, coarse_plan, cov_plan
-
-    def _covariance_plan(self, m, n_features, rho_cov, condition):
-        # CoinPress's covariance plan on m pairs at the budget rho_cov.
-        return best_covariance_plan(
-            m,
-            n_features,
-            rho_cov,
-            condition,
-            beta=self.beta,
-            n_steps=self.n_iterations,
-        )
-
-    def _mean_plan(self, n_samples, n_features, rho_mean, radius, upper):
-        # CoinPress's mean plan at this estimator's beta and n_iterations.
-        return best_mean_plan(
-            n_samples,
-            n_features,
-            rho_mean,
-            radius,
-            upper,
-            beta=self.beta,
-            n_steps=self.n_iterations,
-        )
-
-    def _mean_error(self, n_samples, n_features, rho_mean, condition, radius, cov_plan):
-        # Predicted Mahalanobis error of the mean in each frame, and the
-        # frame: the public one (S <= K I, ||mu|| <= radius, S >= I, so a
-        # Euclidean error is at most the Mahalanobis one) or the frame
-        # whitened by the released covariance (A S A.T <= upper I, and
-        # ||A||**2 <= upper as S >= I; the Euclidean error there is at
-        # most sqrt(lower) times the Mahalanobis one). Without a covariance
-        # plan (the covariance is the public prior) only the public frame.
-        public = self._mean_plan(
-            n_samples,
-            n_features,
-            rho_mean,
-            radius,
-            condition,
-        ).predicted_error
-        if cov_plan is None:
-            return public, "public"
-        upper, lower = cov_plan.upper[-1], cov_plan.lower[-1]
-        if not (math.isfinite(upper) and lower > 0):
-            return public, "public"
-        whitened = self._mean_plan(
-            n_samples,
-            n_features,
-            rho_mean,
-            math.sqrt(upper) * radius,
-            upper,
-        ).predicted_error / math.sqrt(lower)
-        return (whitened, "whitened") if whitened < public else (public, "public")
-
-    def _mean_share(self, n_samples, n_features, budget, condition, radius):
-        # The mean's share of the budget, the parts released from the public
-        # prior and the centred layout's shares (None for pairs): the
-        # candidate of smallest objective (see below) among the shares
-        # MEAN_SHARES with both parts private (pairs), the shares
-        # CENTRED_SHARES of the centred layout, all of the budget to the mean
-        # with the prior covariance, and all of it to the covariance with the
-        # prior mean. A part is private only where its plan predicts a
-        # smaller error than its prior's bound.
-        #
-        # Why this is private: every value read here (n, d, rho, beta, the
-        # bounds, and the plans' predictions, which simulate public synthetic
-        # data from a fixed public seed) is public, so the choice is a
-        # function of public values; releasing a prior is releasing a
-        # constant, and moving a part's budget to the other part keeps the
-        # total at rho (the steps compose to it). The guarantee is the one
-        # declared, whichever candidate wins.
-        rho = budget.rho
-        m = n_samples // 2
-        # The priors' errors, for any S with I <= S <= K I (scaled frame):
-        # the identity's Mahalanobis-Frobenius error ||S^(-1) - I||_F has d
-        # eigenvalues in [1/K - 1, 0], hence at most sqrt(d) (1 - 1/K); the
-        # centre of the ball, 0, has ||S^(-1/2) mu|| <= ||mu|| <= radius.
-        cov_prior = math.sqrt(n_features) * (1.0 - 1.0 / condition)
-        mean_prior = radius
-        # The mean's plan predicts a radius that holds with probability
-        # 1 - beta, tau sqrt(v) for a per-coordinate variance v; the expected
-        # error is about sqrt(d v), comparable with the covariance plan's
-        # predicted_error (a simulated mean error).
-        typical = math.sqrt(n_features) / gaussian_norm_tail(n_features, self.beta)
-
-        def covariance_error(rho_cov):
-            # The plan's simulated Mahalanobis-Frobenius error at S = I,
-            # where the noise is largest against the signal (the noise is
-            # calibrated to the public upper bound K); a check on log-spaced
-            # and two-point spectra between 1 and K gave no larger errors.
-            plan = self._covariance_plan(m, n_features, rho_cov, condition)
-            return plan.predicted_error, plan
-
-        def mean_error(rho_mean, cov_plan):
-            return (
-                typical
-                * self._mean_error(
-                    n_samples, n_features, rho_mean, condition, radius, cov_plan
-                )[0]
-            )
-
-        def objective(cov, mean):
-            # KL(N(mu, S) || N(mu_hat, S_hat)) ~ ||E||_F**2 / 4 + ||v||**2 / 2
-            # for Mahalanobis errors E (covariance) and v (mean); each error
-            # counts up to its prior's bound, the largest error the fit can
-            # make under this rule. Ties go to the better mean.
-            return (cov**2 / 4.0 + mean**2 / 2.0, mean)
-
-        candidates = []
-        for share in MEAN_SHARES:
-            shares = split_budget(budget, {"cov": 1.0 - share, "mean": share})
-            cov, plan = covariance_error(shares["cov"].rho)
-            mean = mean_error(shares["mean"].rho, plan)
-            # A part predicted worse than its prior is not released at this
-            # share: that candidate is one of the two below.
-            if cov < cov_prior and mean < mean_prior:
-                candidates.append((objective(cov, mean), share, (), None))
-        # The centred layout: the covariance on all n rows centred at a
-        # coarse private mean mu1 (noise scale sigma1), the final mean in the
-        # frame whitened by the released covariance, on x - mu1, from the
-        # radius ||A|| r1 (||A||**2 <= upper as S >= I).
-        for q in CENTRED_SHARES:
-            errors = self._centred_errors(
-                n_samples, n_features, budget, condition, radius, q, typical
-            )
-            # As above: a candidate predicted worse than a prior is dropped.
-            if errors is not None and errors[0] < cov_prior and errors[1] < mean_prior:
-                candidates.append((objective(*errors), 0.0, (), q))
-        # The prior covariance, the whole budget to the mean (or nothing
-        # spent, if even then the mean is predicted worse than its prior).
-        mean = mean_error(rho, None)
-        if mean < mean_prior:
-            candidates.append((objective(cov_prior, mean), 1.0, ("covariance",), None))
-        else:
-            parts = ("covariance", "mean")
-            candidates.append((objective(cov_prior, mean_prior), 1.0, parts, None))
-        # The prior mean, the whole budget to the covariance; its plan is
-        # only computed where the candidate could win (the prior mean's
-        # term alone must not exceed the best objective so far).
-        best = min(c[0] for c in candidates)[0]
-        if mean_prior**2 / 2.0 < best:
-            cov = covariance_error(rho)[0]
-            if cov < cov_prior:
-                candidates.append((objective(cov, mean_prior), 0.0, ("mean",), None))
-        _, share, parts, centred = min(candidates, key=lambda c: c[0])
-        return share, parts, centred
-
-    def _centred_errors(
-        self, n_samples, n_features, budget, condition, radius, q, typical
-    ):
-        # Predicted covariance and mean errors of the centred layout at the
-        # shares q (public values only), or None if its plan cannot whiten.
-        shares, coarse, plan = self._centred_plans(
-            n_samples, n_features, budget, condition, radius, q
-        )
-        upper, lower = plan.upper[-1], plan.lower[-1]
-        if not (math.isfinite(upper) and lower > 0):
-            return None
-        # Centring at mu1 adds (mu - mu1)(mu - mu1).T, whose
-        # Mahalanobis-Frobenius norm is ||S^(-1/2) (mu - mu1)||**2, of mean
-        # at most d (1 / n + sigma1**2) for S >= I.
-        cov = plan.predicted_error + n_features * (
-            1.0 / n_samples + coarse.noise_scales[-1] ** 2
-        )
-        # The final mean runs in the frame whitened by the released
-        # covariance, on x - mu1, from the radius ||A|| r1 (||A||**2 <= upper
-        # as S >= I).
-        whitened = self._mean_plan(
-            n_samples,
-            n_features,
-            shares["mean"].rho,
-            math.sqrt(upper) * coarse.predicted_error,
-            upper,
-        )
-        return cov, typical * whitened.predicted_error / math.sqrt(lower)
-
-    def _fit_coinpress(self, X, plan, condition, radius, rng):
+    def _fit_coinpress(self, X, plan, rng):
         if plan.rows == "centred":
-            return self._fit_centred(X, plan, condition, rng)
-        n_samples, n_features = X.shape
+            return self._fit_centred(X, plan, rng)
+        n_features = X.shape[1]
+        condition, radius = plan.inputs.condition, plan.inputs.radius
         shares, cov_plan, frame, prior_parts = (
             plan.shares,
             plan.cov_plan,
@@ -806,13 +555,7 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
                 prior = np.linalg.norm(whitening, 2) * radius
             else:
                 whitening, upper, prior = np.eye(n_features), condition, radius
-            mean_plan = self._mean_plan(
-                n_samples,
-                n_features,
-                shares["mean"].rho,
-                prior,
-                upper,
-            )
+            mean_plan = plan_mean(plan.inputs, shares["mean"].rho, prior, upper)
             whitened_mean = coinpress_mean(
                 X, mean_plan, rng, transform=whitening if frame == "whitened" else None
             )
@@ -824,9 +567,9 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
             # Both parts from the public prior: the budget is charged as
             # declared and recorded as not spent on the rows.
             split = dict(shares)
-        return covariance, mean, split, steps, noise
+        return GaussianFit(covariance, mean, split, steps, noise)
 
-    def _fit_centred(self, X, plan, condition, rng):
+    def _fit_centred(self, X, plan, rng):
         # The centred layout: (1) a coarse mean mu1 in the public frame, (2)
         # the covariance of y = x - mu1 on all n rows, (3) the final mean of
         # A y in the frame whitened by the released covariance. Replacing a
@@ -834,7 +577,6 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         # every radius reads public values and earlier releases only: each
         # part is zCDP at its budget and the three compose adaptively to
         # q1 + (1 - q1 - q3) + q3 = 1 of rho.
-        n_samples, n_features = X.shape
         shares, coarse_plan, cov_plan = plan.shares, plan.coarse_plan, plan.cov_plan
         split = {}
         coarse = coinpress_mean(X, coarse_plan, rng)
@@ -848,19 +590,15 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
             cov_plan,
             rng,
             mean_noise=coarse_plan.noise_scales[-1],
-            condition=condition,
-            beta=self.beta,
+            condition=plan.inputs.condition,
+            beta=plan.inputs.beta,
         )
         for i, rho_step in enumerate(cov_plan.rhos, start=1):
             split[f"covariance step {i}"] = ZCDP(rho_step)
         # ||A (mu - mu1)|| <= ||A|| r1, with A released: a public radius.
         prior = np.linalg.norm(whitening, 2) * coarse_plan.predicted_error
-        mean_plan = self._mean_plan(
-            n_samples,
-            n_features,
-            shares["mean"].rho,
-            prior,
-            cov_plan.upper[-1],
+        mean_plan = plan_mean(
+            plan.inputs, shares["mean"].rho, prior, cov_plan.upper[-1]
         )
         whitened_mean = coinpress_mean(centred, mean_plan, rng, transform=whitening)
         mean = coarse + linalg.solve(whitening, whitened_mean)
@@ -871,38 +609,12 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
             "covariance": cov_plan.n_steps,
             "mean": mean_plan.n_steps,
         }
-        return covariance, mean, split, steps, (scales[-1], last)
+        return GaussianFit(covariance, mean, split, steps, (scales[-1], last))
 
-    def _plan_klsu(self, n_samples, n_features, budget, condition, radius):
-        if n_samples < 6:
-            raise ValueError(
-                f"method='klsu' needs at least 6 rows (a pair for the "
-                f"preconditioner, a pair for the covariance, two rows for the "
-                f"mean); got {n_samples}."
-            )
-        third = n_samples // 3
-        n_pre = 2 * (third // 2)
-        conditions = ppc_schedule(
-            n_pre // 2, n_features, condition, budget.rho, self.beta / 3
-        )
-        # KVMean's coarse histogram has bins of width sqrt(K_r) over the
-        # whitened radius (at most `radius`, the preconditioner's norm being at
-        # most 1): their indices must be exact integers in float64 (with room
-        # for rounding).
-        n_bins = 2 * (math.ceil(radius / math.sqrt(conditions[-1])) + 1) + 1
-        if not n_bins < 2.0**52:
-            raise ValueError(
-                f"method='klsu' would bin each coordinate of the mean into "
-                f"{n_bins:.3g} bins (mean_bound={self.mean_bound!r} against "
-                f"sqrt(min_variance)={math.sqrt(self.min_variance):.3g}), more "
-                "than float64 counts exactly; lower mean_bound or raise "
-                "min_variance."
-            )
-        return conditions, n_pre
-
-    def _fit_klsu(self, X, plan, budget, radius, rng):
+    def _fit_klsu(self, X, plan, rng):
         n_samples, n_features = X.shape
-        conditions, n_pre = plan
+        conditions, n_pre = plan.conditions, plan.n_pre
+        budget, radius = plan.inputs.budget, plan.inputs.radius
         n_cov = n_pre
         rho = budget.rho
         order = _noise.permutation(rng, n_samples)
@@ -942,7 +654,7 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         sigma, _ = naive_pce_noise(
             cov_pairs.shape[0], n_features, final, rho, self.beta / 3
         )
-        return covariance, mean, split, steps, (sigma, A)
+        return GaussianFit(covariance, mean, split, steps, (sigma, A))
 
     def _check_rows(self, X, method):
         check_is_fitted(self)

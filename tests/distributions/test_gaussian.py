@@ -16,7 +16,7 @@ from sklearn.preprocessing import FunctionTransformer
 from dpcov.accounting import ZCDP, BudgetAccountant, compose, zcdp_rho
 from dpcov.distributions import MultivariateGaussian
 from dpcov.distributions._coinpress import inverse_sqrt
-from dpcov.distributions._gaussian import CENTRED_SHARES, MEAN_SHARES
+from dpcov.distributions._gaussian_plan import CENTRED_SHARES, MEAN_SHARES
 from dpcov.exceptions import NoiseDominatedWarning
 
 
