@@ -463,7 +463,6 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
             release = self._fit_coinpress(X_scaled, plan, rng)
         else:
             release = self._fit_klsu(X_scaled, plan, rng)
-        split = release.split
 
         # Post-processing onto sets that contain the truth under the public
         # bounds: eigenvalues in [1, K] (scaled), the mean in its ball.
@@ -476,7 +475,7 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         self.mean_frame_ = plan.frame if coinpress else "whitened"
         self.prior_parts_ = plan.prior_parts if coinpress else ()
         self.covariance_rows_ = plan.rows if coinpress else "pairs"
-        self._record_privacy(budget, split)
+        self._record_privacy(budget, release.split)
         self._report_noise(release.noise, n_features)
         return self
 
