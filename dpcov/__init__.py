@@ -20,6 +20,7 @@ from . import (
     utils,
 )
 from ._config import config_context, get_config, set_config
+from ._version import __version__
 from .covariance import (
     AdaptiveCovariance,
     EigenSamplingCovariance,
@@ -31,8 +32,6 @@ from .decomposition import PCA
 from .distributions import MultivariateGaussian
 from .model_selection import PrivateSearchCV
 from .preprocessing import BoundsScaler, StandardScaler
-
-__version__ = "0.1.0.dev0"
 
 __all__ = [
     "accounting",

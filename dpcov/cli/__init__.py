@@ -13,6 +13,7 @@ errors and warnings without quoting the data (``_errors``).
 import sys
 
 from ..exceptions import AccountantCopyError
+from ._demo import run_demo_command
 from ._errors import CommandError
 from ._fit import run_fit
 from ._parser import build_parser
@@ -38,9 +39,6 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
         if args.command == "demo":
-            # Imported here: only the demo needs the bundled data and plotting.
-            from ._demo import run_demo_command
-
             return run_demo_command(args)
         return run_fit(args)
     except (CommandError, AccountantCopyError) as exc:

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from .._version import __version__
 from ._estimators import documented_attributes
 
 _NOTIONS = {"PureDP": "pure", "ZCDP": "zCDP", "ApproxDP": "approx"}
@@ -111,8 +112,6 @@ def build_report(estimator, *, X, input_path, output_path, attribute, feature_na
     report : dict
         JSON-safe data.
     """
-    from .. import __version__
-
     released = np.asarray(getattr(estimator, attribute))
     report = {
         "dpcov_version": __version__,
