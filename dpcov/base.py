@@ -129,10 +129,12 @@ def is_private(estimator):
     Parameters
     ----------
     estimator : object
+        Any object (a step of a composite, a parameter value).
 
     Returns
     -------
     private : bool
+        Whether it is a :class:`PrivateEstimatorMixin` and not frozen.
     """
     return isinstance(estimator, PrivateEstimatorMixin) and not isinstance(
         estimator, FrozenEstimator
@@ -145,10 +147,12 @@ def privacy_tags(estimator):
     Parameters
     ----------
     estimator : PrivateEstimatorMixin
+        A private estimator, pipeline or search.
 
     Returns
     -------
     tags : PrivacyTags
+        What the estimator declares (``__sklearn_tags__().privacy``).
     """
     return estimator.__sklearn_tags__().privacy
 
