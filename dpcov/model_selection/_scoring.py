@@ -45,6 +45,7 @@ import numpy as np
 from scipy import sparse
 
 from ..base import is_private, privacy_tags
+from ..pipeline import PrivatePipeline
 from ..utils._gram import _clip
 from ..utils._input import quiet_float_errors
 
@@ -58,8 +59,9 @@ def _final(estimator):
     # range between steps by a PrivatePipeline (as its fit hands them on).
     steps = getattr(estimator, "steps", None)
     if steps is not None and len(steps) > 1:
-        head = getattr(estimator, "_last_step_rows", None)
-        return estimator[-1], head if head is not None else estimator[:-1].transform
+        if isinstance(estimator, PrivatePipeline):
+            return estimator[-1], estimator._last_step_rows
+        return estimator[-1], estimator[:-1].transform
     if steps is not None:
         return estimator[-1], None
     return estimator, None
