@@ -33,8 +33,7 @@ from scipy import sparse
 from sklearn import config_context
 from sklearn.utils.validation import check_array, validate_data
 
-from ._array_api import array_api_input, float_dtype
-from ._gram import is_dask_array
+from ._array_api import array_api_input, float_dtype, is_dask_array
 from ._input_messages import NON_FINITE_HINT, NonFiniteInput
 
 FLOAT_DTYPES = (np.float64, np.float32)
