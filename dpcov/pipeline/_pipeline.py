@@ -46,7 +46,7 @@ from ..utils._gram._sparse import _sparse_clip, _sparse_row_norms
 from ..utils._input import validate_rows
 from ..utils._random import check_random_state
 from ..utils._sklearn_compat import Hidden, Interval, Options, _fit_context
-from ..utils.validation import check_privacy_params, privacy_spent
+from ..utils.validation import DEFAULT_DELTA, check_privacy_params, privacy_spent
 
 __all__ = [
     "PrivatePipeline",
@@ -54,9 +54,6 @@ __all__ = [
     "make_private_pipeline",
     "output_range",
 ]
-
-#: delta of the pipeline's budget when only epsilon is given (the estimators').
-DEFAULT_DELTA = 1e-6
 
 
 def output_range(estimator):

@@ -25,10 +25,10 @@ from ..exceptions import (
     NoPrivateResult,
     SeededNoiseWarning,
 )
-from ..pipeline._pipeline import DEFAULT_DELTA
 from ._random import held_objects
 from ._warnings import user_frame
 from .validation import (
+    DEFAULT_DELTA,
     check_approx_privacy_params,
     check_privacy_params,
     check_zcdp_privacy_params,
