@@ -49,7 +49,7 @@ from ..utils._sklearn_compat import (
     _fit_context,
     _print_elapsed_time,
 )
-from ..utils.validation import check_privacy_params
+from ..utils.validation import DEFAULT_DELTA, check_privacy_params
 from ._composition import (
     check_composition,
     composite_children,
@@ -63,9 +63,6 @@ __all__ = [
     "make_private_pipeline",
     "output_range",
 ]
-
-#: delta of the pipeline's budget when only epsilon is given (the estimators').
-DEFAULT_DELTA = 1e-6
 
 
 def output_range(estimator):

@@ -11,7 +11,8 @@ there too, and the fitted arrays go back to the input's namespace and device.
 Without dispatch, such an array is converted as scikit-learn converts it (or
 refused where it cannot be).
 
-This module tells such an array (:func:`array_api_input`) and moves arrays
+This module tells such an array (:func:`array_api_input`), and a Dask array
+(:func:`is_dask_array`, read by Dask, not by a namespace), and moves arrays
 between the host and the input's namespace (:func:`to_host`,
 :func:`to_namespace`), through scikit-learn's vendored array-api-compat.
 """
@@ -19,11 +20,17 @@ between the host and the input's namespace (:func:`to_host`,
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import sys
+
 import numpy as np
 import sklearn
 from scipy import sparse
 
-from ._gram import is_dask_array
+
+def is_dask_array(X):
+    """Whether ``X`` is a ``dask.array.Array`` (without importing Dask)."""
+    da = sys.modules.get("dask.array")
+    return da is not None and isinstance(X, da.Array)
 
 
 def _is_numpy_namespace(xp):

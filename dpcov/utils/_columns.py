@@ -14,8 +14,8 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
-from ._array_api import host_view, namespace_of, to_host
-from ._gram import CHUNK_BYTES, is_dask_array
+from ._array_api import host_view, is_dask_array, namespace_of, to_host
+from ._gram import CHUNK_BYTES
 from ._gram._dask import rows_in_blocks
 from ._input_messages import NonFiniteInput
 from .validation import to_unit_box

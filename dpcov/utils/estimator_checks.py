@@ -15,8 +15,6 @@ import warnings
 
 import numpy as np
 from sklearn import clone, config_context
-from sklearn.base import is_classifier, is_regressor
-from sklearn.utils.validation import _num_samples
 
 from ..accounting import ApproxDP, BudgetAccountant, PureDP, compose
 from ..exceptions import (
@@ -25,68 +23,15 @@ from ..exceptions import (
     NoPrivateResult,
     SeededNoiseWarning,
 )
-from ..pipeline._pipeline import DEFAULT_DELTA
+from ._check_fits import _check_data, _data, _fit, _fitted_output, _Unreadable
 from ._random import held_objects
 from ._warnings import user_frame
 from .validation import (
+    DEFAULT_DELTA,
     check_approx_privacy_params,
     check_privacy_params,
     check_zcdp_privacy_params,
 )
-
-
-def _data(n_samples=20_000, n_features=4, scale=1.0, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n_samples, n_features)) * np.linspace(1.0, 0.3, n_features)
-    return scale * X / np.linalg.norm(X, axis=1).max()
-
-
-def _check_data(estimator, n_samples, scale=1.0):
-    # Estimators that only answer on structured data (the stability-based
-    # subspace learners declare ``_approx_dp_only``) get rows exactly in a
-    # 2-dimensional subspace of R^4, integer-valued so that exact arithmetic
-    # sees the structure; estimators of distributions over {0, 1}^d
-    # (``_binary_input``) get random binary rows, whatever the scale; the
-    # others get Gaussian rows.
-    if getattr(estimator, "_binary_input", False):
-        rng = np.random.default_rng(0)
-        return (rng.random((n_samples, 4)) < [0.5, 0.3, 0.1, 0.02]).astype(float)
-    if not getattr(estimator, "_approx_dp_only", False):
-        return _data(n_samples, scale=scale)
-    rng = np.random.default_rng(0)
-    basis = rng.integers(-3, 4, size=(2, 4))
-    return scale * (rng.integers(-9, 10, size=(n_samples, 2)) @ basis).astype(float)
-
-
-def _targets(estimator, n_samples):
-    """Targets for a model's fit (None for the others).
-
-    A classifier (or a pipeline that ends in one) gets its public
-    ``classes`` in turn; a regressor values spread inside its public
-    ``target_bounds``. Neither reads the rows.
-    """
-    model = estimator.steps[-1][1] if hasattr(estimator, "steps") else estimator
-    params = model.get_params(deep=False)
-    if is_classifier(model):
-        classes = np.asarray(params["classes"])
-        return classes[np.arange(n_samples) % classes.size]
-    if is_regressor(model):
-        low, high = (float(v) for v in np.ravel(params["target_bounds"])[:2])
-        rng = np.random.default_rng(1)
-        return (
-            low / 2
-            + high / 2
-            + (high / 2 - low / 2) * rng.uniform(-0.5, 0.5, n_samples)
-        )
-    return None
-
-
-def _fit(estimator, X):
-    """``estimator.fit(X)``, with targets for a model (:func:`_targets`)."""
-    # (Rows that fail on any read get one target: the fit must refuse
-    # before it reads either.)
-    y = _targets(estimator, 1 if isinstance(X, _Unreadable) else _num_samples(X))
-    return estimator.fit(X) if y is None else estimator.fit(X, y)
 
 
 def _configured_guarantee(estimator, epsilon, delta, rho=None):
@@ -98,22 +43,6 @@ def _configured_guarantee(estimator, epsilon, delta, rho=None):
     if getattr(estimator, "_zcdp_only", False):
         return check_zcdp_privacy_params(epsilon, delta, rho)
     return check_privacy_params(epsilon, delta, rho)
-
-
-def _fitted_output(estimator):
-    # Every public fitted array, concatenated: what a seed must reproduce (a
-    # pipeline's: its steps' in turn).
-    arrays = [
-        np.ravel(value)
-        for key, value in sorted(vars(estimator).items())
-        if key.endswith("_")
-        and not key.startswith("_")
-        and isinstance(value, np.ndarray)
-    ]
-    for _, step in getattr(estimator, "steps", []):
-        if hasattr(step, "get_params"):
-            arrays.append(_fitted_output(step))
-    return np.concatenate(arrays)
 
 
 def check_privacy_params_validated_in_fit(estimator):
@@ -280,19 +209,6 @@ def check_budget_accounted(estimator):
         else:
             assert est.rho_spent_ <= params["rho"]
         assert est.delta_spent_ <= params["delta"]
-
-
-class _Unreadable:
-    # Input that fails the test as soon as anything reads it.
-    def __array__(self, *args, **kwargs):
-        raise AssertionError("fit read the data before consulting its accountant")
-
-    def __len__(self):
-        raise AssertionError("fit read the data before consulting its accountant")
-
-    @property
-    def shape(self):
-        raise AssertionError("fit read the data before consulting its accountant")
 
 
 def _same_guarantee(a, b):

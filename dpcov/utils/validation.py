@@ -15,6 +15,10 @@ import numpy as np
 
 from ..accounting import ZCDP, ApproxDP, PureDP, zcdp_epsilon, zcdp_rho
 
+#: delta of a composite's budget when only epsilon is given (the estimators'
+#: default delta): a PrivatePipeline's ``delta=None``.
+DEFAULT_DELTA = 1e-6
+
 
 def _is_real(value):
     return (

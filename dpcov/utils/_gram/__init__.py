@@ -78,8 +78,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+# Its functions are read as attributes of the module, at the call: a test that
+# patches one (host_view) patches _array_api.
+from .. import _array_api
+from .._array_api import is_dask_array
 from ._binned import BinnedSums
-from ._dask import _dask_sums, is_dask_array, rows_in_blocks
+from ._dask import _dask_sums, rows_in_blocks
 from ._dense import BLOCK_CHUNKS, CHUNK_BYTES, _ordered_map, _pass_threads
 from ._pass import _Pass
 from ._rows import _clip, _row_norms
@@ -126,12 +130,10 @@ def _run(X, spec):
     # The pass for X's kind: Dask, another array namespace, or in memory.
     if is_dask_array(X):
         return _dask_sums(X, spec)
-    from .._array_api import host_view, namespace_of
-
-    namespace = namespace_of(X)
+    namespace = _array_api.namespace_of(X)
     if namespace is not None:
         # In host memory: the NumPy pass on a view; elsewhere, on its device.
-        view = host_view(X)
+        view = _array_api.host_view(X)
         if view is not None:
             return spec.run(view)
         return xp_sums(X, spec, *namespace)

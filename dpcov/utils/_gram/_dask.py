@@ -3,24 +3,15 @@
 Every block of whole rows runs the in-memory pass and returns its statistics
 packed in one vector (:meth:`_DaskPass.run_packed`); Dask sums the vectors,
 and :func:`_dask_sums` unpacks the sums on the client. Also
-:func:`is_dask_array`, which tells a Dask array without importing Dask, and
 :func:`rows_in_blocks`.
 """
 
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-import sys
-
 import numpy as np
 
 from .._threads import single_threaded_blas
-
-
-def is_dask_array(X):
-    """Whether ``X`` is a ``dask.array.Array`` (without importing Dask)."""
-    da = sys.modules.get("dask.array")
-    return da is not None and isinstance(X, da.Array)
 
 
 def rows_in_blocks(X):

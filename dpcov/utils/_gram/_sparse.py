@@ -183,6 +183,37 @@ class _SparsePass:
             and max(_exponent(self.clip_norm), self.center_exponent) < 500
         )
 
+    def _centred_clip(self, chunk, row, n_features, center_square, needs_norms):
+        # The norms of a chunk's centred rows c - m (with needs_norms), by the
+        # expansion ||c||^2 - 2 c.m + ||m||^2, and the final clip's factors f,
+        # applied to the stored values: (data, norms, weights).
+        data, indices, indptr = chunk
+        n_rows = indptr.size - 1
+        center = self.center
+        norms = None
+        weights = np.ones(n_rows)
+        if needs_norms:
+            squares = _sums_by(row, data * data, n_rows)
+            rows = sparse.csr_matrix(
+                (data, indices, indptr), shape=(n_rows, n_features)
+            )
+            square_norms = squares - 2.0 * (rows @ center) + center_square
+            square_norms = np.maximum(square_norms, 0.0)
+            norms = np.sqrt(square_norms)
+        if self.final_clip is not None:
+            # The expansion of ||c - m||^2 carries a rounding error of at most
+            # (d + 4) eps (||c|| + ||m||)^2 (each of its terms is a sum of at
+            # most d products, Higham 2002, Sec. 3.1): clipping by the norm
+            # plus that slack keeps every clipped row within final_clip, as
+            # the sensitivity needs.
+            slack = (n_features + 4) * _EPS
+            slack *= (np.sqrt(squares) + np.sqrt(center_square)) ** 2
+            upper = square_norms + slack
+            over = upper > self.final_clip**2
+            weights[over] = self.final_clip / np.sqrt(upper[over])
+            data = data * weights[row]
+        return data, norms, weights
+
     def run_sparse(self, X, pairs):
         """Sum the statistics over the chunks of a canonical CSR ``X``.
 
@@ -226,27 +257,13 @@ class _SparsePass:
                     data = _sparse_clip(data, row, n_rows, self.final_clip, norms)
                 weights = None
             else:
-                weights = np.ones(n_rows)
-                if needs_norms:
-                    squares = _sums_by(row, data * data, n_rows)
-                    rows = sparse.csr_matrix(
-                        (data, indices, indptr), shape=(n_rows, n_features)
-                    )
-                    square_norms = squares - 2.0 * (rows @ center) + center_square
-                    square_norms = np.maximum(square_norms, 0.0)
-                    norms = np.sqrt(square_norms)
-                if self.final_clip is not None:
-                    # The expansion of ||c - m||^2 carries a rounding error of
-                    # at most (d + 4) eps (||c|| + ||m||)^2 (each of its terms
-                    # is a sum of at most d products, Higham 2002, Sec. 3.1):
-                    # clipping by the norm plus that slack keeps every clipped
-                    # row within final_clip, as the sensitivity needs.
-                    slack = (n_features + 4) * _EPS
-                    slack *= (np.sqrt(squares) + np.sqrt(center_square)) ** 2
-                    upper = square_norms + slack
-                    over = upper > self.final_clip**2
-                    weights[over] = self.final_clip / np.sqrt(upper[over])
-                    data = data * weights[row]
+                data, norms, weights = self._centred_clip(
+                    (data, indices, indptr),
+                    row,
+                    n_features,
+                    center_square,
+                    needs_norms,
+                )
             rows = sparse.csr_matrix(
                 (data, indices, indptr), shape=(n_rows, n_features)
             )

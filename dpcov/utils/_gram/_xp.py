@@ -26,6 +26,9 @@ import math
 
 import numpy as np
 
+# Its functions are read as attributes of the module, at the call: a test that
+# patches one (float_dtype) patches _array_api.
+from .. import _array_api
 from .._input_messages import NonFiniteInput
 
 #: Bytes of rows per chunk on the device: larger than the NumPy pass's 4 MiB
@@ -100,19 +103,20 @@ def xp_sums(X, spec, xp, device):
         As :meth:`._dense._DensePass.run` returns them: NumPy float64 (int64
         for integer ``norm_sums``), on the host.
     """
-    from .._array_api import float_dtype, to_host
-
     if spec.bins is not None:
         raise ValueError("Sums binned by norm are computed for Dask arrays only.")
     n_features = X.shape[1]
-    dtype = float_dtype(xp, device)
+    dtype = _array_api.float_dtype(xp, device)
     shapes = spec.shapes(n_features)
     step = spec.chunk_rows or max(1, XP_CHUNK_BYTES // (8 * max(1, n_features)))
     # (array-api-strict computes with NumPy: no floating-point warning, which
     # only extreme rows would raise.)
     with np.errstate(all="ignore"):
         sums, norm_sums = _device_sums(X, spec, xp, device, dtype, shapes, step)
-    out = {name: to_host(value, xp).astype(np.float64) for name, value in sums.items()}
+    out = {
+        name: _array_api.to_host(value, xp).astype(np.float64)
+        for name, value in sums.items()
+    }
     if norm_sums is not None:
         out["norm_sums"] = norm_sums
     # In the order of shapes (the callers unpack by name).
@@ -123,10 +127,10 @@ def _device_sums(X, spec, xp, device, dtype, shapes, step):
     # The chunks' sums, on the device (norm_sums on the host: the callable is
     # NumPy's). check_finite=False is for reads of rows that a first pass
     # has checked: a NaN row would not be contained by the clip.
-    from .._array_api import to_host, to_namespace
-
     def on_device(value):
-        return to_namespace(np.asarray(value, dtype=np.float64), xp, device, dtype)
+        return _array_api.to_namespace(
+            np.asarray(value, dtype=np.float64), xp, device, dtype
+        )
 
     box = None
     if spec.box is not None:
@@ -171,5 +175,7 @@ def _device_sums(X, spec, xp, device, dtype, shapes, step):
             sums["square_norm"] = sums["square_norm"] + xp.sum(norms * norms)
         if norm_sums is not None:
             # The rows' norms (m numbers) counted on the host.
-            norm_sums += spec.norm_sums(to_host(norms, xp).astype(np.float64))
+            norm_sums += spec.norm_sums(
+                _array_api.to_host(norms, xp).astype(np.float64)
+            )
     return sums, norm_sums

@@ -1,0 +1,285 @@
+"""The errors for the input that scikit-learn's validation refused.
+
+scikit-learn's, NumPy's and pandas' messages print data (a whole column, a
+cell that is not a number); :func:`~dpcov.utils._input.validate_rows` raises
+:func:`input_error`'s error instead, built from public facts only: the entry
+point, the shape, the dtype, which columns (by position, or by the
+DataFrame's own column names, which the user declared) are not numeric,
+whether NaN or infinity is present, and how many rows are needed.
+"""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import numpy as np
+from scipy import sparse
+
+from ._input_messages import NON_FINITE_HINT
+
+# The failures of scikit-learn's, NumPy's and pandas' validation (pandas'
+# errors derive from these). Anything else is not an input error and
+# propagates.
+VALIDATION_ERRORS = (ValueError, TypeError, OverflowError)
+
+_RESHAPE_HINT = (
+    "Reshape your data either using array.reshape(-1, 1) if your data has a "
+    "single feature or array.reshape(1, -1) if it contains a single sample."
+)
+
+
+def _is_dataframe(X):
+    return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
+
+
+def _column_label(X, position):
+    # A DataFrame's column names are the user's own declaration, not data;
+    # anything else is named by its 0-based position.
+    if _is_dataframe(X):
+        return f"column {position} ({str(X.columns[position])!r})"
+    return f"column {position}"
+
+
+def _column_as_float(X, array, position):
+    # One column as float64 (pandas' missing values as NaN); raises TypeError
+    # or ValueError when it holds something that is not a number.
+    if _is_dataframe(X):
+        column = X.iloc[:, position]
+        if getattr(column.dtype, "kind", "O") in "mM":
+            raise TypeError("dates and durations are not numbers")
+        return column.to_numpy(dtype=np.float64, na_value=np.nan)
+    return np.asarray(array[:, position], dtype=np.float64)
+
+
+def _columns_as_float(X, array):
+    """The columns as float64, and the positions of those that do not convert.
+
+    Returns
+    -------
+    columns : list of ndarray
+        The converted columns (those that convert).
+    bad : list of int
+        Positions of the columns that do not convert.
+    type_error : bool
+        Whether some conversion failed with a TypeError (an object that is
+        not a string or a number, rather than a string that is not a number).
+    """
+    columns, bad, type_error = [], [], False
+    for position in range(array.shape[1]):
+        try:
+            with np.errstate(all="ignore"):
+                columns.append(_column_as_float(X, array, position))
+        except TypeError:
+            bad.append(position)
+            type_error = True
+        except (ValueError, OverflowError):
+            bad.append(position)
+    return columns, bad, type_error
+
+
+def input_error(
+    estimator,
+    X,
+    *,
+    reset,
+    ensure_min_samples,
+    n_columns,
+    method,
+    accept_sparse,
+    allow_nan=False,
+):
+    """The error to raise for an input that scikit-learn refused.
+
+    Only public facts go in the message: the entry point, the shape, the
+    dtype, the positions (or declared names) of the columns at fault, whether
+    NaN or infinity is present, the rows needed.
+    """
+    name = type(estimator).__name__
+    where = f"{name}.{method}"
+    if sparse.issparse(X):
+        if accept_sparse:
+            return _sparse_input_error(
+                estimator,
+                X,
+                reset=reset,
+                ensure_min_samples=ensure_min_samples,
+                n_columns=n_columns,
+                where=where,
+            )
+        return TypeError(
+            f"Sparse data was passed to {where}, but dense data is required: "
+            "convert it with X.toarray() (dpcov clips and reduces dense rows)."
+        )
+    try:
+        array = np.asarray(X)
+    except VALIDATION_ERRORS:
+        return ValueError(
+            f"{where} needs X as a 2-D array-like of shape (n_samples, "
+            "n_features) with rows of equal length; it could not be made into "
+            "an array (are some rows longer than others?)."
+        )
+    error = _array_error(array, where)
+    if error is not None:
+        return error
+    columns, bad, type_error = _columns_as_float(X, array)
+    if bad:
+        return _non_numeric_error(X, bad, type_error, array.shape[1], where)
+    error = _shape_error(
+        estimator,
+        array.shape,
+        reset=reset,
+        ensure_min_samples=ensure_min_samples,
+        n_columns=n_columns,
+    )
+    if error is not None:
+        return error
+    error = _feature_names_error(
+        estimator, X, reset=reset, n_columns=n_columns, where=where
+    )
+    if error is not None:
+        return error
+    error = _non_finite_error(columns, where, allow_nan)
+    if error is not None:
+        return error
+    return ValueError(
+        f"{where} could not validate X: it needs a finite, numeric 2-D "
+        "array-like of shape (n_samples, n_features)."
+    )
+
+
+def _array_error(array, where):
+    """The error for an array that is not 2-D or not real (public facts), or None."""
+    if array.ndim != 2:
+        return ValueError(
+            f"Expected 2D array, got {array.ndim}D array of shape {array.shape} "
+            f"instead in {where}. " + (_RESHAPE_HINT if array.ndim < 2 else "")
+        )
+    if array.dtype.kind == "c":
+        return ValueError(
+            f"Complex data not supported by {where}: X must be real-valued."
+        )
+    if array.dtype.kind in "mM":
+        return ValueError(
+            f"{where} needs numeric X; got dtype {array.dtype} (dates or "
+            "durations): convert them to numbers first."
+        )
+    return None
+
+
+def _non_numeric_error(X, bad, type_error, n_features, where):
+    """The error for the columns at positions ``bad`` that are not numbers."""
+    labels = ", ".join(_column_label(X, position) for position in bad[:10])
+    more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
+    verb = "holds" if len(bad) == 1 else "hold"
+    message = (
+        f"{where} needs numeric X, but {labels}{more} (of {n_features}) "
+        f"{verb} values that are not numbers"
+    )
+    if type_error:
+        # The wording of float()'s own TypeError, which scikit-learn's
+        # common checks expect, without the offending object.
+        return TypeError(
+            message + " (a float() argument must be a string or a real "
+            "number). Encode or drop these columns before fitting."
+        )
+    return ValueError(message + ". Encode or drop these columns before fitting.")
+
+
+def _feature_names_error(estimator, X, *, reset, n_columns, where):
+    """The error for a DataFrame whose column names differ from fit's, or None."""
+    fitted_names = getattr(estimator, "feature_names_in_", None)
+    if (
+        n_columns is None
+        and not reset
+        and fitted_names is not None
+        and _is_dataframe(X)
+    ):
+        names = [str(column) for column in X.columns]
+        if names != list(fitted_names):
+            # Column names are the user's declaration, not data.
+            return ValueError(
+                f"The feature names of X should match those seen in fit: {where} "
+                f"got {names[:20]}, fitted with {list(fitted_names)[:20]}."
+            )
+    return None
+
+
+def non_finite_message(where, has_nan, has_inf, *, allow_nan=False):
+    """The message for NaN or infinity in X: what is present and what to do."""
+    if allow_nan:
+        return (
+            f"Input X contains infinity: {where} accepts NaN as a missing cell "
+            "but needs the other values finite; replace or drop infinite entries."
+        )
+    present = " and ".join(
+        word for word, flag in (("NaN", has_nan), ("infinity", has_inf)) if flag
+    )
+    return f"Input X contains {present}: {where} needs finite values; " + (
+        NON_FINITE_HINT
+    )
+
+
+def _non_finite_error(columns, where, allow_nan=False):
+    """The error for columns that hold NaN or infinity, or None."""
+    has_nan = not allow_nan and any(bool(np.isnan(column).any()) for column in columns)
+    has_inf = any(bool(np.isinf(column).any()) for column in columns)
+    if has_nan or has_inf:
+        return ValueError(
+            non_finite_message(where, has_nan, has_inf, allow_nan=allow_nan)
+        )
+    return None
+
+
+def _shape_error(estimator, shape, *, reset, ensure_min_samples, n_columns):
+    """The error for a shape scikit-learn refused (public facts), or None."""
+    name = type(estimator).__name__
+    n_samples, n_features = shape
+    if n_features == 0:
+        return ValueError(
+            f"Found array with 0 feature(s) (shape={shape}) while a minimum "
+            f"of 1 is required by {name}."
+        )
+    if n_samples < ensure_min_samples:
+        return ValueError(
+            f"Found array with {n_samples} sample(s) (shape={shape}) while "
+            f"a minimum of {ensure_min_samples} is required by {name}."
+        )
+    if n_columns is None and not reset and hasattr(estimator, "n_features_in_"):
+        if n_features != estimator.n_features_in_:
+            return ValueError(
+                f"X has {n_features} features, but {name} is expecting "
+                f"{estimator.n_features_in_} features as input."
+            )
+    return None
+
+
+def _sparse_input_error(estimator, X, *, reset, ensure_min_samples, n_columns, where):
+    """The error for a sparse input that scikit-learn refused (public facts)."""
+    if X.dtype.kind == "c":
+        return ValueError(
+            f"Complex data not supported by {where}: X must be real-valued."
+        )
+    if X.dtype.kind not in "biuf":
+        return ValueError(
+            f"{where} needs numeric X; got a sparse matrix of dtype {X.dtype}."
+        )
+    error = _shape_error(
+        estimator,
+        X.shape,
+        reset=reset,
+        ensure_min_samples=ensure_min_samples,
+        n_columns=n_columns,
+    )
+    if error is not None:
+        return error
+    try:
+        values = X.tocoo().data
+        has_nan = bool(np.isnan(values).any())
+        has_inf = bool(np.isinf(values).any())
+    except VALIDATION_ERRORS:
+        has_nan = has_inf = False
+    if has_nan or has_inf:
+        return ValueError(non_finite_message(where, has_nan, has_inf))
+    return ValueError(
+        f"{where} could not validate X: it needs a finite, numeric 2-D sparse "
+        "matrix or array-like of shape (n_samples, n_features)."
+    )
