@@ -19,9 +19,8 @@ from scipy import sparse
 from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
 from sklearn.frozen import FrozenEstimator
-from sklearn.pipeline import FeatureUnion, Pipeline, _name_estimators
+from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import _num_features, _num_samples
 
 from ..accounting import ZCDP, BudgetAccountant, PureDP, compose, split_budget
 from ..accounting._composition import budget_weights
@@ -47,6 +46,9 @@ from ..utils._sklearn_compat import (
     Interval,
     Options,
     _fit_context,
+    _name_estimators,
+    _num_features,
+    _num_samples,
     _print_elapsed_time,
 )
 from ..utils.validation import DEFAULT_DELTA, check_privacy_params

@@ -11,7 +11,29 @@ arrays.
 
 import numpy as np
 from sklearn.base import is_classifier, is_regressor
-from sklearn.utils.validation import _num_samples
+from sklearn.utils import get_tags
+
+from ._sklearn_compat import _num_samples
+
+
+def privacy_of(estimator):
+    """The privacy tags a dpcov estimator declares (``get_tags(est).privacy``).
+
+    Read through scikit-learn's tags (a :class:`dpcov.base.PrivacyTags`), as
+    this layer sits below the estimators' base class.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        A private dpcov estimator, pipeline or search.
+
+    Returns
+    -------
+    tags : dpcov.base.PrivacyTags
+        Its declarations (guarantee forms, binary input, deterministic
+        release, default score).
+    """
+    return get_tags(estimator).privacy
 
 
 def _data(n_samples=20_000, n_features=4, scale=1.0, seed=0):
@@ -27,10 +49,11 @@ def _check_data(estimator, n_samples, scale=1.0):
     # sees the structure; estimators of distributions over {0, 1}^d
     # (``_binary_input``) get random binary rows, whatever the scale; the
     # others get Gaussian rows.
-    if getattr(estimator, "_binary_input", False):
+    privacy = privacy_of(estimator)
+    if privacy.binary_input:
         rng = np.random.default_rng(0)
         return (rng.random((n_samples, 4)) < [0.5, 0.3, 0.1, 0.02]).astype(float)
-    if not getattr(estimator, "_approx_dp_only", False):
+    if privacy.guarantee != "approx_dp":
         return _data(n_samples, scale=scale)
     rng = np.random.default_rng(0)
     basis = rng.integers(-3, 4, size=(2, 4))

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 
 from sklearn.base import _fit_context as _sklearn_fit_context
 from sklearn.decomposition._base import _BasePCA
+from sklearn.pipeline import _name_estimators
 from sklearn.utils._param_validation import (
     HasMethods,
     Hidden,
@@ -21,6 +22,7 @@ from sklearn.utils._param_validation import (
     StrOptions,
     validate_parameter_constraints,
 )
+from sklearn.utils.validation import _num_features, _num_samples
 
 try:
     # scikit-learn 1.5 and later (1.6 to 1.9 included).
@@ -54,6 +56,9 @@ __all__ = [
     "RealNotInt",
     "StrOptions",
     "_fit_context",
+    "_name_estimators",
+    "_num_features",
+    "_num_samples",
     "_print_elapsed_time",
     "check_params_always",
     "validate_parameter_constraints",

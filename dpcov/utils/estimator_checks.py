@@ -23,7 +23,14 @@ from ..exceptions import (
     NoPrivateResult,
     SeededNoiseWarning,
 )
-from ._check_fits import _check_data, _data, _fit, _fitted_output, _Unreadable
+from ._check_fits import (
+    _check_data,
+    _data,
+    _fit,
+    _fitted_output,
+    _Unreadable,
+    privacy_of,
+)
 from ._random import held_objects
 from ._warnings import user_frame
 from .validation import (
@@ -38,9 +45,10 @@ def _configured_guarantee(estimator, epsilon, delta, rho=None):
     if delta is None:
         # A pipeline's documented default (1e-6, the estimators').
         delta = DEFAULT_DELTA
-    if getattr(estimator, "_approx_dp_only", False):
+    guarantee = privacy_of(estimator).guarantee
+    if guarantee == "approx_dp":
         return check_approx_privacy_params(epsilon, delta)
-    if getattr(estimator, "_zcdp_only", False):
+    if guarantee == "zcdp":
         return check_zcdp_privacy_params(epsilon, delta, rho)
     return check_privacy_params(epsilon, delta, rho)
 
@@ -129,7 +137,7 @@ def check_seeded_fits_reproducible(estimator):
     a = _fitted_output(_fit(clone(estimator).set_params(random_state=3), X))
     b = _fitted_output(_fit(clone(estimator).set_params(random_state=3), X))
     np.testing.assert_array_equal(a, b)
-    if getattr(estimator, "_deterministic_release", False):
+    if privacy_of(estimator).deterministic_release:
         # The randomness only decides whether to release; what is released
         # is a function of the data (ExactSubspace).
         return
