@@ -72,7 +72,7 @@ def _private_ranges_estimators():
     # Private ranges (bounds="private") need a few thousand rows at a finite
     # budget; at epsilon=inf they need two, so scikit-learn's small datasets
     # run every code path but the noise. (dpcov's own checks expect noise;
-    # the private paths are tested in tests/preprocessing/test_ranges.py.)
+    # the private paths are tested in tests/utils/test_private_ranges.py.)
     yield StandardScaler(bounds="private", epsilon=float("inf"))
     yield AdaptiveCovariance(bounds="private", epsilon=float("inf"))
     yield SimpleImputer(epsilon=float("inf"))

@@ -3,11 +3,13 @@
 A private covariance fit runs the same steps whatever the mechanism:
 
 1. validate the data and the parameters (privacy parameters unconditionally);
-2. plan on public values (:meth:`_plan`: the geometry, the radius mechanism
-   and the budget split): 1/8 for a private radius when ``data_norm`` and
-   ``bounds`` are None (sparse vector; 3/16 for the exponential mechanism,
-   below the sparse vector's minimum number of rows), 1/8 for a private mean
-   when ``assume_centered`` is False, the rest for the covariance mechanism;
+2. plan on public values (:meth:`_plan`, through the geometry step
+   :func:`~dpcov.utils._geometry.plan_geometry`: the geometry, the radius
+   mechanism and the budget split): 1/8 for a private radius when
+   ``data_norm`` and ``bounds`` are None (sparse vector; 3/16 for the
+   exponential mechanism, below the sparse vector's minimum number of rows),
+   1/8 for a private mean when ``assume_centered`` is False, the rest for the
+   covariance mechanism;
 3. resolve the row-norm bound (given, the box's ``sqrt(d)`` in unit
    coordinates with ``bounds``, or the private radius from a pass of norm
    counts) and clip to it (:meth:`_first_pass`, :meth:`_release_radius`);
@@ -33,15 +35,11 @@ from sklearn.covariance import EmpiricalCovariance, log_likelihood
 from sklearn.utils.validation import check_is_fitted
 
 from .._config import get_config
-from ..accounting import BudgetAccountant, compose, split_budget
+from ..accounting import BudgetAccountant, compose
 from ..base import PrivateEstimatorMixin, warn_if_noise_dominated
 from ..mechanisms import (
     DEFAULT_RADIUS_GRID,
     calibrate_additive,
-    exponential_radius_min_samples,
-    private_radius_exponential,
-    private_radius_from_counts,
-    private_radius_min_samples,
     project_feasible,
     project_l2_ball,
     project_psd,
@@ -49,14 +47,6 @@ from ..mechanisms import (
     radius_counts,
 )
 from ..mechanisms._projection import eigh_with, symmetric_eigh
-from ..preprocessing._ranges import (
-    RANGES_SHARE,
-    RangesPlan,
-    check_bounds_without_rows,
-    plan_private_ranges,
-    ranges_first_pass,
-    release_private_ranges,
-)
 from ..utils._array_api import (
     as_host,
     device_eigh,
@@ -65,10 +55,17 @@ from ..utils._array_api import (
     namespace_of,
     to_namespace,
 )
+from ..utils._geometry import (
+    Geometry,
+    plan_geometry,
+    release_radius,
+    release_ranges,
+)
 from ..utils._gram import is_dask_array, row_statistics
 from ..utils._gram._binned import binned_grams_fit
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._input_messages import NonFiniteInput
+from ..utils._private_ranges import check_bounds_without_rows, ranges_first_pass
 from ..utils._sklearn_compat import (
     Interval,
     Options,
@@ -77,7 +74,6 @@ from ..utils._sklearn_compat import (
     check_params_always,
 )
 from ..utils._threads import small_matrix_blas
-from ..utils.validation import check_bounds, unit_box
 from ._shrinkage import (
     aligned_noise_energy,
     applied_factor,
@@ -86,11 +82,6 @@ from ._shrinkage import (
     signal_to_noise_from_factor,
 )
 
-#: Share of the whole budget spent on the private radius when data_norm and
-#: bounds are None, by sparse vector (enough rows for it).
-RADIUS_SHARE = 0.125
-#: The share when the exponential mechanism finds the radius (fewer rows).
-EM_RADIUS_SHARE = 0.1875
 #: Share of the whole budget spent on the private mean when assume_centered is False.
 MEAN_SHARE = 0.125
 
@@ -152,44 +143,49 @@ class FitPlan:
     """The public plan of a fit, fixed before any entry of the data is read.
 
     Every field is a function of public values only: the shape of the input,
-    the parameters and the budget.
+    the parameters and the budget (until the private ranges are released
+    into ``geometry.box``).
 
     Parameters
     ----------
-    n_samples : int
-        Number of rows (public under replace-one neighbours).
-    n_features : int
-        Dimension ``d``.
-    box : tuple of (lower, upper) or None
-        The checked per-feature bounds (``bounds``), or None.
-    data_norm : float or None
-        The public row-norm bound: ``data_norm``, or ``sqrt(d)`` (the box in
-        unit coordinates); None when the fit finds it privately.
-    radius_mechanism : {"sparse_vector", "exponential"} or None
-        How the private radius is found; None with a public bound.
-    epsilon_radius : float or None
-        The private radius's epsilon; None with a public bound.
+    geometry : Geometry
+        The geometry step's plan (:func:`~dpcov.utils._geometry.plan_geometry`
+        under the ``"unbounded"`` radius policy): the box (``bounds``,
+        checked, or the private ranges), the public row-norm bound
+        (``data_norm``, or ``sqrt(d)`` in the box's unit coordinates; None
+        when the fit finds it privately) and the private radius's mechanism.
     split : dict of str to PureDP or ZCDP
         The budget of each step: ``"bounds"``, ``"radius"`` and ``"mean"``
         when needed, then ``"covariance"`` (the mechanism's).
-    ranges : RangesPlan or None
-        With ``bounds="private"``, the plan of the private ranges (``box``
-        is then None until they are released).
     """
 
-    n_samples: int
-    n_features: int
-    box: tuple
-    data_norm: float
-    radius_mechanism: str
-    epsilon_radius: float
+    geometry: Geometry
     split: dict
-    ranges: RangesPlan = None
+
+    @property
+    def n_samples(self):
+        """Number of rows (public under replace-one neighbours)."""
+        return self.geometry.n_samples
+
+    @property
+    def n_features(self):
+        """Dimension ``d``."""
+        return self.geometry.n_features
+
+    @property
+    def box(self):
+        """The box of the rows, or None."""
+        return self.geometry.box
+
+    @property
+    def data_norm(self):
+        """The public row-norm bound, or None (the private radius)."""
+        return self.geometry.data_norm
 
     @property
     def find_radius(self):
         """Whether the fit finds its row-norm bound privately."""
-        return self.radius_mechanism is not None
+        return self.geometry.find_radius
 
 
 @dataclass(frozen=True)
@@ -230,18 +226,16 @@ class Estimate:
     unshrunk: np.ndarray
 
 
-def _from_unit_box(estimate, box):
+def _from_unit_box(estimate, geometry):
     """The estimate of rows in the box's unit coordinates, in original units."""
-    # Back to the original units: x = center + half * z, so the
-    # covariance is diag(half) C_z diag(half) (post-processing).
-    box_center, half = unit_box(*box)
+    # Back to the original units (post-processing).
     return replace(
         estimate,
-        location=box_center + half * estimate.location,
-        covariance=estimate.covariance * np.outer(half, half),
-        score_covariance=estimate.score_covariance * np.outer(half, half),
-        raw=estimate.raw * np.outer(half, half),
-        unshrunk=estimate.unshrunk * np.outer(half, half),
+        location=geometry.from_unit(estimate.location),
+        covariance=geometry.from_unit_scatter(estimate.covariance),
+        score_covariance=geometry.from_unit_scatter(estimate.score_covariance),
+        raw=geometry.from_unit_scatter(estimate.raw),
+        unshrunk=geometry.from_unit_scatter(estimate.unshrunk),
     )
 
 
@@ -539,7 +533,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         # the fit is recorded (the budget spent).
         plan = self._plan(X.shape, budget)
         self._check_public(plan.n_samples, plan.n_features)
-        if plan.ranges is None:
+        if plan.geometry.ranges is None:
             first = self._first_pass(X, plan, lazy=lazy)
             self._spend_budget(budget)  # every check above used public values only
         else:
@@ -548,8 +542,8 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             # first, then the fit goes on in their box.
             counts = ranges_first_pass(X, check_finite=True)
             self._spend_budget(budget)
-            box = release_private_ranges(X, plan.ranges, counts, rng=rng)
-            plan = replace(plan, box=box)
+            geometry = release_ranges(plan.geometry, X, counts, rng=rng)
+            plan = replace(plan, geometry=geometry)
             first = self._first_pass(X, plan, lazy=lazy)
         # Release the radius, the mean and the covariance, in this order.
         data_norm, sums = self._release_radius(X, plan, first, lazy=lazy, rng=rng)
@@ -597,102 +591,24 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
     def _plan(self, shape, budget):
         """The public plan of the fit: geometry, radius mechanism, budget split."""
         n_samples, n_features = shape
-        box, data_norm = self._plan_geometry(n_features)
-        radius_share, radius_mechanism = None, None
-        if data_norm is None:
-            radius_share, radius_mechanism = self._plan_radius_mechanism(
-                n_samples, budget
-            )
-        private_ranges = isinstance(self.bounds, str)  # "private"
-        split = self._plan_split(budget, radius_share, private_ranges=private_ranges)
-        epsilon_radius = self._plan_radius_epsilon(radius_mechanism, split, n_samples)
-        ranges = None
-        if private_ranges:
-            ranges = plan_private_ranges(split["bounds"], n_samples, n_features)
-        return FitPlan(
-            ranges=ranges,
-            n_samples=n_samples,
-            n_features=n_features,
-            box=box,
-            data_norm=data_norm,
-            radius_mechanism=radius_mechanism,
-            epsilon_radius=epsilon_radius,
-            split=split,
-        )
-
-    def _plan_geometry(self, n_features):
-        """The checked box and the public row-norm bound (None: find it privately)."""
-        box = None
-        if self.bounds is not None:
-            if self.data_norm is not None:
-                raise ValueError(
-                    "Pass either data_norm (a bound on the row norms) or bounds "
-                    "(per-feature ranges), not both."
-                )
-            if isinstance(self.bounds, str):  # "private": the box comes later
-                return None, float(np.sqrt(n_features))
-            box = check_bounds(self.bounds, n_features)
-        if box is not None:
-            # With public bounds the rows live in the box's unit coordinates, where
-            # every entry is in [-1, 1]: their norm bound sqrt(d) is public.
-            return box, float(np.sqrt(n_features))
-        if self.data_norm is not None:
-            return None, float(self.data_norm)
-        return None, None
-
-    def _plan_radius_mechanism(self, n_samples, budget):
-        """The private radius's budget share and mechanism."""
-        # Which private radius (a choice on public values: n and the budget).
-        # Sparse vector, where it applies, was the more accurate in
-        # benchmarks/bench_radius.py (it clips more of the tail); below its
-        # minimum the exponential mechanism works from a few hundred rows,
-        # with a larger share so that the minimum stays low.
-        svt_epsilon = split_budget(
-            budget, {"radius": RADIUS_SHARE, "rest": 1.0 - RADIUS_SHARE}
-        )["radius"].pure_epsilon()
-        if n_samples >= private_radius_min_samples(svt_epsilon):
-            return RADIUS_SHARE, "sparse_vector"
-        return EM_RADIUS_SHARE, "exponential"
-
-    def _plan_split(self, budget, radius_share, *, private_ranges=False):
-        """The budget of each step: ranges, radius (share given), mean, covariance."""
         # Budget split between steps. The radius and the mean are cheap to get
-        # right (one count, one d-vector), the covariance is not: they take 1/8
-        # each (3/16 for the exponential radius) and only when needed; zCDP
-        # and pure DP both compose additively.
-        shares = {}
-        if private_ranges:
-            # A quarter for the 3 d steps of the private ranges (bounds="private").
-            shares["bounds"] = RANGES_SHARE
-        if radius_share is not None:
-            shares["radius"] = radius_share
-        if not self.assume_centered:
-            shares["mean"] = MEAN_SHARE
-        shares["covariance"] = 1.0 - sum(shares.values())
-        return split_budget(budget, shares)
-
-    def _plan_radius_epsilon(self, radius_mechanism, split, n_samples):
-        """The private radius's epsilon (None without one); checks its minimum n."""
-        if radius_mechanism == "sparse_vector":
-            # Sparse vector over radius counts is pure DP; under zCDP it runs
-            # at the largest epsilon whose epsilon^2/2 fits the share.
-            return split["radius"].pure_epsilon()
-        if radius_mechanism == "exponential":
-            # The exponential mechanism over the grid of radii: pure DP at
-            # epsilon, and epsilon**2/8-zCDP (bounded range), so under zCDP it
-            # runs at sqrt(8 rho) for its share rho.
-            epsilon_radius = split["radius"].exponential_epsilon()
-            n_min = exponential_radius_min_samples(epsilon_radius)
-            if n_samples < n_min:
-                raise ValueError(
-                    f"data_norm=None finds a row-norm bound privately, which needs "
-                    f"at least {n_min} samples at this privacy budget; got "
-                    f"{n_samples}. Pass bounds=(lower, upper) (public ranges of "
-                    "the features) or data_norm (a public bound on the row "
-                    "norms), or a larger budget."
-                )
-            return epsilon_radius
-        return None
+        # right (one count, one d-vector), the covariance is not: the geometry
+        # step takes a quarter for the private ranges and 1/8 for the radius
+        # (3/16 for the exponential radius), the mean 1/8, each only when
+        # needed, all of the whole budget; zCDP and pure DP both compose
+        # additively.
+        shares = {} if self.assume_centered else {"mean": MEAN_SHARE}
+        geometry, release = plan_geometry(
+            budget,
+            n_samples,
+            n_features,
+            bounds=self.bounds,
+            data_norm=self.data_norm,
+            shares={**shares, "covariance": None},
+            radius="unbounded",
+            ranges_first=False,
+        )
+        return FitPlan(geometry=geometry, split={**geometry.split, **release})
 
     # Read: the data passes.
 
@@ -756,14 +672,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         counts = first.norm_sums
         if first.binned is not None:
             counts = first.binned.above_counts()
-        if plan.radius_mechanism == "sparse_vector":
-            data_norm = private_radius_from_counts(
-                counts, epsilon=plan.epsilon_radius, rng=rng
-            )
-        else:
-            data_norm = private_radius_exponential(
-                counts, plan.n_samples, epsilon=plan.epsilon_radius, rng=rng
-            )
+        data_norm = release_radius(plan.geometry, counts, rng=rng)
         if first.binned is not None:
             total, gram = first.binned.clipped(data_norm)
             return data_norm, replace(first, binned=None, total=total, gram=gram)
@@ -812,7 +721,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         # from the release and public values only.
         weights = np.ones(plan.n_features)
         if plan.box is not None:
-            weights = unit_box(*plan.box)[1]
+            weights = plan.geometry.half_widths
 
         def postprocess(raw):
             return self._postprocess(raw, bound=bound, noise_std=release.noise_std)
@@ -859,7 +768,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             unshrunk=unshrunk,
         )
         if plan.box is not None:
-            estimate = _from_unit_box(estimate, plan.box)
+            estimate = _from_unit_box(estimate, plan.geometry)
         return estimate
 
     # Record: the fitted attributes.

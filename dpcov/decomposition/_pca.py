@@ -30,7 +30,6 @@ from ..covariance import (
 from ..covariance._base import FIT_INPUTS, BasePrivateCovariance, device_algebra
 from ..exceptions import NoiseDominatedWarning, SeededNoiseWarning
 from ..mechanisms._projection import symmetric_eigh
-from ..preprocessing._ranges import check_bounds_without_rows
 from ..utils._array_api import (
     as_host,
     check_fitted_namespace,
@@ -42,6 +41,7 @@ from ..utils._docstrings import fill_doc
 from ..utils._gram import is_dask_array, rows_in_blocks
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._input_messages import NonFiniteInput
+from ..utils._private_ranges import check_bounds_without_rows
 from ..utils._sklearn_compat import (
     Interval,
     RealNotInt,

@@ -27,7 +27,7 @@ from sklearn.base import (
 from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.validation import check_is_fitted
 
-from ..accounting import compose, split_budget
+from ..accounting import compose
 from ..base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     PrivateEstimatorMixin,
@@ -37,23 +37,20 @@ from ..base import (
 from ..covariance import AdaptiveCovariance
 from ..covariance._base import BasePrivateCovariance
 from ..exceptions import NoiseDominatedWarning, SeededNoiseWarning
-from ..mechanisms import (
-    DEFAULT_RADIUS_GRID,
-    calibrate_additive,
-    exponential_radius_min_samples,
-    private_radius_exponential,
-    radius_counts,
-)
-from ..preprocessing._ranges import (
-    check_bounds_without_rows,
-    plan_private_ranges,
-    ranges_first_pass,
-    release_private_ranges,
-    split_ranges_budget,
-)
+from ..mechanisms import calibrate_additive, radius_counts
 from ..utils._docstrings import fill_doc
+from ..utils._geometry import (
+    check_one_bound,
+    norm_bound,
+    plan_geometry,
+    plan_radius_inside,
+    release_radius,
+    release_ranges,
+    split_geometry_budget,
+)
 from ..utils._gram._rows import _clip, _row_norms
 from ..utils._input import quiet_float_errors, validate_rows
+from ..utils._private_ranges import check_bounds_without_rows, ranges_first_pass
 from ..utils._sklearn_compat import (
     HasMethods,
     Interval,
@@ -61,7 +58,6 @@ from ..utils._sklearn_compat import (
     _fit_context,
     check_params_always,
 )
-from ..utils.validation import check_bounds, to_unit_box, unit_box
 
 __all__ = ["LinearDiscriminantAnalysis", "class_statistics_noise"]
 
@@ -399,55 +395,44 @@ class LinearDiscriminantAnalysis(
         classes = self._check_classes()
         priors = self._check_priors(classes.size)
         budget = self._check_budget()
-        if self.bounds is not None and self.data_norm is not None:
-            raise ValueError(
-                "Pass either data_norm (a bound on the row norms) or bounds "
-                "(per-feature ranges), not both."
-            )
+        check_one_bound(self.bounds, self.data_norm)
         if self.n_components is not None and self.n_components > classes.size - 1:
             raise ValueError(
                 f"n_components={self.n_components} is above n_classes - 1="
                 f"{classes.size - 1}."
             )
-        _, split = self._split(budget)
+        # The private ranges' quarter first (bounds="private"), then the
+        # model's split of the rest: the radius, the class statistics and the
+        # covariance.
+        split = split_geometry_budget(
+            budget, LDA_SHARES, private_ranges=isinstance(self.bounds, str)
+        )
         self._covariance_estimator(split["covariance"])
         check_bounds_without_rows(
             self.bounds, n_samples, budget, name=type(self).__name__
         )
         index = self._labels(y, classes, n_samples)
-        grid = self._radius_grid(1 if n_features is None else n_features)
-        if grid.size > 1:
-            n_min = exponential_radius_min_samples(
-                split["radius"].exponential_epsilon(), grid=grid
-            )
-            if n_samples < n_min:
-                raise ValueError(
-                    f"LinearDiscriminantAnalysis finds a row-norm bound privately, "
-                    f"which needs at least {n_min} samples at this budget; got "
-                    f"{n_samples} sample{'' if n_samples == 1 else 's'}. Use a "
-                    "larger budget."
-                )
+        # The private radius inside the public bound (for one feature when
+        # the width is not known yet: the fewest rows).
+        width = 1 if n_features is None else n_features
+        bound = norm_bound(self.bounds, self.data_norm, width)
+        plan_radius_inside(split["radius"], n_samples, bound, name=type(self).__name__)
         return classes, priors, budget, index
 
-    def _split(self, budget):
-        # The private ranges' budget (None without bounds="private": then
-        # all of it is the model's) and the model's split: the radius, the
-        # class statistics and the covariance.
-        if not isinstance(self.bounds, str):
-            return None, split_budget(budget, LDA_SHARES)
-        ranges, model = split_ranges_budget(budget)
-        return ranges, split_budget(model, LDA_SHARES)
-
-    def _radius_grid(self, n_features):
-        # The private radius's candidates: the powers of two below the outer
-        # bound (data_norm, or sqrt(d) in the box's unit coordinates) and the
-        # bound itself, so that rows at the bound have a candidate that
-        # holds them all; the whole grid without a bound.
-        outer = math.sqrt(n_features) if self.bounds is not None else self.data_norm
-        if outer is None:
-            return DEFAULT_RADIUS_GRID
-        # (Decreasing, as the radius mechanisms take it.)
-        return np.r_[outer, DEFAULT_RADIUS_GRID[DEFAULT_RADIUS_GRID < outer]]
+    def _plan(self, budget, n_samples, n_features):
+        # The geometry step: the box (public, or the private ranges with a
+        # quarter of the budget first), the private radius inside the public
+        # bound, and the model's split of the rest (LDA_SHARES).
+        return plan_geometry(
+            budget,
+            n_samples,
+            n_features,
+            bounds=self.bounds,
+            data_norm=self.data_norm,
+            shares=LDA_SHARES,
+            radius="inside",
+            name=type(self).__name__,
+        )
 
     def _supports_hardened_noise(self):
         # The radius and the class statistics have exact samplers; the
@@ -511,13 +496,7 @@ class LinearDiscriminantAnalysis(
         classes, priors, budget, index = self._check_before_spending(
             n_samples, y, n_features
         )
-        bounds_budget, split = self._split(budget)
-        private_ranges = isinstance(self.bounds, str)
-        box = ranges = None
-        if private_ranges:
-            ranges = plan_private_ranges(bounds_budget, n_samples, n_features)
-        elif self.bounds is not None:
-            box = check_bounds(self.bounds, n_features)
+        geometry, split = self._plan(budget, n_samples, n_features)
         estimator = self._covariance_estimator(split["covariance"])
         limit = min(classes.size - 1, n_features)
         if self.n_components is not None and self.n_components > limit:
@@ -525,34 +504,14 @@ class LinearDiscriminantAnalysis(
                 f"n_components={self.n_components} is above min(n_classes - 1, "
                 f"n_features)={limit}."
             )
-        grid = self._radius_grid(n_features)
         X = np.asarray(X, dtype=np.float64)
-        first = ranges_first_pass(X) if private_ranges else None
+        first = None if geometry.ranges is None else ranges_first_pass(X)
         rng = self._noise_generator(budget)
         self._spend_budget(budget)  # everything above used public values only
 
-        # 0. With ranges (public, or found privately first), the rows in the
-        # box's unit coordinates.
-        if private_ranges:
-            box = release_private_ranges(X, ranges, first, rng=rng)
-        if box is not None:
-            center, half = unit_box(*box)
-            X = to_unit_box(X, *box)
-        norms = _row_norms(X)
-        counts = radius_counts(norms, grid) if grid.size > 1 else None
-
-        # 1. The private radius inside the public bound; the rows clipped.
-        if counts is None:
-            radius = float(grid[0])
-        else:
-            radius = private_radius_exponential(
-                counts,
-                n_samples,
-                epsilon=split["radius"].exponential_epsilon(),
-                rng=rng,
-                grid=grid,
-            )
-        rows, _ = _clip(X, radius, owned=False, norms=norms)
+        # 0-1. The geometry: the rows in the box's unit coordinates, clipped
+        # to the private radius.
+        geometry, rows, radius = self._release_geometry(X, geometry, first, rng)
 
         # 2. Class sums and counts, one release.
         n_classes = classes.size
@@ -590,21 +549,34 @@ class LinearDiscriminantAnalysis(
         ridge = float(max(estimator.noise_level_, 1e-9 * scale, 1e-12 * radius**2))
         covariance = estimator.covariance_ + ridge * np.eye(n_features)
         floor = ridge
-        if box is not None:
+        if geometry.box is not None:
             # Back to the original units (post-processing).
-            means = center + half * means
-            covariance = covariance * np.outer(half, half)
-            floor = ridge * float(np.min(half)) ** 2
+            means = geometry.from_unit(means)
+            covariance = geometry.from_unit_scatter(covariance)
+            floor = ridge * float(np.min(geometry.half_widths)) ** 2
 
         self._record(classes, means, priors, covariance, radius, ridge, floor)
-        self.bounds_ = box
-        steps = {"radius": split["radius"], "means": split["means"]}
-        if private_ranges:
-            steps = {"bounds": bounds_budget, **steps}
+        self.bounds_ = geometry.box
+        steps = {**geometry.split, "means": split["means"]}
         for name, step in estimator.budget_split_.items():
             steps[f"covariance_{name}"] = step
         self._record_privacy(compose(steps.values()), steps)
         return self
+
+    def _release_geometry(self, X, geometry, first, rng):
+        # 0. With ranges (public, or found privately first), the rows in the
+        # box's unit coordinates. 1. The private radius inside the public
+        # bound; the rows clipped to it.
+        if geometry.ranges is not None:
+            geometry = release_ranges(geometry, X, first, rng=rng)
+        if geometry.box is not None:
+            X = geometry.to_unit(X)
+        norms = _row_norms(X)
+        grid = geometry.radius_grid
+        counts = radius_counts(norms, grid) if grid.size > 1 else None
+        radius = release_radius(geometry, counts, rng=rng)
+        rows, _ = _clip(X, radius, owned=False, norms=norms)
+        return geometry, rows, radius
 
     def _record(self, classes, means, priors, covariance, radius, ridge, floor):
         # The linear classifier and the discriminant directions

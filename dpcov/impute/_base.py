@@ -21,25 +21,18 @@ from sklearn.utils.validation import check_is_fitted
 from ..accounting import compose, split_budget
 from ..base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
 from ..mechanisms import calibrate_additive, private_median
-from ..preprocessing._ranges import (
-    RANGES_SHARE,
-    check_bounds_without_rows,
-    plan_private_ranges,
-    ranges_first_pass,
-    release_private_ranges,
-    split_ranges_budget,
-)
 from ..utils._columns import column_observed_sums, column_rank_counts
 from ..utils._docstrings import fill_doc
+from ..utils._geometry import plan_geometry, release_ranges
 from ..utils._gram import is_dask_array
 from ..utils._gram._dask import rows_in_blocks
 from ..utils._input import validate_rows
+from ..utils._private_ranges import check_bounds_without_rows, ranges_first_pass
 from ..utils._sklearn_compat import (
     StrOptions,
     _fit_context,
     check_params_always,
 )
-from ..utils.validation import check_bounds, unit_box
 
 __all__ = ["SimpleImputer", "mean_noise"]
 
@@ -317,19 +310,26 @@ class SimpleImputer(
         budget = self._check_budget()
         if self.strategy == "constant":
             return
-        if n_features is not None and not isinstance(self.bounds, str | type(None)):
-            check_bounds(self.bounds, n_features)
-        elif n_features is not None:
-            plan_private_ranges(
-                split_ranges_budget(budget)[0],
-                n_samples,
-                n_features,
-                name=type(self).__name__,
-            )
+        if n_features is not None:
+            self._plan(budget, n_samples, n_features)
         else:
             check_bounds_without_rows(
                 self.bounds, n_samples, budget, name=type(self).__name__
             )
+
+    def _plan(self, budget, n_samples, n_features, *, release=True):
+        # The geometry step: the box (public, or by default the private
+        # ranges, with a quarter of the budget) and the statistics' budget;
+        # without a release, a public box is only checked.
+        bounds = "private" if self.bounds is None else self.bounds
+        return plan_geometry(
+            budget,
+            n_samples,
+            n_features,
+            bounds=bounds,
+            shares={"statistics": None} if release else {},
+            ranges_name=type(self).__name__,
+        )
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -354,38 +354,33 @@ class SimpleImputer(
         X = self._validate(X, reset=True, method="fit")
         lazy = is_dask_array(X)
         n_samples, n_features = X.shape
-        box = None
-        if not isinstance(self.bounds, str | type(None)):
-            box = check_bounds(self.bounds, n_features)
+        # A public box is checked first (and recorded by strategy="constant",
+        # which releases nothing); the rest of the plan after the generator.
+        geometry, _ = self._plan(budget, n_samples, n_features, release=False)
         if self.strategy == "constant":
             fill = 0.0 if self.fill_value is None else float(self.fill_value)
             self._spend_budget(self.privacy_cost())
-            self._record(np.full(n_features, fill), box, {})
+            self._record(np.full(n_features, fill), geometry.box, {})
             return self
         rng = self._noise_generator(budget)
-        split = {"statistics": budget}
-        if box is None:
-            split = split_budget(
-                budget, {"bounds": RANGES_SHARE, "statistics": 1.0 - RANGES_SHARE}
-            )
-            # Public checks and the first count pass (Dask: infinity
-            # refused there) before the budget is spent.
-            ranges = plan_private_ranges(
-                split["bounds"], n_samples, n_features, name=type(self).__name__
-            )
+        geometry, split = self._plan(budget, n_samples, n_features)
+        if geometry.ranges is None:
+            # The pass before the budget is spent (Dask: entries checked).
+            read = self._read(X, geometry.box, lazy)
+            self._spend_budget(budget)
+        else:
+            # The first count pass (Dask: infinity refused there) before the
+            # budget is spent.
             first = ranges_first_pass(X, check_finite=lazy, allow_nan=True)
             self._spend_budget(budget)
-            box = release_private_ranges(X, ranges, first, rng=rng)
-            read = self._read(X, box, lazy)
-        else:
-            # The pass before the budget is spent (Dask: entries checked).
-            read = self._read(X, box, lazy)
-            self._spend_budget(budget)
+            geometry = release_ranges(geometry, X, first, rng=rng)
+            read = self._read(X, geometry.box, lazy)
+        split = {**geometry.split, **split}
         if self.strategy == "mean":
-            statistics = _draw_mean(*read, box, split["statistics"], rng)
+            statistics = _draw_mean(*read, geometry, split["statistics"], rng)
         else:
-            statistics = _draw_median(*read, box, split["statistics"], rng)
-        self._record(statistics, box, split)
+            statistics = _draw_median(*read, geometry, split["statistics"], rng)
+        self._record(statistics, geometry.box, split)
         return self
 
     def _read(self, X, box, lazy):
@@ -453,18 +448,17 @@ class SimpleImputer(
         return tags
 
 
-def _draw_mean(sums, observed, box, budget, rng):
+def _draw_mean(sums, observed, geometry, budget, rng):
     # The mean's release (see mean_noise), post-processed into the box.
     n_features = sums.shape[0]
     weight, noise = mean_noise(budget, n_features)
     noisy = noise.add(np.concatenate([sums, weight * observed]), rng)
     count = np.maximum(noisy[n_features:] / weight, 1.0)
     unit = np.clip(noisy[:n_features] / count, -1.0, 1.0)
-    center, half = unit_box(*box)
-    return center + half * unit
+    return geometry.from_unit(unit)
 
 
-def _draw_median(candidates, counts, observed, box, budget, rng):
+def _draw_median(candidates, counts, observed, geometry, budget, rng):
     # One exponential mechanism per feature, the budget split evenly.
     n_features = len(candidates)
     steps = split_budget(

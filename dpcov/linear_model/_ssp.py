@@ -23,20 +23,15 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.validation import check_is_fitted
 
-from ..accounting import compose, split_budget
+from ..accounting import compose
 from ..base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
 from ..covariance._base import second_moment_sensitivities
 from ..mechanisms import calibrate_additive
-from ..preprocessing._ranges import (
-    check_bounds_without_rows,
-    plan_private_ranges,
-    ranges_first_pass,
-    release_private_ranges,
-    split_ranges_budget,
-)
 from ..utils._docstrings import fill_doc
+from ..utils._geometry import plan_geometry, release_ranges
 from ..utils._gram import CHUNK_BYTES
 from ..utils._input import quiet_float_errors, validate_rows
+from ..utils._private_ranges import check_bounds_without_rows, ranges_first_pass
 from ..utils._sklearn_compat import (
     Interval,
     StrOptions,
@@ -262,20 +257,17 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
         n_samples, n_features = X.shape
         target_box, budget, y = self._check_before_spending(n_samples, y)
         rng = self._noise_generator(budget)
-        shares = self._shares()
-        private_ranges = isinstance(self.bounds, str)
-        if private_ranges:
-            ranges_budget, statistics_budget = split_ranges_budget(budget)
-            ranges = plan_private_ranges(ranges_budget, n_samples, n_features)
-            first = ranges_first_pass(X)
-        else:
-            box = check_bounds(self.bounds, n_features)
-            statistics_budget = budget
-        split = split_budget(statistics_budget, shares)
+        # The geometry step: the box (public, or the private ranges with a
+        # quarter of the budget) and the statistics' shares of the rest.
+        geometry, split = plan_geometry(
+            budget, n_samples, n_features, bounds=self.bounds, shares=self._shares()
+        )
+        first = None if geometry.ranges is None else ranges_first_pass(X)
         self._spend_budget(budget)  # everything above used public values only
-        if private_ranges:
-            box = release_private_ranges(X, ranges, first, rng=rng)
-            split = {"bounds": ranges_budget, **split}
+        if geometry.ranges is not None:
+            geometry = release_ranges(geometry, X, first, rng=rng)
+        split = {**geometry.split, **split}
+        box = geometry.box
         n_columns = n_features + 1
         gram, cross = _unit_statistics(X, y, box, target_box)
         noise = ssp_noise(split, n_columns)
@@ -285,7 +277,7 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
             released["lambda_min"] = float(noise["lambda_min"].add(smallest, rng))
         released["gram"] = noise["gram"].add_symmetric(gram, rng)
         released["cross"] = noise["cross"].add(cross, rng)
-        half = unit_box(*box)[1]
+        half = geometry.half_widths
         penalty = self._penalty(released, noise, half, n_columns)
         theta = _solve(released["gram"], released["cross"], penalty)
         self._record(theta, box, target_box, penalty, split)

@@ -24,7 +24,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..accounting import ZCDP, BudgetAccountant, compose, split_budget
+from ..accounting import ZCDP, BudgetAccountant, compose
 from ..base import OutputRangeMixin, PrivateEstimatorMixin
 from ..mechanisms import calibrate_additive
 from ..utils._array_api import (
@@ -34,9 +34,11 @@ from ..utils._array_api import (
     to_namespace,
 )
 from ..utils._docstrings import fill_doc
+from ..utils._geometry import plan_geometry, release_ranges
 from ..utils._gram import is_dask_array, row_statistics
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._input_messages import NonFiniteInput
+from ..utils._private_ranges import check_bounds_without_rows, ranges_first_pass
 from ..utils._sklearn_compat import (
     Interval,
     Options,
@@ -45,14 +47,6 @@ from ..utils._sklearn_compat import (
     check_params_always,
 )
 from ..utils.validation import check_bounds, unit_box
-from ._ranges import (
-    RANGES_SHARE,
-    check_bounds_without_rows,
-    plan_private_ranges,
-    ranges_first_pass,
-    release_private_ranges,
-    split_ranges_budget,
-)
 
 __all__ = ["BoundsScaler", "StandardScaler"]
 
@@ -469,20 +463,26 @@ class StandardScaler(
                 raise ValueError(_NO_BOUNDS.format(name=type(self).__name__))
             return
         budget = self._check_budget()
-        if n_features is None:
-            if self.with_mean or self.with_std or not isinstance(self.bounds, str):
-                check_bounds_without_rows(
-                    self.bounds, n_samples, budget, name=type(self).__name__
-                )
-        elif not isinstance(self.bounds, str):
-            check_bounds(self.bounds, n_features)
-        elif self.with_mean or self.with_std:
-            plan_private_ranges(
-                split_ranges_budget(budget)[0],
-                n_samples,
-                n_features,
-                name=type(self).__name__,
+        if n_features is not None:
+            self._plan(budget, n_samples, n_features, ranges_name=type(self).__name__)
+        elif self.with_mean or self.with_std or not isinstance(self.bounds, str):
+            check_bounds_without_rows(
+                self.bounds, n_samples, budget, name=type(self).__name__
             )
+
+    def _plan(self, budget, n_samples, n_features, *, ranges_name="bounds='private'"):
+        # The geometry step: the box (public, or the private ranges with a
+        # quarter of the budget) and the moments' budget; with nothing to
+        # release, no ranges are found.
+        release = self.with_mean or self.with_std
+        return plan_geometry(
+            budget,
+            n_samples,
+            n_features,
+            bounds=self.bounds,
+            shares={"moments": None} if release else {},
+            ranges_name=ranges_name,
+        )
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -521,54 +521,31 @@ class StandardScaler(
         raise failed.named(f"{type(self).__name__}.fit")
 
     def _fit_rows(self, X, budget):
-        # The fit after validation: the passes, the release, the record.
+        # The fit after validation: plan, first pass, spend, release, record.
         lazy = is_dask_array(X)
         n_samples, n_features = X.shape
         rng = self._noise_generator(budget)
         release = self.with_mean or self.with_std
-        split = {}
-        ranges = None
-        if isinstance(self.bounds, str):  # "private"
-            box = None  # with nothing to release, no ranges are found
-            if release:
-                split = split_budget(
-                    budget, {"bounds": RANGES_SHARE, "moments": 1.0 - RANGES_SHARE}
-                )
-                # Public checks and the first count pass (Dask: entries
-                # checked) before the budget is spent.
-                ranges = plan_private_ranges(split["bounds"], n_samples, n_features)
-                first = ranges_first_pass(X, check_finite=True)
-        else:
-            box = check_bounds(self.bounds, n_features)
+        geometry, moments = self._plan(budget, n_samples, n_features)
         # One pass: the sums of the unit coordinates and of their squares (a
         # Dask array's entries are checked for NaN and infinity on the way).
         # With public bounds it comes before the budget is spent; with
         # private ranges, after them (their first pass checked the entries).
-        moments_budget = budget
-        if ranges is None:
-            sums = row_statistics(
-                X,
-                box=box,
-                total=release,
-                square_total=self.with_std,
-                check_finite=True,
-            )
+        if geometry.ranges is None:
+            sums = self._moment_sums(X, geometry.box, check_finite=True)
             self._spend_budget(budget)  # everything above used public values only
         else:
+            # The first count pass (Dask: entries checked) before the budget
+            # is spent.
+            first = ranges_first_pass(X, check_finite=True)
             self._spend_budget(budget)
-            box = release_private_ranges(X, ranges, first, rng=rng)
-            moments_budget = split.pop("moments")
-            sums = row_statistics(
-                X,
-                box=box,
-                total=release,
-                square_total=self.with_std,
-                check_finite=lazy,
-            )
-        center, half = (None, None) if box is None else unit_box(*box)
+            geometry = release_ranges(geometry, X, first, rng=rng)
+            sums = self._moment_sums(X, geometry.box, check_finite=lazy)
+        split = dict(geometry.split)
 
         mean = var = scale = None
         if release:
+            moments_budget = moments["moments"]
             weight, noise = moment_noise(
                 moments_budget,
                 n_samples=n_samples,
@@ -594,8 +571,9 @@ class StandardScaler(
             else:
                 unit_mean = np.clip(noise.add(unit_mean, rng), -1.0, 1.0)
                 split["mean"] = moments_budget
-            mean = center + half * unit_mean
+            mean = geometry.from_unit(unit_mean)
             if self.with_std:
+                half = geometry.half_widths
                 # Half-widths above 1e154 (public bounds near float64's
                 # limits) make var_ inf; scale_ below stays finite.
                 with np.errstate(over="ignore"):
@@ -605,6 +583,22 @@ class StandardScaler(
                 constant = unit_var <= 10 * np.finfo(np.float64).eps
                 scale = np.where(constant, 1.0, half * np.sqrt(unit_var))
 
+        self._record(X, (mean, var, scale), geometry.box, split)
+        return self
+
+    def _moment_sums(self, X, box, *, check_finite):
+        # One pass: the sums of the unit coordinates and of their squares.
+        return row_statistics(
+            X,
+            box=box,
+            total=self.with_mean or self.with_std,
+            square_total=self.with_std,
+            check_finite=check_finite,
+        )
+
+    def _record(self, X, moments, box, split):
+        # The fitted attributes and the privacy spent.
+        mean, var, scale = moments
         namespace = namespace_of(X)
         if namespace is not None:
             # An array of another namespace: the released arrays go back to
@@ -618,12 +612,11 @@ class StandardScaler(
         self.mean_ = mean
         self.var_ = var
         self.scale_ = scale
-        self.n_samples_seen_ = int(n_samples)
+        self.n_samples_seen_ = int(X.shape[0])
         self.bounds_ = box
         self._record_privacy(
             compose(split.values()) if split else self.privacy_cost(), split
         )
-        return self
 
     def transform(self, X, copy=None):
         """Standardise X with the released mean and scale.

@@ -15,7 +15,7 @@ from dpcov.impute._base import MEDIAN_STEPS, mean_noise
 from dpcov.mechanisms import exponential_radius_accuracy, median_probabilities
 from dpcov.mechanisms._ranges import median_scores
 from dpcov.preprocessing import StandardScaler
-from dpcov.preprocessing._ranges import plan_private_ranges
+from dpcov.utils._private_ranges import plan_private_ranges
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcov.exceptions.SeededNoiseWarning")
 

@@ -21,7 +21,7 @@ from dpcov.decomposition import PCA
 from dpcov.mechanisms import exponential_probabilities
 from dpcov.mechanisms._ranges import SPREAD_GRID, spread_scores
 from dpcov.preprocessing import BoundsScaler, StandardScaler
-from dpcov.preprocessing._ranges import RANGES_SHARE, plan_private_ranges
+from dpcov.utils._private_ranges import RANGES_SHARE, plan_private_ranges
 
 COVARIANCES = [
     GaussianCovariance,

@@ -1,10 +1,11 @@
 """Private per-feature ranges, for tables that come without public ones.
 
-``bounds="private"`` on the scaler, the covariance estimators and PCA finds
-the range of each feature from a share of the fit's budget
-(:data:`RANGES_SHARE`) with the mechanisms of :mod:`dpcov.mechanisms._ranges`
-(a private median, a second one measured from the first, then a private
-spread about it), and the fit goes on as with public ranges.
+``bounds="private"`` finds the range of each feature from a share of the
+fit's budget (:data:`RANGES_SHARE`) with the mechanisms of
+:mod:`dpcov.mechanisms._ranges` (a private median, a second one measured
+from the first, then a private spread about it), and the fit goes on as with
+public ranges. The geometry step (:mod:`dpcov.utils._geometry`) plans and
+releases them for every estimator.
 """
 
 # Authors: The dpcov developers
@@ -23,8 +24,8 @@ from ..mechanisms._ranges import (
     private_ranges_min_samples,
     private_spread,
 )
-from ..utils._columns import column_rank_counts
-from ..utils.validation import check_bounds
+from ._columns import column_rank_counts
+from .validation import check_bounds
 
 #: Share of a fit's budget spent on its private ranges (``bounds="private"``).
 RANGES_SHARE = 0.25

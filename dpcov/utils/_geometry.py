@@ -1,0 +1,471 @@
+"""The geometry step of a private fit: how the rows' influence is bounded.
+
+Before it releases anything, a private fit bounds every row in one of four
+ways, the *kind* of its :class:`Geometry`:
+
+``"box"``
+    Public ranges ``bounds=(lower, upper)`` of the features: each feature is
+    clipped to its range and the box mapped onto ``[-1, 1]^d``, its unit
+    coordinates, where a row has norm at most ``sqrt(d)``.
+``"ball"``
+    A public bound ``data_norm`` on the row norms.
+``"private_ranges"``
+    ``bounds="private"``: the box is found privately with a share of the
+    budget (:data:`RANGES_SHARE`) by the mechanisms of
+    :mod:`dpcov.mechanisms._ranges` (a private median, a second one measured
+    from the first, then a private spread about it, per feature), and the
+    fit goes on as with a public box.
+``"private_radius"``
+    Neither: a bound on the row norms is found privately.
+
+Every estimator runs the same step: :func:`plan_geometry` resolves the kind
+from the estimator's public parameters, the budget and the shape, checks that
+there are enough rows, and splits the budget between the geometry's steps
+and the release; :func:`release_ranges` and :func:`release_radius` spend the
+geometry's share; the :class:`Geometry`'s maps take rows into the unit
+coordinates and the release back to the original units.
+
+The private radius follows one of two policies (``radius``), which differ in
+when a radius is found, over which grid, and with which share:
+
+``"unbounded"`` (the covariance estimators, hence PCA)
+    Only without a public bound, over the whole grid ``2**-32 .. 2**32``: by
+    sparse vector with :data:`RADIUS_SHARE` of the budget where there are
+    enough rows for it, else by the exponential mechanism with
+    :data:`EM_RADIUS_SHARE` (it works from a few hundred rows).
+``"inside"`` (linear discriminant analysis)
+    Always, by the exponential mechanism over the powers of two below the
+    public bound (``data_norm``, or ``sqrt(d)`` in a box's unit
+    coordinates) and the bound itself, or the whole grid without one, with
+    the estimator's own share (``shares["radius"]``): the rows are clipped
+    harder than the public bound asks when they lie well inside it.
+"""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..accounting import split_budget
+from ..mechanisms import (
+    DEFAULT_RADIUS_GRID,
+    exponential_radius_min_samples,
+    private_radius_exponential,
+    private_radius_from_counts,
+    private_radius_min_samples,
+)
+from ._private_ranges import (
+    RANGES_SHARE,
+    RangesPlan,
+    plan_private_ranges,
+    release_private_ranges,
+    split_ranges_budget,
+)
+from .validation import check_bounds, to_unit_box, unit_box
+
+#: Share of the budget of the private radius under the "unbounded" policy,
+#: by sparse vector (enough rows for it).
+RADIUS_SHARE = 0.125
+#: The share when the exponential mechanism finds it (fewer rows).
+EM_RADIUS_SHARE = 0.1875
+#: The geometry's own steps in a fit's budget split, in their order.
+GEOMETRY_STEPS = ("bounds", "radius")
+
+
+@dataclass(frozen=True, eq=False)
+class Geometry:
+    """The resolved geometry of a fit: every field is public.
+
+    Parameters
+    ----------
+    kind : {"box", "ball", "private_ranges", "private_radius"}
+        How the rows are bounded (see :mod:`dpcov.utils._geometry`).
+    n_samples : int
+        Number of rows (public under replace-one neighbours).
+    n_features : int
+        Number of features ``d``.
+    split : dict of str to PureDP or ZCDP
+        The budget of the geometry's own steps, in the fit's order:
+        ``"bounds"`` (the private ranges) and ``"radius"`` (the private
+        radius), each when there is one.
+    box : tuple of ndarray or None
+        The checked public box, or the private ranges once released
+        (:func:`release_ranges`); None without a box.
+    data_norm : float or None
+        The public bound on the row norms: ``data_norm``, or ``sqrt(d)`` in
+        a box's unit coordinates; None without one.
+    ranges : RangesPlan or None
+        The plan of the private ranges.
+    radius_mechanism : {"sparse_vector", "exponential"} or None
+        How the private radius is found; None without one.
+    epsilon_radius : float or None
+        The private radius's epsilon.
+    radius_grid : ndarray or None
+        The private radius's candidates, decreasing.
+    """
+
+    kind: str
+    n_samples: int
+    n_features: int
+    split: dict
+    box: tuple = None
+    data_norm: float = None
+    ranges: RangesPlan = None
+    radius_mechanism: str = None
+    epsilon_radius: float = None
+    radius_grid: np.ndarray = None
+
+    @property
+    def find_radius(self):
+        """Whether the fit finds a row-norm bound privately."""
+        return self.radius_mechanism is not None
+
+    @property
+    def half_widths(self):
+        """The box's half-widths: the scale of each unit coordinate."""
+        return unit_box(*self.box)[1]
+
+    def to_unit(self, X):
+        """Dense rows clipped to the box, in its unit coordinates ``[-1, 1]^d``."""
+        return to_unit_box(X, *self.box)
+
+    def from_unit(self, location):
+        """A location (or rows of them) in unit coordinates, in original units."""
+        # x = center + half * z (post-processing).
+        center, half = unit_box(*self.box)
+        return center + half * location
+
+    def from_unit_scatter(self, matrix):
+        """A covariance or second moment in unit coordinates, in original units."""
+        # x = center + half * z: diag(half) M diag(half) (post-processing).
+        half = unit_box(*self.box)[1]
+        return matrix * np.outer(half, half)
+
+
+def check_one_bound(bounds, data_norm):
+    """Refuse ``bounds`` and ``data_norm`` together (a message of public values).
+
+    Parameters
+    ----------
+    bounds : tuple, "private" or None
+        The estimator's ``bounds``.
+    data_norm : float or None
+        The estimator's ``data_norm``.
+    """
+    if bounds is not None and data_norm is not None:
+        raise ValueError(
+            "Pass either data_norm (a bound on the row norms) or bounds "
+            "(per-feature ranges), not both."
+        )
+
+
+def norm_bound(bounds, data_norm, n_features):
+    """The public bound on the row norms (None without one).
+
+    ``sqrt(d)`` with ``bounds`` (public or private: the rows' bound in the
+    box's unit coordinates), else ``data_norm``.
+    """
+    if bounds is not None:
+        return float(np.sqrt(n_features))
+    return None if data_norm is None else float(data_norm)
+
+
+def split_geometry_budget(budget, shares, *, private_ranges, ranges_first=True):
+    """The budget of each step: the private ranges' (``"bounds"``), then ``shares``.
+
+    Parameters
+    ----------
+    budget : PureDP or ZCDP
+        The fit's whole budget.
+    shares : dict of str to float or None
+        The other steps and their shares; one share may be None, for what
+        the others leave.
+    private_ranges : bool
+        Whether the fit finds its ranges privately (:data:`RANGES_SHARE`).
+    ranges_first : bool, default=True
+        With private ranges, whether they take their share first and
+        ``shares`` split what they leave (two splits), or ``shares`` are of
+        the whole budget, split once with theirs.
+
+    Returns
+    -------
+    split : dict of str to PureDP or ZCDP
+        They compose to ``budget``.
+    """
+    if private_ranges and ranges_first:
+        ranges, rest = split_ranges_budget(budget)
+        return {"bounds": ranges, **_split_shares(rest, shares)}
+    if private_ranges:
+        shares = {"bounds": RANGES_SHARE, **shares}
+    return _split_shares(budget, shares)
+
+
+def _split_shares(budget, shares):
+    # The budget split by shares, None taking what the others leave (summed
+    # in their order); a single None step takes the budget as it is, and no
+    # step nothing.
+    if not shares:
+        return {}
+    if list(shares.values()) == [None]:
+        return {name: budget for name in shares}
+    left = 1.0 - sum(share for share in shares.values() if share is not None)
+    return split_budget(
+        budget,
+        {name: left if share is None else share for name, share in shares.items()},
+    )
+
+
+def radius_grid(bound):
+    """The "inside" policy's candidate radii: below ``bound``, and ``bound``.
+
+    The powers of two below the public bound and the bound itself, so that
+    rows at the bound have a candidate that holds them all (decreasing, as
+    the radius mechanisms take it); the whole grid without a bound.
+    """
+    if bound is None:
+        return DEFAULT_RADIUS_GRID
+    return np.r_[bound, DEFAULT_RADIUS_GRID[DEFAULT_RADIUS_GRID < bound]]
+
+
+def plan_radius_inside(budget, n_samples, bound, *, name):
+    """The "inside" policy's epsilon and grid, after checking the rows suffice.
+
+    Parameters
+    ----------
+    budget : PureDP or ZCDP
+        The radius's share.
+    n_samples : int
+        Number of rows (public).
+    bound : float or None
+        The public bound on the row norms (:func:`norm_bound`).
+    name : str
+        The estimator, for the message.
+
+    Returns
+    -------
+    epsilon : float
+        Of the exponential mechanism (``epsilon**2 / 8``-zCDP: bounded range).
+    grid : ndarray
+        The candidates (:func:`radius_grid`).
+    """
+    grid = radius_grid(bound)
+    epsilon = budget.exponential_epsilon()
+    if grid.size > 1:
+        n_min = exponential_radius_min_samples(epsilon, grid=grid)
+        if n_samples < n_min:
+            raise ValueError(
+                f"{name} finds a row-norm bound privately, "
+                f"which needs at least {n_min} samples at this budget; got "
+                f"{n_samples} sample{'' if n_samples == 1 else 's'}. Use a "
+                "larger budget."
+            )
+    return epsilon, grid
+
+
+def _unbounded_radius_share(budget, n_samples):
+    # The "unbounded" policy's share and mechanism (a choice on public
+    # values: n and the budget). Sparse vector, where it applies, was the
+    # more accurate in benchmarks/bench_radius.py (it clips more of the
+    # tail); below its minimum the exponential mechanism works from a few
+    # hundred rows, with a larger share so that the minimum stays low.
+    svt_epsilon = split_budget(
+        budget, {"radius": RADIUS_SHARE, "rest": 1.0 - RADIUS_SHARE}
+    )["radius"].pure_epsilon()
+    if n_samples >= private_radius_min_samples(svt_epsilon):
+        return RADIUS_SHARE, "sparse_vector"
+    return EM_RADIUS_SHARE, "exponential"
+
+
+def _plan_unbounded_radius(mechanism, budget, n_samples):
+    # The "unbounded" policy's epsilon; checks the exponential's minimum n.
+    if mechanism == "sparse_vector":
+        # Sparse vector over radius counts is pure DP; under zCDP it runs
+        # at the largest epsilon whose epsilon^2/2 fits the share.
+        return budget.pure_epsilon()
+    # The exponential mechanism over the grid of radii: pure DP at
+    # epsilon, and epsilon**2/8-zCDP (bounded range), so under zCDP it
+    # runs at sqrt(8 rho) for its share rho.
+    epsilon_radius = budget.exponential_epsilon()
+    n_min = exponential_radius_min_samples(epsilon_radius)
+    if n_samples < n_min:
+        raise ValueError(
+            f"data_norm=None finds a row-norm bound privately, which needs "
+            f"at least {n_min} samples at this privacy budget; got "
+            f"{n_samples}. Pass bounds=(lower, upper) (public ranges of "
+            "the features) or data_norm (a public bound on the row "
+            "norms), or a larger budget."
+        )
+    return epsilon_radius
+
+
+def _kind(bounds, data_norm):
+    # The kind of geometry the parameters ask for.
+    if isinstance(bounds, str):
+        return "private_ranges"
+    if bounds is not None:
+        return "box"
+    return "private_radius" if data_norm is None else "ball"
+
+
+def plan_geometry(
+    budget,
+    n_samples,
+    n_features,
+    *,
+    bounds,
+    data_norm=None,
+    shares,
+    radius=None,
+    ranges_first=True,
+    name=None,
+    ranges_name="bounds='private'",
+):
+    """The geometry of a fit and the budget of its release, from public values.
+
+    Checks ``bounds`` and ``data_norm`` (not both; a box's values), picks
+    the private radius's mechanism, splits the budget, and checks that there
+    are enough rows for the private radius and ranges. Nothing is read.
+
+    Parameters
+    ----------
+    budget : PureDP or ZCDP
+        The fit's whole budget.
+    n_samples, n_features : int
+        The shape of the input (public).
+    bounds : tuple (lower, upper), "private" or None
+        The estimator's ``bounds``.
+    data_norm : float or None, default=None
+        The estimator's ``data_norm``.
+    shares : dict of str to float or None
+        The release's steps and their shares (one may be None, for what the
+        others leave; see :func:`split_geometry_budget`), and, under the
+        ``"inside"`` policy, ``"radius"``. Empty when the fit releases
+        nothing: the geometry then takes no share (a box is only checked;
+        no ranges or radius are planned).
+    radius : {None, "unbounded", "inside"}, default=None
+        The private radius's policy (see :mod:`dpcov.utils._geometry`);
+        None finds none.
+    ranges_first : bool, default=True
+        How the private ranges' share composes with ``shares``
+        (:func:`split_geometry_budget`): the covariance estimators' shares
+        are of the whole budget (False), the others' of what the ranges
+        leave.
+    name : str, default=None
+        The estimator, for the ``"inside"`` radius's message.
+    ranges_name : str, default="bounds='private'"
+        What the private ranges' message names.
+
+    Returns
+    -------
+    geometry : Geometry
+        Its ``split`` holds the geometry's own steps.
+    release : dict of str to PureDP or ZCDP
+        The budget of each of the release's steps (``shares``'s others).
+
+    Raises
+    ------
+    ValueError
+        For both ``bounds`` and ``data_norm``, a box that is not one, or
+        fewer rows than the private radius or ranges need at this budget
+        (the messages give public values only).
+    """
+    check_one_bound(bounds, data_norm)
+    box = None
+    if bounds is not None and not isinstance(bounds, str):
+        box = check_bounds(bounds, n_features)
+    bound = norm_bound(bounds, data_norm, n_features)
+    mechanism, shares = None, dict(shares)
+    if shares and radius == "unbounded" and bound is None:
+        share, mechanism = _unbounded_radius_share(budget, n_samples)
+        shares = {"radius": share, **shares}
+    elif shares and radius == "inside":
+        mechanism = "exponential"
+    private_ranges = bool(shares) and isinstance(bounds, str)
+    split = split_geometry_budget(
+        budget, shares, private_ranges=private_ranges, ranges_first=ranges_first
+    )
+    epsilon, grid = None, None
+    if radius == "inside" and mechanism is not None:
+        epsilon, grid = plan_radius_inside(split["radius"], n_samples, bound, name=name)
+    elif mechanism is not None:
+        epsilon = _plan_unbounded_radius(mechanism, split["radius"], n_samples)
+        grid = DEFAULT_RADIUS_GRID
+    ranges = None
+    if private_ranges:
+        ranges = plan_private_ranges(
+            split["bounds"], n_samples, n_features, name=ranges_name
+        )
+    geometry = Geometry(
+        kind=_kind(bounds, data_norm),
+        n_samples=n_samples,
+        n_features=n_features,
+        split={step: split[step] for step in GEOMETRY_STEPS if step in split},
+        box=box,
+        data_norm=bound,
+        ranges=ranges,
+        radius_mechanism=mechanism,
+        epsilon_radius=epsilon,
+        radius_grid=grid,
+    )
+    release = {step: part for step, part in split.items() if step not in GEOMETRY_STEPS}
+    return geometry, release
+
+
+def release_ranges(geometry, X, first, *, rng):
+    """The geometry with its private ranges released (its ``"bounds"`` share).
+
+    Parameters
+    ----------
+    geometry : Geometry
+        Of kind ``"private_ranges"``, planned (``geometry.ranges``).
+    X : ndarray, sparse matrix or dask.array.Array of shape (n_samples, d)
+        The rows.
+    first : tuple
+        :func:`ranges_first_pass` of ``X``, read before the budget was spent.
+    rng : numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    geometry : Geometry
+        The same, its ``box`` the private ranges.
+    """
+    box = release_private_ranges(X, geometry.ranges, first, rng=rng)
+    return replace(geometry, box=box)
+
+
+def release_radius(geometry, counts, *, rng):
+    """The private radius (its ``"radius"`` share), from the norm counts.
+
+    Parameters
+    ----------
+    geometry : Geometry
+        With a private radius (``geometry.find_radius``).
+    counts : ndarray or None
+        ``radius_counts`` of the rows' norms on ``geometry.radius_grid``
+        (never released); None when the grid is its bound alone (the
+        ``"inside"`` policy with a bound below the grid), which is then the
+        radius.
+    rng : numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    radius : float
+        A point of the grid.
+    """
+    if counts is None:
+        return float(geometry.radius_grid[0])
+    if geometry.radius_mechanism == "sparse_vector":
+        return private_radius_from_counts(
+            counts, epsilon=geometry.epsilon_radius, rng=rng
+        )
+    return private_radius_exponential(
+        counts,
+        geometry.n_samples,
+        epsilon=geometry.epsilon_radius,
+        rng=rng,
+        grid=geometry.radius_grid,
+    )
