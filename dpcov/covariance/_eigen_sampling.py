@@ -17,9 +17,13 @@ from ..mechanisms import (
     sample_eigenvectors,
 )
 from ..mechanisms._projection import symmetric_eigvalsh
+from ..mechanisms._sensitivity import (
+    eigenvalue_sensitivities,
+    rank_one_monotone_sensitivity,
+)
 from ..utils._docstrings import fill_doc
 from ..utils._sklearn_compat import Interval, StrOptions
-from ._base import BasePrivateCovariance, Release, eigenvalue_sensitivities
+from ._base import BasePrivateCovariance, Release
 
 #: Share of the mechanism's budget spent on the eigenvalues (Amin et al. 2019:
 #: eps0 = eps/2).
@@ -53,7 +57,8 @@ def direction_exponent(budget, *, radius, exponent="tight"):
         The exponent: the step samples ``u`` with density proportional to
         ``exp(c u^T (Y^T Y) u)``.
     """
-    sensitivity = radius**2
+    # Each term (u^T y_i)**2 lies in [0, R**2]: the score's sensitivity R**2.
+    sensitivity = rank_one_monotone_sensitivity(radius**2)
     if isinstance(budget, PureDP):
         epsilon = budget.epsilon
     elif exponent == "tight":

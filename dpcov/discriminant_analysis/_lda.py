@@ -39,6 +39,7 @@ from ..mechanisms import (
     private_radius_exponential,
     radius_counts,
 )
+from ..mechanisms._sensitivity import class_statistics_sensitivities
 from ..model_selection._cost import budget_params
 from ..preprocessing._ranges import (
     check_bounds_without_rows,
@@ -95,11 +96,8 @@ def class_statistics_noise(budget, radius, n_features):
         The noise of each coordinate.
     """
     weight = float(radius)
-    noise = calibrate_additive(
-        budget,
-        l2_sensitivity=2.0 * radius,
-        l1_sensitivity=2.0 * radius * math.sqrt(n_features) + 2.0 * weight,
-    )
+    l2, l1 = class_statistics_sensitivities(radius, n_features, weight)
+    noise = calibrate_additive(budget, l2_sensitivity=l2, l1_sensitivity=l1)
     return weight, noise
 
 
