@@ -110,6 +110,47 @@ def direction_shares(eigenvalues, *, noise, n_features, allocation, beta, pure):
     return weights / weights.sum()
 
 
+def _direction_scales(
+    split,
+    eigenvalues,
+    *,
+    value_noise,
+    n_features,
+    n_samples,
+    radius,
+    allocation,
+    exponent,
+    beta,
+):
+    # Each sampled direction's share of the eigenvector budget and the scale
+    # of its exponential mechanism on u^T second_moment u (n times the
+    # exponent of the score u^T (Y^T Y) u); none when no direction is sampled.
+    if eigenvalues.size == 0:
+        return np.empty(0), []
+    vector_budget = split["eigenvectors"]
+    pure = isinstance(vector_budget, PureDP)
+    step_shares = direction_shares(
+        eigenvalues,
+        noise=value_noise,
+        n_features=n_features,
+        allocation=allocation,
+        beta=beta,
+        pure=pure,
+    )
+    infinite = math.isinf(vector_budget.epsilon if pure else vector_budget.rho)
+    # The directions compose sequentially: split so that their budgets
+    # add up to at most the eigenvector share, exactly.
+    step_budgets = split_budget(
+        vector_budget, {str(i): share for i, share in enumerate(step_shares)}
+    )
+    return step_shares, [
+        math.inf
+        if infinite
+        else n_samples * direction_exponent(step, radius=radius, exponent=exponent)
+        for step in step_budgets.values()
+    ]
+
+
 def eigen_sampling_release(
     second_moment,
     *,
@@ -183,31 +224,17 @@ def eigen_sampling_release(
     top = np.clip(np.sort(noisy[:k])[::-1], 0.0, bound)
     tail = float(np.clip(noisy[k], 0.0, bound)) if k < d else 0.0
 
-    if n_sampled:
-        vector_budget = split["eigenvectors"]
-        pure = isinstance(vector_budget, PureDP)
-        step_shares = direction_shares(
-            top[:n_sampled],
-            noise=value_noise,
-            n_features=d,
-            allocation=allocation,
-            beta=beta,
-            pure=pure,
-        )
-        infinite = math.isinf(vector_budget.epsilon if pure else vector_budget.rho)
-        # The directions compose sequentially: split so that their budgets
-        # add up to at most the eigenvector share, exactly.
-        step_budgets = split_budget(
-            vector_budget, {str(i): share for i, share in enumerate(step_shares)}
-        )
-        scales = [
-            math.inf
-            if infinite
-            else n_samples * direction_exponent(step, radius=radius, exponent=exponent)
-            for step in step_budgets.values()
-        ]
-    else:
-        step_shares, scales = np.empty(0), []
+    step_shares, scales = _direction_scales(
+        split,
+        top[:n_sampled],
+        value_noise=value_noise,
+        n_features=d,
+        n_samples=n_samples,
+        radius=radius,
+        allocation=allocation,
+        exponent=exponent,
+        beta=beta,
+    )
     # The score is u^T (Y^T Y) u = n u^T second_moment u.
     # With k = d the last direction (the only one when d = 1) is free.
     directions = sample_eigenvectors(rng, second_moment, scales, complete=k == d)
