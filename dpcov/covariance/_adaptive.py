@@ -21,6 +21,7 @@ import numpy as np
 from .._config import get_config
 from ..accounting import PureDP, split_budget
 from ..mechanisms import calibrate_additive, exponential_mechanism
+from ..mechanisms._sensitivity import rank_one_monotone_sensitivity
 from ..utils._docstrings import fill_doc
 from ..utils._gram import is_dask_array, row_statistics
 from ..utils._gram._binned import BinnedSums, binned_grams_fit
@@ -541,7 +542,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
         """Step 1: the private upper bound on the trace of the second moment."""
         law = "laplace" if isinstance(budget, PureDP) else "gaussian"
         # 1. Private upper bound on the trace (1/n) sum |y|^2: sensitivity R^2/n.
-        unit = radius**2 / n_samples
+        unit = rank_one_monotone_sensitivity(radius**2, n_samples)
         trace_noise = calibrate_additive(
             budget, l2_sensitivity=unit, l1_sensitivity=unit
         )

@@ -47,6 +47,7 @@ from ..mechanisms import (
     radius_counts,
 )
 from ..mechanisms._projection import eigh_with, symmetric_eigh
+from ..mechanisms._sensitivity import ball_mean_sensitivities
 from ..utils._array_api import (
     as_host,
     device_eigh,
@@ -237,67 +238,6 @@ def _from_unit_box(estimate, geometry):
         raw=geometry.from_unit_scatter(estimate.raw),
         unshrunk=geometry.from_unit_scatter(estimate.unshrunk),
     )
-
-
-def second_moment_sensitivities(radius, n_samples, n_features):
-    """L2 and L1 sensitivities of the upper triangle of ``Y.T @ Y / n``.
-
-    Parameters
-    ----------
-    radius : float
-        Row-norm bound ``R``.
-    n_samples : int
-        Number of rows ``n`` (public under replace-one neighbours).
-    n_features : int
-        Dimension ``d``.
-
-    Returns
-    -------
-    l2 : float
-        ``sqrt(2) R**2 / n``.
-    l1 : float
-        ``sqrt(d (d + 3) / 2) R**2 / n``.
-    """
-    scale = radius**2 / n_samples
-    # L2 (Frobenius = upper triangle's L2 up to the mirrored entries): replacing
-    # y by y' changes the matrix by (yy^T - y'y'^T)/n, whose Frobenius norm is
-    # sqrt(|y|^4 + |y'|^4 - 2 (y.y')^2)/n <= sqrt(2) R^2/n, tight for y orthogonal
-    # to y' (Biswas et al. 2020; Dong, Liang and Yi 2022, Sec. 3.1). The upper
-    # triangle's L2 norm is at most that.
-    l2 = np.sqrt(2.0) * scale
-    # L1 of the upper triangle u of D = (yy^T - y'y'^T)/n: by Cauchy-Schwarz on
-    # the d diagonal and the d(d-1)/2 off-diagonal entries separately,
-    # |u|_1 <= sqrt(d a) + sqrt(d(d-1)/2 b) with a = sum D_ii^2, b = sum_{i<j} D_ij^2
-    # and a + 2b = |D|_F^2 <= 2 R^4/n^2; the maximum over a is
-    # sqrt(d (d + 3) / 2) R^2 / n. It is below both sqrt(2) d R^2 / n (Dong,
-    # Liang and Yi 2022, Lemma 11) and (d + 1) R^2 / n for every d, and tight at
-    # d = 2.
-    l1 = np.sqrt(n_features * (n_features + 3) / 2.0) * scale
-    return l2, l1
-
-
-def eigenvalue_sensitivities(radius, n_samples):
-    """L2 and L1 sensitivities of the sorted eigenvalues of ``Y.T @ Y / n``.
-
-    Parameters
-    ----------
-    radius : float
-        Row-norm bound ``R``.
-    n_samples : int
-        Number of rows ``n``.
-
-    Returns
-    -------
-    l2 : float
-        ``sqrt(2) R**2 / n`` (Dong, Liang and Yi 2022, Lemma 8: Weyl
-        interlacing).
-    l1 : float
-        ``2 R**2 / n`` (Dong, Liang and Yi 2022, Lemma 12, from Amin et al. 2019):
-        removing a row lowers every eigenvalue, by ``|y|**2 / n`` in total;
-        adding one raises them by ``|y'|**2 / n`` in total.
-    """
-    scale = radius**2 / n_samples
-    return np.sqrt(2.0) * scale, 2.0 * scale
 
 
 #: What a covariance fit (and PCA's, on it) accepts: Dask arrays, CSR rows,
@@ -704,11 +644,9 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             return None
         # Mean of rows of norm <= r, replace-one neighbours: L2 sensitivity
         # 2r/n, L1 sensitivity 2r sqrt(d)/n (|v|_1 <= sqrt(d) |v|_2).
-        n_samples, n_features = plan.n_samples, plan.n_features
+        l2, l1 = ball_mean_sensitivities(data_norm, plan.n_samples, plan.n_features)
         return calibrate_additive(
-            plan.split["mean"],
-            l2_sensitivity=2.0 * data_norm / n_samples,
-            l1_sensitivity=2.0 * data_norm * np.sqrt(n_features) / n_samples,
+            plan.split["mean"], l2_sensitivity=l2, l1_sensitivity=l1
         )
 
     # Post-process: free, on the release and public values only.

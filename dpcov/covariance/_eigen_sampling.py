@@ -17,9 +17,13 @@ from ..mechanisms import (
     sample_eigenvectors,
 )
 from ..mechanisms._projection import symmetric_eigvalsh
+from ..mechanisms._sensitivity import (
+    eigenvalue_sensitivities,
+    rank_one_monotone_sensitivity,
+)
 from ..utils._docstrings import fill_doc
 from ..utils._sklearn_compat import Interval, StrOptions
-from ._base import BasePrivateCovariance, Release, eigenvalue_sensitivities
+from ._base import BasePrivateCovariance, Release
 
 #: Share of the mechanism's budget spent on the eigenvalues (Amin et al. 2019:
 #: eps0 = eps/2).
@@ -53,7 +57,8 @@ def direction_exponent(budget, *, radius, exponent="tight"):
         The exponent: the step samples ``u`` with density proportional to
         ``exp(c u^T (Y^T Y) u)``.
     """
-    sensitivity = radius**2
+    # Each term (u^T y_i)**2 lies in [0, R**2]: the score's sensitivity R**2.
+    sensitivity = rank_one_monotone_sensitivity(radius**2)
     if isinstance(budget, PureDP):
         epsilon = budget.epsilon
     elif exponent == "tight":
@@ -103,6 +108,47 @@ def direction_shares(eigenvalues, *, noise, n_features, allocation, beta, pure):
         tau = noise.scale * math.sqrt(2.0 * log_term)
     weights = (np.maximum(eigenvalues, 0.0) + tau) ** (0.5 if pure else 2.0 / 3.0)
     return weights / weights.sum()
+
+
+def _direction_scales(
+    split,
+    eigenvalues,
+    *,
+    value_noise,
+    n_features,
+    n_samples,
+    radius,
+    allocation,
+    exponent,
+    beta,
+):
+    # Each sampled direction's share of the eigenvector budget and the scale
+    # of its exponential mechanism on u^T second_moment u (n times the
+    # exponent of the score u^T (Y^T Y) u); none when no direction is sampled.
+    if eigenvalues.size == 0:
+        return np.empty(0), []
+    vector_budget = split["eigenvectors"]
+    pure = isinstance(vector_budget, PureDP)
+    step_shares = direction_shares(
+        eigenvalues,
+        noise=value_noise,
+        n_features=n_features,
+        allocation=allocation,
+        beta=beta,
+        pure=pure,
+    )
+    infinite = math.isinf(vector_budget.epsilon if pure else vector_budget.rho)
+    # The directions compose sequentially: split so that their budgets
+    # add up to at most the eigenvector share, exactly.
+    step_budgets = split_budget(
+        vector_budget, {str(i): share for i, share in enumerate(step_shares)}
+    )
+    return step_shares, [
+        math.inf
+        if infinite
+        else n_samples * direction_exponent(step, radius=radius, exponent=exponent)
+        for step in step_budgets.values()
+    ]
 
 
 def eigen_sampling_release(
@@ -178,31 +224,17 @@ def eigen_sampling_release(
     top = np.clip(np.sort(noisy[:k])[::-1], 0.0, bound)
     tail = float(np.clip(noisy[k], 0.0, bound)) if k < d else 0.0
 
-    if n_sampled:
-        vector_budget = split["eigenvectors"]
-        pure = isinstance(vector_budget, PureDP)
-        step_shares = direction_shares(
-            top[:n_sampled],
-            noise=value_noise,
-            n_features=d,
-            allocation=allocation,
-            beta=beta,
-            pure=pure,
-        )
-        infinite = math.isinf(vector_budget.epsilon if pure else vector_budget.rho)
-        # The directions compose sequentially: split so that their budgets
-        # add up to at most the eigenvector share, exactly.
-        step_budgets = split_budget(
-            vector_budget, {str(i): share for i, share in enumerate(step_shares)}
-        )
-        scales = [
-            math.inf
-            if infinite
-            else n_samples * direction_exponent(step, radius=radius, exponent=exponent)
-            for step in step_budgets.values()
-        ]
-    else:
-        step_shares, scales = np.empty(0), []
+    step_shares, scales = _direction_scales(
+        split,
+        top[:n_sampled],
+        value_noise=value_noise,
+        n_features=d,
+        n_samples=n_samples,
+        radius=radius,
+        allocation=allocation,
+        exponent=exponent,
+        beta=beta,
+    )
     # The score is u^T (Y^T Y) u = n u^T second_moment u.
     # With k = d the last direction (the only one when d = 1) is free.
     directions = sample_eigenvectors(rng, second_moment, scales, complete=k == d)

@@ -6,8 +6,9 @@
 from functools import partial
 
 from ..mechanisms import calibrate_additive
+from ..mechanisms._sensitivity import second_moment_sensitivities
 from ..utils._docstrings import fill_doc
-from ._base import BasePrivateCovariance, Release, second_moment_sensitivities
+from ._base import BasePrivateCovariance, Release
 
 
 def gauss_noise(budget, *, n_samples, n_features, radius):

@@ -13,6 +13,10 @@ from ..accounting import PureDP, split_budget
 from ..exceptions import ApproximateSamplerWarning
 from ..mechanisms import calibrate_additive, project_feasible, sample_nuclear_laplace
 from ..mechanisms._nuclear import EXACT_MAX_DIM, default_sweeps
+from ..mechanisms._sensitivity import (
+    rank_one_monotone_sensitivity,
+    rank_one_nuclear_distance,
+)
 from ..utils._docstrings import fill_doc
 from ..utils._sklearn_compat import Interval
 from ..utils._warnings import warn
@@ -50,7 +54,7 @@ def nuclear_rate(epsilon, *, n_samples, radius):
     kappa : float
         ``epsilon n / (2 R**2)``.
     """
-    return epsilon * n_samples / (2.0 * radius**2)
+    return epsilon * n_samples / rank_one_nuclear_distance(radius**2)
 
 
 def nuclear_release(
@@ -108,10 +112,12 @@ def nuclear_release(
     raw = second_moment + (noise + noise.T) / 2.0
     attributes = {"exact_sampler_": exact, "noise_rate_": kappa}
     if project:
+        # The trace (1/n) sum |y|^2: sensitivity R^2/n.
+        unit = rank_one_monotone_sensitivity(radius**2, n_samples)
         trace_noise = calibrate_additive(
             PureDP(split["trace"].pure_epsilon()),
-            l2_sensitivity=radius**2 / n_samples,
-            l1_sensitivity=radius**2 / n_samples,
+            l2_sensitivity=unit,
+            l1_sensitivity=unit,
         )
         trace = float(trace_noise.add(np.trace(second_moment), rng))
         trace_bound = min(max(trace, 0.0), radius**2)

@@ -15,8 +15,9 @@ import numpy as np
 from ..accounting import split_budget
 from ..mechanisms import calibrate_additive
 from ..mechanisms._projection import symmetric_eigh, symmetric_eigvalsh
+from ..mechanisms._sensitivity import eigenvalue_sensitivities
 from ..utils._docstrings import fill_doc
-from ._base import BasePrivateCovariance, Release, eigenvalue_sensitivities
+from ._base import BasePrivateCovariance, Release
 from ._gauss import gauss_noise
 
 

@@ -11,7 +11,6 @@ to a private covariance estimator (AdaptiveCovariance by default).
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-import math
 import warnings
 from numbers import Integral, Real
 
@@ -38,6 +37,7 @@ from ..covariance import AdaptiveCovariance
 from ..covariance._base import BasePrivateCovariance
 from ..exceptions import NoiseDominatedWarning, SeededNoiseWarning
 from ..mechanisms import calibrate_additive, radius_counts
+from ..mechanisms._sensitivity import class_statistics_sensitivities
 from ..utils._docstrings import fill_doc
 from ..utils._geometry import (
     check_one_bound,
@@ -95,11 +95,8 @@ def class_statistics_noise(budget, radius, n_features):
         The noise of each coordinate.
     """
     weight = float(radius)
-    noise = calibrate_additive(
-        budget,
-        l2_sensitivity=2.0 * radius,
-        l1_sensitivity=2.0 * radius * math.sqrt(n_features) + 2.0 * weight,
-    )
+    l2, l1 = class_statistics_sensitivities(radius, n_features, weight)
+    noise = calibrate_additive(budget, l2_sensitivity=l2, l1_sensitivity=l1)
     return weight, noise
 
 

@@ -50,6 +50,10 @@ from ..mechanisms import (
     project_psd,
     wigner_norm_bound,
 )
+from ..mechanisms._sensitivity import (
+    ball_mean_sensitivities,
+    rank_one_frobenius_distance,
+)
 from ..utils._gram import row_statistics
 from ..utils._threads import single_threaded_blas
 
@@ -270,7 +274,7 @@ def covariance_plan(
         # Frobenius sensitivity of W.T W / m for rows of norm <= c under
         # replace-one: sqrt(2) c**2 / m (both rank-one terms are PSD); the
         # Gaussian mechanism needs sigma = sqrt(2) c**2 / (m sqrt(2 rho)).
-        sensitivity = math.sqrt(2.0) * radius**2 / m
+        sensitivity = rank_one_frobenius_distance(radius**2) / m
         scale = gaussian_scale(sensitivity, rho_step)
         sensitivities.append(sensitivity)
         bound = wigner_norm_bound(d, scale, beta)
@@ -751,7 +755,7 @@ def coinpress_centred_covariance(Y, plan, rng, *, mean_noise, condition, beta):
         # Replacing one row of x replaces one y (mu1 is an earlier release):
         # the Frobenius sensitivity of W.T W / n for rows clipped to c' is
         # sqrt(2) c'**2 / n, and sigma = sqrt(2) c'**2 / (n sqrt(2 rho_i)).
-        sensitivity = math.sqrt(2.0) * radius**2 / n_samples
+        sensitivity = rank_one_frobenius_distance(radius**2) / n_samples
         scale = gaussian_scale(sensitivity, plan.rhos[step])
         ridge = base + scale
         if step == plan.n_steps - 1:
@@ -844,7 +848,7 @@ def mean_plan(n_samples, n_features, rho, radius, upper, *, n_steps, early_share
         )
         # L2 sensitivity of the mean of rows projected onto a ball of radius
         # c under replace-one: 2 c / n.
-        sensitivity = 2.0 * clip / n_samples
+        sensitivity = ball_mean_sensitivities(clip, n_samples, n_features)[0]
         scale = gaussian_scale(sensitivity, rho_step)
         sensitivities.append(sensitivity)
         clips.append(clip)

@@ -38,6 +38,11 @@ from ..mechanisms import (
     project_psd,
     wigner_norm_bound,
 )
+from ..mechanisms._sensitivity import (
+    ball_mean_sensitivities,
+    histogram_sensitivities,
+    rank_one_frobenius_distance,
+)
 from ._coinpress import clipped_second_moment
 
 #: PPC stops once the public condition bound is at most this (dpcov's choice;
@@ -104,7 +109,9 @@ def naive_pce_noise(n_samples, n_features, condition, rho, beta):
         ``beta / 2`` (:func:`~dpcov.mechanisms.wigner_norm_bound`).
     """
     threshold = naive_pce_threshold(n_samples, n_features, condition, beta)
-    scale = gaussian_scale(math.sqrt(2.0) * threshold / n_samples, rho)
+    # Rows clipped to norm sqrt(T): Frobenius sensitivity sqrt(2) T / n.
+    sensitivity = rank_one_frobenius_distance(threshold) / n_samples
+    scale = gaussian_scale(sensitivity, rho)
     return scale, wigner_norm_bound(n_features, scale, beta / 2.0)
 
 
@@ -329,7 +336,8 @@ def kv_coarse_bin(values, *, rho, width, radius, rng):
     n_bins = 2 * half + 1
     index = np.clip(np.rint(values / width), -half, half).astype(np.int64) + half
     occupied, counts = np.unique(index, return_counts=True)
-    scale = gaussian_scale(math.sqrt(2.0), rho)
+    # One count moves between two bins: L2 sensitivity sqrt(2).
+    scale = gaussian_scale(histogram_sensitivities()[0], rho)
     noisy = counts + _noise.gaussian(rng, scale, counts.shape[0])
     best = int(occupied[np.argmax(noisy)])
     n_empty = n_bins - occupied.shape[0]
@@ -404,7 +412,9 @@ def kv_mean(values, *, rho, beta, width, radius, rng):
     coarse = kv_coarse_bin(values, rho=rho / 2.0, width=width, radius=radius, rng=rng)
     half_width = kv_fine_width(n_samples, width, beta)
     clipped = np.clip(values, coarse - half_width, coarse + half_width)
-    scale = gaussian_scale(2.0 * half_width / n_samples, rho / 2.0)
+    # Values clipped to an interval of half-width w: sensitivity 2 w / n.
+    sensitivity = ball_mean_sensitivities(half_width, n_samples)[0]
+    scale = gaussian_scale(sensitivity, rho / 2.0)
     return float(clipped.mean() + _noise.gaussian(rng, scale))
 
 

@@ -36,6 +36,7 @@ import numpy as np
 from scipy import sparse
 
 from ..mechanisms import _noise, gaussian_scale
+from ..mechanisms._sensitivity import binary_row_distance
 
 #: Share of the rows spent on the orientation step when orientation is private.
 ORIENTATION_FRACTION = 0.1
@@ -203,47 +204,6 @@ def _truncated_column_sums(block, radius):
         shrink = 1.0 - radius / np.sqrt(squared[chunk])
         counts -= shrink @ dense.astype(np.float64)
     return counts
-
-
-def binary_row_distance(n_active, radius=math.inf):
-    """Largest L2 distance between two truncated binary rows.
-
-    For ``x, x'`` in ``{0, 1}^k`` and ``trunc_B`` the projection onto the
-    L2 ball of radius ``B``, ``||trunc_B(x) - trunc_B(x')|| <= min(sqrt(2) B,
-    sqrt(k))``, with equality up to rounding ``B**2`` to an integer:
-
-    * projection onto a convex set is 1-Lipschitz, so the distance is at most
-      ``||x - x'|| <= sqrt(k)`` (``x - x'`` lies in ``{-1, 0, 1}^k``);
-    * ``trunc_B`` only rescales, so both truncated rows lie in the
-      nonnegative orthant and have norm at most ``B``; their inner product is
-      nonnegative, hence ``||a - b||**2 = ||a||**2 + ||b||**2 - 2 a.b <=
-      2 B**2``. This is ``sqrt(2)`` below the generic ``2 B`` of two points
-      of a ball (used by Kamath, Li, Singhal and Ullman, 2019, Section 5.1).
-
-    Two rows with disjoint supports of ``min(B**2, k / 2)`` ones each attain
-    the bound.
-
-    Parameters
-    ----------
-    n_active : int
-        Number of coordinates ``k``.
-    radius : float, default=inf
-        Truncation radius ``B``; ``inf`` means no truncation.
-
-    Returns
-    -------
-    distance : float
-        ``min(sqrt(2) B, sqrt(k))``.
-
-    Examples
-    --------
-    >>> from dpcov.distributions._ppde import binary_row_distance
-    >>> binary_row_distance(100)
-    10.0
-    >>> round(binary_row_distance(100, radius=2.0), 4)
-    2.8284
-    """
-    return min(math.sqrt(2.0) * radius, math.sqrt(n_active))
 
 
 def truncated_binary_mean(rows, radius):

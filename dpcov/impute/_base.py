@@ -21,6 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..accounting import compose, split_budget
 from ..base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
 from ..mechanisms import calibrate_additive, private_median
+from ..mechanisms._sensitivity import observed_sums_sensitivities
 from ..utils._columns import column_observed_sums, column_rank_counts
 from ..utils._docstrings import fill_doc
 from ..utils._geometry import plan_geometry, release_ranges
@@ -71,11 +72,8 @@ def mean_noise(budget, n_features):
     noise : AdditiveNoise
         The noise of each coordinate of ``(S, w N)``.
     """
-    noise = calibrate_additive(
-        budget,
-        l2_sensitivity=2.0 * math.sqrt(n_features),
-        l1_sensitivity=2.0 * n_features,
-    )
+    l2, l1 = observed_sums_sensitivities(n_features)
+    noise = calibrate_additive(budget, l2_sensitivity=l2, l1_sensitivity=l1)
     return COUNT_WEIGHT[noise.law], noise
 
 

@@ -25,8 +25,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..accounting import compose
 from ..base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
-from ..covariance._base import second_moment_sensitivities
 from ..mechanisms import calibrate_additive
+from ..mechanisms._sensitivity import ssp_sensitivities
 from ..utils._docstrings import fill_doc
 from ..utils._geometry import plan_geometry, release_ranges
 from ..utils._gram import CHUNK_BYTES
@@ -58,7 +58,7 @@ def ssp_noise(split, n_columns):
     unit box ``[-1, 1]^d``, so ``||u||**2 <= B**2 = n_columns``, and the
     target ``t`` in ``[-1, 1]``. Replacing one row changes ``U^T U`` by
     ``u' u'^T - u u^T`` (Frobenius norm at most ``sqrt(2) B**2``; see
-    :func:`dpcov.covariance._base.second_moment_sensitivities`), its
+    :func:`~dpcov.mechanisms._sensitivity.ssp_sensitivities`), its
     smallest eigenvalue by at most ``B**2`` (Weyl's inequality), and
     ``U^T t`` by ``u' t' - u t`` (L2 norm at most ``2 B``, L1 at most
     ``2 sqrt(n_columns) B``).
@@ -77,22 +77,11 @@ def ssp_noise(split, n_columns):
         The noise of each statistic (Gaussian under zCDP, Laplace under pure
         DP).
     """
-    bound2 = float(n_columns)
-    radius = math.sqrt(bound2)
-    l2, l1 = second_moment_sensitivities(radius, 1, n_columns)
-    noise = {
-        "gram": calibrate_additive(split["gram"], l2_sensitivity=l2, l1_sensitivity=l1),
-        "cross": calibrate_additive(
-            split["cross"],
-            l2_sensitivity=2.0 * radius,
-            l1_sensitivity=2.0 * math.sqrt(n_columns) * radius,
-        ),
+    return {
+        name: calibrate_additive(split[name], l2_sensitivity=l2, l1_sensitivity=l1)
+        for name, (l2, l1) in ssp_sensitivities(n_columns).items()
+        if name in split
     }
-    if "lambda_min" in split:
-        noise["lambda_min"] = calibrate_additive(
-            split["lambda_min"], l2_sensitivity=bound2, l1_sensitivity=bound2
-        )
-    return noise
 
 
 def _tail(noise, beta):

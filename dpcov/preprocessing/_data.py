@@ -27,6 +27,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..accounting import ZCDP, BudgetAccountant, compose
 from ..base import OutputRangeMixin, PrivateEstimatorMixin
 from ..mechanisms import calibrate_additive
+from ..mechanisms._sensitivity import box_mean_sensitivities, box_moment_sensitivities
 from ..utils._array_api import (
     as_host,
     check_fitted_namespace,
@@ -69,76 +70,13 @@ _NO_BOUNDS = (
 )
 
 
-def mean_sensitivities(n_samples, n_features):
-    """L2 and L1 sensitivities of the mean of rows in ``[-1, 1]^d``.
-
-    Parameters
-    ----------
-    n_samples : int
-        Number of rows ``n`` (public under replace-one neighbours).
-    n_features : int
-        Dimension ``d``.
-
-    Returns
-    -------
-    l2 : float
-        ``2 sqrt(d) / n``.
-    l1 : float
-        ``2 d / n``.
-    """
-    # Replacing row z by z' moves the mean by (z' - z) / n, whose entries lie
-    # in [-2/n, 2/n]: L2 norm at most 2 sqrt(d)/n, L1 norm at most 2d/n, both
-    # attained by z = 1, z' = -1 (every entry).
-    return 2.0 * math.sqrt(n_features) / n_samples, 2.0 * n_features / n_samples
-
-
-def moment_sensitivities(n_samples, n_features, weight):
-    """Sensitivities of ``(mean of z, weight * mean of z * z)`` for z in ``[-1, 1]^d``.
-
-    Parameters
-    ----------
-    n_samples : int
-        Number of rows ``n`` (public under replace-one neighbours).
-    n_features : int
-        Dimension ``d``.
-    weight : float
-        Weight ``w`` of the second moment, in ``[1/2, sqrt(2)]``.
-
-    Returns
-    -------
-    l2 : float
-        ``2 sqrt(d) / n``: the mean's own L2 sensitivity, whatever ``w`` in
-        that range.
-    l1 : float
-        ``(2 w + 1)**2 / (4 w) * d / n``; ``(1 + sqrt(2)) d / n`` at
-        ``w = (1 + sqrt(2)) / 2``.
-    """
-    if not 0.5 <= weight <= math.sqrt(2.0):
-        raise ValueError(f"weight must lie in [1/2, sqrt(2)], got {weight!r}.")
-    # Replacing row z by z' changes coordinate j of the pair by
-    # ((z'_j - z_j), w (z'_j**2 - z_j**2)) / n. Write a = z_j - z'_j and
-    # b = z_j + z'_j, so z_j**2 - z'_j**2 = a b; the box |z_j|, |z'_j| <= 1 is
-    # |a| + |b| <= 2.
-    # L2: each coordinate contributes a**2 (1 + w**2 b**2) / n**2, largest at
-    # |a| = 2 - |b|: h(b) = (2 - b)**2 (1 + w**2 b**2) on [0, 2], with
-    # h'(b) = 2 (2 - b) (2 w**2 b (1 - b) - 1) and 2 w**2 b (1 - b) <= w**2 / 2
-    # <= 1 for w**2 <= 2: h decreases, its maximum is h(0) = 4 (z = 1,
-    # z' = -1), and the d coordinates give 2 sqrt(d) / n, the mean's alone.
-    l2 = 2.0 * math.sqrt(n_features) / n_samples
-    # L1: each coordinate contributes |a| (1 + w |b|) / n <= (2 - b)(1 + w b) / n,
-    # a concave quadratic in b whose maximum on [0, 2] is at b = 1 - 1/(2w)
-    # (for w >= 1/2), with value (2 w + 1)**2 / (4 w).
-    l1 = (2.0 * weight + 1.0) ** 2 / (4.0 * weight) * n_features / n_samples
-    return l2, l1
-
-
 def moment_noise(budget, *, n_samples, n_features, with_second_moment=True):
     """Calibrated noise of the moment release of :class:`StandardScaler`.
 
     Without the second moment, the mean alone gets the whole budget
-    (sensitivities of :func:`mean_sensitivities`). With it, the vector
+    (sensitivities of :func:`box_mean_sensitivities`). With it, the vector
     ``(mean, w * second_moment)`` of the unit coordinates is released by one
-    mechanism, whose sensitivities (:func:`moment_sensitivities`) barely
+    mechanism, whose sensitivities (:func:`box_moment_sensitivities`) barely
     exceed the mean's own: under zCDP, ``w = sqrt(2)`` adds nothing to the L2
     sensitivity, so the mean is as accurate as if it had the whole budget and
     the second moment (noise divided by ``w``) as accurate as with half of
@@ -168,11 +106,11 @@ def moment_noise(budget, *, n_samples, n_features, with_second_moment=True):
         divided by ``weight``.
     """
     if not with_second_moment:
-        l2, l1 = mean_sensitivities(n_samples, n_features)
+        l2, l1 = box_mean_sensitivities(n_samples, n_features)
         return None, calibrate_additive(budget, l2_sensitivity=l2, l1_sensitivity=l1)
     law = "gaussian" if isinstance(budget, ZCDP) else "laplace"
     weight = SECOND_MOMENT_WEIGHT[law]
-    l2, l1 = moment_sensitivities(n_samples, n_features, weight)
+    l2, l1 = box_moment_sensitivities(n_samples, n_features, weight)
     return weight, calibrate_additive(budget, l2_sensitivity=l2, l1_sensitivity=l1)
 
 

@@ -9,12 +9,7 @@ from sklearn import preprocessing as skpre
 
 from dpcov.accounting import ZCDP, BudgetAccountant, PureDP
 from dpcov.preprocessing import BoundsScaler, StandardScaler
-from dpcov.preprocessing._data import (
-    SECOND_MOMENT_WEIGHT,
-    mean_sensitivities,
-    moment_noise,
-    moment_sensitivities,
-)
+from dpcov.preprocessing._data import moment_noise
 
 from ..covariance._privacy_checks import gaussian_shift, laplace_event_loss
 from ..test_bad_input import INPUTS as BAD_INPUTS
@@ -55,35 +50,6 @@ def _exact_unit(X, lower, upper):
 
 
 # Sensitivities --------------------------------------------------------------
-
-
-def test_moment_sensitivities_are_the_largest_change_over_a_grid():
-    # Exhaustive check of the lemma in moment_sensitivities: over a grid of
-    # one coordinate's old and new values z, z' in [-1, 1] (the box's
-    # corners and the L1 maximiser included), the change of (z, w z^2) has
-    # squared L2 norm at most 4 and L1 norm at most (2w + 1)^2 / (4w), and
-    # both are attained.
-    grid = np.union1d(
-        np.linspace(-1, 1, 2001), [1 - math.sqrt(2), 1 - 1 / math.sqrt(2)]
-    )
-    z, z_new = np.meshgrid(grid, grid)
-    for weight in (0.5, 1.0, SECOND_MOMENT_WEIGHT["laplace"], math.sqrt(2)):
-        l2, l1 = moment_sensitivities(1, 1, weight)
-        squared = (z - z_new) ** 2 + weight**2 * (z**2 - z_new**2) ** 2
-        absolute = np.abs(z - z_new) + weight * np.abs(z**2 - z_new**2)
-        assert squared.max() <= l2**2 * (1 + 1e-12)
-        assert squared.max() == pytest.approx(l2**2)
-        assert absolute.max() <= l1 * (1 + 1e-12)
-        assert absolute.max() == pytest.approx(l1, rel=1e-6)
-    # Per row of n and over d features: both scale as d / n (L1), sqrt(d) / n.
-    assert moment_sensitivities(50, 9, math.sqrt(2)) == pytest.approx(
-        (6 / 50, 9 * (2 * math.sqrt(2) + 1) ** 2 / (4 * math.sqrt(2)) / 50)
-    )
-    weight = SECOND_MOMENT_WEIGHT["laplace"]
-    assert moment_sensitivities(1, 1, weight)[1] == pytest.approx(1 + math.sqrt(2))
-    assert mean_sensitivities(50, 9) == (6 / 50, 18 / 50)
-    with pytest.raises(ValueError, match="weight"):
-        moment_sensitivities(1, 1, 1.5)
 
 
 def test_joint_release_matches_the_half_split_for_the_second_moment():
