@@ -8,7 +8,7 @@ the composites (:class:`~dpcov.pipeline.PrivatePipeline`,
 :class:`~dpcov.model_selection.PrivateSearchCV`) may ask of a private step:
 its :class:`PrivacyTags` (in ``__sklearn_tags__().privacy``) and a few
 methods with documented defaults. :func:`record_privacy` writes the record
-of what a fit spent (:data:`PRIVACY_RECORD`) on every private estimator,
+of what a fit spent (``PRIVACY_RECORD``) on every private estimator,
 pipeline and search alike.
 """
 
@@ -103,13 +103,19 @@ class PrivacyTags:
     default_score : str or None, default=None
         The bounded per-row score a private search ranks this family by
         when no ``scoring`` is given (``_default_score``; see
-        :func:`dpcov.model_selection.PrivateSearchCV`), or None.
+        :class:`dpcov.model_selection.PrivateSearchCV`), or None.
+    checks_before_spending : bool, default=False
+        Whether the estimator refuses some fits from public values before
+        reading a row (it overrides
+        :meth:`PrivateEstimatorMixin._check_before_spending`); the
+        composites run those checks on a clone before anything is spent.
     """
 
     guarantee: str = "any"
     binary_input: bool = False
     deterministic_release: bool = False
     default_score: str = None
+    checks_before_spending: bool = False
 
 
 @dataclass(slots=True)
@@ -187,7 +193,7 @@ def budget_params(estimator, share):
 
 
 def record_privacy(estimator, guarantee, split, *, delta, epsilon=None):
-    """Write the record of what a fit spent (:data:`PRIVACY_RECORD`).
+    """Write the record of what a fit spent (``PRIVACY_RECORD``).
 
     Every private estimator, :class:`~dpcov.pipeline.PrivatePipeline` and
     :class:`~dpcov.model_selection.PrivateSearchCV` records its fit with this
@@ -288,6 +294,10 @@ class PrivateEstimatorMixin(OutputRangeMixin):
             binary_input=self._binary_input,
             deterministic_release=self._deterministic_release,
             default_score=self._default_score,
+            checks_before_spending=(
+                type(self)._check_before_spending
+                is not PrivateEstimatorMixin._check_before_spending
+            ),
         )
         return PrivateTags(**values)
 

@@ -180,8 +180,16 @@ def test_every_fit_writes_the_same_record(name):
 @pytest.mark.parametrize(
     "estimator, expected",
     [
-        (GaussianCovariance(), PrivacyTags(default_score="frobenius")),
-        (PCA(), PrivacyTags(default_score="pca_log_likelihood")),
+        (
+            GaussianCovariance(),
+            PrivacyTags(default_score="frobenius", checks_before_spending=True),
+        ),
+        (
+            PCA(),
+            PrivacyTags(
+                default_score="pca_log_likelihood", checks_before_spending=True
+            ),
+        ),
         (
             ExactSubspace(),
             PrivacyTags(
@@ -204,10 +212,19 @@ def test_every_fit_writes_the_same_record(name):
                 guarantee="zcdp", binary_input=True, default_score="log_likelihood"
             ),
         ),
-        (LinearRegression(), PrivacyTags(default_score="neg_squared_error")),
-        (LinearDiscriminantAnalysis(), PrivacyTags(default_score="accuracy")),
-        (StandardScaler(), PrivacyTags()),
-        (PrivatePipeline([("cov", GaussianCovariance())]), PrivacyTags()),
+        (
+            LinearRegression(),
+            PrivacyTags(default_score="neg_squared_error", checks_before_spending=True),
+        ),
+        (
+            LinearDiscriminantAnalysis(),
+            PrivacyTags(default_score="accuracy", checks_before_spending=True),
+        ),
+        (StandardScaler(), PrivacyTags(checks_before_spending=True)),
+        (
+            PrivatePipeline([("cov", GaussianCovariance())]),
+            PrivacyTags(checks_before_spending=True),
+        ),
     ],
 )
 def test_privacy_tags(estimator, expected):

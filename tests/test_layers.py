@@ -31,11 +31,10 @@ LAYERS = (
     {"cli"},
     {"__init__", "__main__"},
 )
-#: Estimator families that build on a peer: PCA, the regressions and LDA
-#: hold a covariance estimator.
+#: Estimator families that build on a peer: PCA and LDA hold a covariance
+#: estimator.
 SIDEWAYS = {
     ("decomposition", "covariance"),
-    ("linear_model", "covariance"),
     ("discriminant_analysis", "covariance"),
 }
 

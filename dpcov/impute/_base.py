@@ -377,7 +377,7 @@ class SimpleImputer(
         if self.strategy == "mean":
             statistics = _draw_mean(*read, geometry, split["statistics"], rng)
         else:
-            statistics = _draw_median(*read, geometry, split["statistics"], rng)
+            statistics = _draw_median(*read, split["statistics"], rng)
         self._record(statistics, geometry.box, split)
         return self
 
@@ -456,7 +456,7 @@ def _draw_mean(sums, observed, geometry, budget, rng):
     return geometry.from_unit(unit)
 
 
-def _draw_median(candidates, counts, observed, geometry, budget, rng):
+def _draw_median(candidates, counts, observed, budget, rng):
     # One exponential mechanism per feature, the budget split evenly.
     n_features = len(candidates)
     steps = split_budget(

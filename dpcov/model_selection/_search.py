@@ -17,7 +17,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..accounting import BudgetAccountant, PureDP, compose
 from ..accounting._composition import budget_weights
-from ..base import PrivateEstimatorMixin, record_privacy, warn_if_seeded
+from ..base import (
+    PrivateEstimatorMixin,
+    is_private,
+    privacy_tags,
+    record_privacy,
+    warn_if_seeded,
+)
 from ..exceptions import NoHardenedSampler, NoPrivateResult, SeededNoiseWarning
 from ..mechanisms import _noise, calibrate_additive
 from ..mechanisms._selection import (
@@ -139,7 +145,7 @@ def _check_grid_before_spending(grid, run_budget, n_train, y, n_features):
     problems = []
     for candidate in grid:
         leaves = _all_private_leaves(candidate)
-        if not leaves:
+        if not any(privacy_tags(leaf).checks_before_spending for _, leaf in leaves):
             continue
         probe = clone(candidate)
         _set_run_budget(probe, run_budget)
@@ -583,7 +589,7 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
     def _candidate(self, params):
         # The estimator with ``params``, checked before anything reads it:
         # its private steps are each fitted once, and every other step it
-        # would fit is a public map (dpcov.model_selection._composition).
+        # would fit is a public map (dpcov.pipeline._composition).
         candidate = clone(self.estimator).set_params(**clone(params, safe=False))
         _private_leaves(candidate)
         check_composition(candidate, caller="PrivateSearchCV's candidate")
@@ -596,6 +602,12 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         return selection_run_budget(
             self.epsilon, self.delta, mean=self.n_iter, law=self.law
         )
+
+    def _supports_hardened_noise(self):
+        # The search checks its own law and its candidates under secure_noise
+        # before reading the data (_check_candidate, the law's sampler); a
+        # composite holding it leaves the check to it.
+        return True
 
     def privacy_cost(self):
         """The guarantee a fit of the search spends, from its parameters.
@@ -1096,5 +1108,5 @@ def _unseed(model):
     # generators were set on private steps only, and copies of them (clone
     # deep-copies a generator) may sit in any of those places.
     for _, obj in held_objects(model):
-        if hasattr(obj, "privacy_cost") and "random_state" in vars(obj):
+        if is_private(obj) and "random_state" in vars(obj):
             obj.random_state = None

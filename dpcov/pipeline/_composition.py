@@ -8,7 +8,8 @@ it fits, at any depth of a :class:`~sklearn.pipeline.Pipeline`,
 :class:`~sklearn.compose.ColumnTransformer` (its remainder included), must be
 one of:
 
-* a private dpcov estimator (it has ``privacy_cost``): its release is counted;
+* a private dpcov estimator (:func:`dpcov.base.is_private`): its release is
+  counted;
 * a public map, which reads no row in its fit and maps each row on its own:
   a :class:`~dpcov.preprocessing.PublicTransformer` (the user's declaration),
   :class:`~dpcov.preprocessing.BoundsScaler` (public ranges), a

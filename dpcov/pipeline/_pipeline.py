@@ -29,6 +29,7 @@ from ..base import (
     PrivateEstimatorMixin,
     budget_params,
     is_private,
+    privacy_tags,
     record_privacy,
     warn_if_seeded,
 )
@@ -365,8 +366,11 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         Print one line per step during ``fit``, as scikit-learn's ``Pipeline``
         does: the step's position, its name and the time its fit took, e.g.
         ``[PrivatePipeline] ... (step 2 of 3) Processing scale, total=   0.1s``
-        (a skipped step's line too). The lines carry step names and times
-        only, nothing of the data; a step that fails prints none.
+        (a skipped step's line too); a step that fails prints none. The
+        lines carry step names and times only, no value of the data; a
+        step's time, like the whole fit's, may depend on the rows (their
+        sparsity, how long a sampler runs), and what an observer learns from
+        it is outside the guarantee.
 
     Attributes
     ----------
@@ -542,7 +546,7 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         return direct
 
     def _check_composition(self):
-        # The rule of dpcov.model_selection._composition, for a composite that
+        # The rule of dpcov.pipeline._composition, for a composite that
         # holds this pipeline (a search's candidate).
         self._private_direct_steps()
 
@@ -727,8 +731,8 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         self.ranges_ = ranges
 
     def _check_steps_before_spending(self, X, y, shares):
-        # Each step that has them runs its fit's checks that need no row
-        # (_check_before_spending), on a clone at its share of the budget;
+        # Each step that declares them (checks_before_spending) runs its
+        # fit's checks that need no row, on a clone at its share of the budget;
         # every step's refusal is collected and said at once.
         try:
             n_samples = _num_samples(X)
@@ -742,8 +746,9 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
     def _check_before_spending(self, n_samples, y=None, *, n_features=None):
         """The steps' checks of public values that need no row, before any release.
 
-        Each step that has them runs its own (on a clone at its share of the
-        budget); every refusal is said at once, in one ValueError that names
+        Each step that declares them (its privacy tag
+        ``checks_before_spending``) runs its own (on a clone at its share of
+        the budget); every refusal is said at once, in one ValueError that names
         each step and what it needs. A composite that holds this pipeline
         (a :class:`~dpcov.model_selection.PrivateSearchCV`) calls it before
         it spends, as ``fit`` does.
@@ -777,6 +782,8 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
                 ]
             )
             for label, leaf, leaf_width in checked:
+                if not privacy_tags(leaf).checks_before_spending:
+                    continue
                 probe = clone(leaf)
                 if label in shares:
                     probe.set_params(**budget_params(probe, shares[label]))

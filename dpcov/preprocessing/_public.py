@@ -44,6 +44,7 @@ from sklearn.utils import get_tags
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from ..base import is_private
 from ..utils._input import validate_rows
 from ..utils._sklearn_compat import HasMethods, _fit_context
 
@@ -152,7 +153,7 @@ def check_public_map(transformer, *, where):
     ):
         return
     name = type(transformer).__name__
-    if hasattr(transformer, "privacy_cost"):
+    if is_private(transformer):
         raise ValueError(
             f"{where} wraps {name}, a private dpcov estimator: it reads its rows "
             "at a privacy cost. Make it a step of the pipeline itself."

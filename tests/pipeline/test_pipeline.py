@@ -967,3 +967,20 @@ def test_verbose_prints_no_line_for_a_step_that_fails(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 1
     assert _timed_line("(step 1 of 2) Processing standardscaler").fullmatch(lines[0])
+
+
+def test_an_approx_dp_step_without_a_budget_records_its_guarantee():
+    # A step that is (epsilon, delta)-DP only, at its own budget: the
+    # pipeline records the step's guarantee, with no zCDP parameter (the
+    # record once failed on it, after the accountant was charged).
+    rng = np.random.default_rng(0)
+    basis = rng.integers(-3, 4, size=(2, 4))
+    X = (rng.integers(-9, 10, size=(3000, 2)) @ basis).astype(float)
+    pipe = PrivatePipeline([("subspace", ExactSubspace(2, random_state=0))]).fit(X)
+    step = pipe.named_steps["subspace"]
+    assert pipe.guarantee_ == step.guarantee_
+    assert (pipe.epsilon_spent_, pipe.delta_spent_) == (
+        step.guarantee_.epsilon,
+        step.guarantee_.delta,
+    )
+    assert pipe.rho_spent_ == math.inf
