@@ -120,7 +120,26 @@ class PrivacyTags:
 
 @dataclass(slots=True)
 class PrivateTags(Tags):
-    """scikit-learn's :class:`~sklearn.utils.Tags` with :class:`PrivacyTags`."""
+    """The tags of a private estimator: scikit-learn's and :class:`PrivacyTags`.
+
+    What a private estimator's ``__sklearn_tags__`` returns: it extends
+    scikit-learn's :class:`~sklearn.utils.Tags` (every field kept, read by
+    :func:`~sklearn.utils.get_tags` as for any estimator) by one field,
+    ``privacy``, which :func:`privacy_tags` reads.
+
+    Parameters
+    ----------
+    estimator_type, target_tags, transformer_tags, classifier_tags : object
+        The fields of scikit-learn's :class:`~sklearn.utils.Tags`, as documented
+        there.
+    regressor_tags, array_api_support, no_validation, non_deterministic : object
+        Likewise.
+    requires_fit, _skip_test, input_tags : object
+        Likewise.
+    privacy : PrivacyTags, default=PrivacyTags()
+        What the estimator declares to dpcov's composites and checks (from
+        the class attributes of :class:`PrivateEstimatorMixin`).
+    """
 
     privacy: PrivacyTags = field(default_factory=PrivacyTags)
 

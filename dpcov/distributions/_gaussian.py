@@ -42,10 +42,26 @@ from ._klsu import naive_pce, naive_pce_noise, naive_pme, ppc
 
 @dataclass(frozen=True)
 class GaussianFit:
-    # What a fit routine releases, in the scaled frame: the covariance and
-    # mean before the final projections, the budget of each step
-    # (budget_split_), the steps of each part (n_iterations_), and the noise
-    # hint (the final covariance step's public noise scale and its whitening).
+    """What a fit routine of :class:`MultivariateGaussian` releases.
+
+    In the frame scaled by ``1 / sqrt(min_variance)``, before the final
+    projections (eigenvalues onto ``[1, K]``, the mean onto its ball).
+
+    Parameters
+    ----------
+    covariance : ndarray of shape (n_features, n_features)
+        The released covariance (scaled frame).
+    mean : ndarray of shape (n_features,)
+        The released mean (scaled frame).
+    split : dict of str to ZCDP
+        The budget of each step (``budget_split_``).
+    steps : dict of str to int
+        The number of steps of each part (``n_iterations_``).
+    noise : tuple (float, ndarray of shape (n_features, n_features))
+        The final covariance step's public noise scale and the whitening it
+        ran in (a release), for ``noise_level_``.
+    """
+
     covariance: np.ndarray
     mean: np.ndarray
     split: dict

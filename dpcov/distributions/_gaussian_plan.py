@@ -70,12 +70,38 @@ class PlanInputs:
 
 @dataclass(frozen=True)
 class CoinpressPlan:
-    # The public plan of a CoinPress fit, fixed before the data are read.
-    # inputs: what it was planned from; shares: the budget of each part;
-    # cov_plan: the covariance plan (None for the prior covariance); frame:
-    # the mean's frame; prior_parts: the parts released from their prior;
-    # rows: "pairs" or "centred"; coarse_plan: the coarse mean's plan of the
-    # centred layout.
+    """The public plan of a CoinPress fit, fixed before the data are read.
+
+    CoinPress is the iterative mean and covariance learner of Biswas, Dong,
+    Kamath and Ullman (2020); the plan fixes its budget split, its steps and
+    the parts released from the public prior, from public values only
+    (:func:`plan_coinpress`).
+
+    Parameters
+    ----------
+    inputs : PlanInputs
+        The public inputs it was planned from.
+    shares : dict of str to ZCDP
+        The budget of each part: ``"cov"`` and ``"mean"`` (and ``"coarse
+        mean"`` in the centred layout), or the whole budget under ``"not
+        spent (public prior)"`` when both parts are the prior.
+    cov_plan : CovariancePlan or None
+        The covariance's plan, in the frame scaled by
+        ``1 / sqrt(min_variance)``; None when the covariance is the prior.
+    frame : {"public", "whitened"}
+        The mean's frame: the scaled public one, or the one whitened by the
+        released covariance.
+    prior_parts : tuple of str
+        The parts (``"covariance"``, ``"mean"``) released from the public
+        prior (``min_variance * I``, the zero vector) instead of the data.
+    rows : {"pairs", "centred"}, default="pairs"
+        The covariance's rows: the ``n // 2`` pair differences, or all ``n``
+        rows centred at a coarse private mean.
+    coarse_plan : MeanPlan or None, default=None
+        The coarse mean's plan in the centred layout (public frame); None
+        for pairs.
+    """
+
     inputs: PlanInputs
     shares: dict
     cov_plan: object
@@ -87,8 +113,25 @@ class CoinpressPlan:
 
 @dataclass(frozen=True)
 class KlsuPlan:
-    # The public plan of a recursive-preconditioning fit: the condition
-    # bounds of PPC's rounds and the rows of its part (n_pre, even).
+    """The public plan of a recursive-preconditioning fit.
+
+    The covariance and mean learners of Kamath, Li, Singhal and Ullman
+    (2019) on three disjoint parts of the rows: the preconditioner's (PPC),
+    the covariance's and the mean's (:func:`plan_klsu`).
+
+    Parameters
+    ----------
+    inputs : PlanInputs
+        The public inputs it was planned from.
+    conditions : list of float
+        The condition bounds ``[K_0, K_1, ..., K_r]`` before and after each
+        of PPC's ``r`` rounds, in the scaled frame (``K_0`` is
+        ``inputs.condition``).
+    n_pre : int
+        Rows of the preconditioner's part, even (``2 * (n // 3 // 2)``);
+        the covariance's part has as many, the mean's the rest.
+    """
+
     inputs: PlanInputs
     conditions: list
     n_pre: int
@@ -162,9 +205,29 @@ def plan_coinpress(inputs):
 
 
 def centred_plans(inputs, q):
-    # The centred layout's split and public plans: the coarse mean (share
-    # q1, public frame), the covariance of the centred rows (all n rows,
-    # share 1 - q1 - q3), and the final mean gets q3.
+    """The budget split and plans of CoinPress's centred layout.
+
+    The coarse mean gets the share ``q1`` (planned in the scaled public
+    frame), the covariance of the rows centred at it ``1 - q1 - q3`` (all
+    ``n`` rows), and the final mean ``q3`` (planned at fit time, from the
+    released covariance).
+
+    Parameters
+    ----------
+    inputs : PlanInputs
+        The public inputs (finite budget).
+    q : tuple of float
+        The shares ``(q1, q3)`` of the coarse and the final mean.
+
+    Returns
+    -------
+    shares : dict of str to ZCDP
+        The budget of ``"coarse mean"``, ``"cov"`` and ``"mean"``.
+    coarse_plan : MeanPlan
+        The coarse mean's plan.
+    cov_plan : CovariancePlan
+        The covariance's plan.
+    """
     q1, q3 = q
     shares = split_budget(
         inputs.budget, {"coarse mean": q1, "cov": 1.0 - q1 - q3, "mean": q3}
@@ -177,7 +240,27 @@ def centred_plans(inputs, q):
 
 
 def plan_covariance(inputs, m, rho_cov):
-    # CoinPress's covariance plan on m pairs (or rows) at the budget rho_cov.
+    """The covariance plan of CoinPress (Biswas, Dong, Kamath and Ullman 2020).
+
+    In the frame scaled by ``1 / sqrt(min_variance)``, at the estimator's
+    ``beta`` and ``n_iterations`` (see
+    :func:`~dpcov.distributions._coinpress.best_covariance_plan`).
+
+    Parameters
+    ----------
+    inputs : PlanInputs
+        The public inputs.
+    m : int
+        Number of rows the covariance reads: the ``n // 2`` pair
+        differences, or the ``n`` centred rows.
+    rho_cov : float
+        The covariance's zCDP budget.
+
+    Returns
+    -------
+    plan : CovariancePlan
+        The plan of smallest predicted error.
+    """
     return best_covariance_plan(
         m,
         inputs.n_features,
@@ -189,8 +272,30 @@ def plan_covariance(inputs, m, rho_cov):
 
 
 def plan_mean(inputs, rho_mean, radius, upper):
-    # CoinPress's mean plan on all n rows at the estimator's beta and
-    # n_iterations, from the prior radius and upper covariance bound.
+    """The mean plan of CoinPress (Biswas, Dong, Kamath and Ullman 2020).
+
+    On all ``n`` rows, at the estimator's ``beta`` and ``n_iterations`` (see
+    :func:`~dpcov.distributions._coinpress.best_mean_plan`), in the frame the
+    mean runs in: the scaled public one, or the one whitened by the released
+    covariance.
+
+    Parameters
+    ----------
+    inputs : PlanInputs
+        The public inputs.
+    rho_mean : float
+        The mean's zCDP budget.
+    radius : float
+        Public bound on the mean's norm in that frame (a public value, or
+        one computed from earlier releases).
+    upper : float
+        Public bound on the covariance's largest eigenvalue in that frame.
+
+    Returns
+    -------
+    plan : MeanPlan
+        The plan of smallest predicted error.
+    """
     return best_mean_plan(
         inputs.n_samples,
         inputs.n_features,
@@ -203,6 +308,26 @@ def plan_mean(inputs, rho_mean, radius, upper):
 
 
 def mean_error(inputs, rho_mean, cov_plan):
+    """The mean's predicted Mahalanobis error and the frame that gives it.
+
+    Parameters
+    ----------
+    inputs : PlanInputs
+        The public inputs.
+    rho_mean : float
+        The mean's zCDP budget.
+    cov_plan : CovariancePlan or None
+        The covariance's plan; None when the covariance is the prior.
+
+    Returns
+    -------
+    error : float
+        The smaller of the two frames' predicted bounds on
+        ``||S^(-1/2) (mu_hat - mu)||`` in the scaled frame (the mean plan's
+        radius, which holds with probability ``1 - beta``).
+    frame : {"public", "whitened"}
+        The frame of ``error``.
+    """
     # Predicted Mahalanobis error of the mean in each frame, and the
     # frame: the public one (S <= K I, ||mu|| <= radius, S >= I, so a
     # Euclidean error is at most the Mahalanobis one) or the frame
@@ -225,6 +350,21 @@ def mean_error(inputs, rho_mean, cov_plan):
 
 
 def prior_errors(inputs):
+    """The largest errors of the public priors, in the scaled frame.
+
+    Parameters
+    ----------
+    inputs : PlanInputs
+        The public inputs.
+
+    Returns
+    -------
+    cov_prior : float
+        Bound on the Mahalanobis-Frobenius error of the prior covariance (the
+        identity): ``sqrt(d) (1 - 1 / K)``.
+    mean_prior : float
+        Bound on the Mahalanobis error of the prior mean (zero): the radius.
+    """
     # The priors' errors, for any S with I <= S <= K I (scaled frame):
     # the identity's Mahalanobis-Frobenius error ||S^(-1) - I||_F has d
     # eigenvalues in [1/K - 1, 0], hence at most sqrt(d) (1 - 1/K); the
@@ -350,8 +490,26 @@ def mean_share(inputs):
 
 
 def centred_errors(inputs, q, typical):
-    # Predicted covariance and mean errors of the centred layout at the
-    # shares q (public values only), or None if its plan cannot whiten.
+    """The centred layout's predicted errors at the shares ``q``.
+
+    Parameters
+    ----------
+    inputs : PlanInputs
+        The public inputs (finite budget).
+    q : tuple of float
+        The shares ``(q1, q3)`` of the coarse and the final mean
+        (:func:`centred_plans`).
+    typical : float
+        The ratio of the mean's typical error to its plan's radius.
+
+    Returns
+    -------
+    errors : tuple of float or None
+        The predicted Mahalanobis-Frobenius error of the covariance (the
+        centring's bias included) and the typical Mahalanobis error of the
+        mean, in the scaled frame; None if the covariance's plan cannot
+        whiten (no finite upper or positive lower bound).
+    """
     shares, coarse, plan = centred_plans(inputs, q)
     upper, lower = plan.upper[-1], plan.lower[-1]
     if not (math.isfinite(upper) and lower > 0):

@@ -145,9 +145,37 @@ def check_shareable(step, *, pure, who, why):
 
 
 def walk_costs(estimator, *, fitted=False, caller="search_cost"):
-    # (name, guarantee) of the private steps: with ``fitted``, a fitted
-    # estimator counts its ``guarantee_`` (what its fit spent, at most its
-    # ``privacy_cost()``).
+    """The class name and guarantee of each private step of ``estimator``.
+
+    The steps are those of :func:`private_steps`, in its order. Each counts
+    its ``privacy_cost()`` (what a fit will spend, read from its public
+    parameters) or, with ``fitted``, its ``guarantee_`` where it has one
+    (what its fit spent, at most its ``privacy_cost()``).
+
+    Parameters
+    ----------
+    estimator : object
+        A private estimator, or a Pipeline, FeatureUnion or ColumnTransformer
+        holding private estimators (nested to any depth), fitted or not.
+    fitted : bool, default=False
+        Count a fitted step's ``guarantee_`` (and walk a fitted
+        ColumnTransformer's fitted clones) instead of its ``privacy_cost()``.
+    caller : str, default="search_cost"
+        The public function named in the error.
+
+    Returns
+    -------
+    costs : list of (str, PureDP, ZCDP or ApproxDP)
+        The class name and guarantee of each private step; empty if
+        ``estimator`` holds none.
+
+    Raises
+    ------
+    ValueError
+        If ``estimator`` holds a private estimator inside a meta-estimator
+        that may fit it several times (bagging, one-vs-rest), or outside its
+        steps (see :func:`private_steps`).
+    """
     return [
         (
             type(step).__name__,

@@ -28,7 +28,19 @@ from scipy import sparse
 
 
 def is_dask_array(X):
-    """Whether ``X`` is a ``dask.array.Array`` (without importing Dask)."""
+    """Whether ``X`` is a ``dask.array.Array`` (without importing Dask).
+
+    Parameters
+    ----------
+    X : object
+        Any object.
+
+    Returns
+    -------
+    is_dask : bool
+        True if Dask's array module is already imported and ``X`` is one of
+        its arrays (an object that is not cannot be one).
+    """
     da = sys.modules.get("dask.array")
     return da is not None and isinstance(X, da.Array)
 

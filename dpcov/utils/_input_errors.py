@@ -92,6 +92,34 @@ def input_error(
     Only public facts go in the message: the entry point, the shape, the
     dtype, the positions (or declared names) of the columns at fault, whether
     NaN or infinity is present, the rows needed.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        The estimator whose entry point read ``X`` (its class is named; its
+        ``n_features_in_`` and ``feature_names_in_`` are checked).
+    X : object
+        The input refused, as the caller passed it.
+    reset : bool
+        Whether the entry point is a fit (no fitted shape or names to check).
+    ensure_min_samples : int
+        Fewest rows accepted.
+    n_columns : int or None
+        The number of columns required of an input that is not rows of the
+        training space; None for rows.
+    method : str
+        The entry point, named in the message.
+    accept_sparse : False, str or tuple of str
+        Whether the entry point accepts sparse input (see
+        :func:`~dpcov.utils._input.validate_rows`).
+    allow_nan : bool, default=False
+        Whether NaN (a missing cell) is accepted.
+
+    Returns
+    -------
+    error : ValueError or TypeError
+        The error to raise (not raised here): the first of what is wrong
+        found, or a generic one when nothing specific is.
     """
     name = type(estimator).__name__
     where = f"{name}.{method}"
@@ -204,7 +232,25 @@ def _feature_names_error(estimator, X, *, reset, n_columns, where):
 
 
 def non_finite_message(where, has_nan, has_inf, *, allow_nan=False):
-    """The message for NaN or infinity in X: what is present and what to do."""
+    """The message for NaN or infinity in X: what is present and what to do.
+
+    Parameters
+    ----------
+    where : str
+        The entry point (``"Class.method"``), named in the message.
+    has_nan : bool
+        Whether ``X`` holds NaN.
+    has_inf : bool
+        Whether ``X`` holds infinity.
+    allow_nan : bool, default=False
+        Whether the entry point accepts NaN (a missing cell): the message
+        then names infinity only.
+
+    Returns
+    -------
+    message : str
+        The message, of these public facts only (no value of ``X``).
+    """
     if allow_nan:
         return (
             f"Input X contains infinity: {where} accepts NaN as a missing cell "

@@ -173,8 +173,33 @@ def plan_private_ranges(budget, n_samples, n_features, *, name="bounds='private'
 def ranges_first_pass(X, *, check_finite=False, allow_nan=False):
     """The counts of the first median step (read before anything is drawn).
 
-    With ``allow_nan``, NaN marks a missing cell: the counts are over the
-    observed cells (see :func:`release_private_ranges`).
+    The rank counts of every column on the public median candidates (no
+    budget is spent: the counts are never released, only read by the private
+    median of :func:`release_private_ranges`). With ``allow_nan``, NaN marks
+    a missing cell: the counts are over the observed cells.
+
+    Parameters
+    ----------
+    X : ndarray, sparse matrix or dask.array.Array of shape (n_samples, d)
+        The rows (never modified).
+    check_finite : bool, default=False
+        Refuse NaN or infinity as the rows are read.
+    allow_nan : bool, default=False
+        With ``check_finite``, accept NaN (a missing cell, counted nowhere).
+
+    Returns
+    -------
+    counts : list of d ndarrays
+        ``#{x_j <= c}`` for each public candidate ``c`` of each column ``j``.
+    observed : ndarray of shape (d,)
+        The number of observed (not NaN) cells of each column.
+
+    Raises
+    ------
+    ValueError
+        With ``check_finite``, on NaN (unless ``allow_nan``) or infinity
+        (:class:`~dpcov.utils._input_messages.NonFiniteInput` for either
+        without ``allow_nan``); the message names no value.
     """
     candidates = [median_candidates()] * X.shape[1]
     return column_rank_counts(
