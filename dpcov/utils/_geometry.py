@@ -128,18 +128,49 @@ class Geometry:
         return unit_box(*self.box)[1]
 
     def to_unit(self, X):
-        """Dense rows clipped to the box, in its unit coordinates ``[-1, 1]^d``."""
+        """Dense rows clipped to the box, in its unit coordinates ``[-1, 1]^d``.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            Dense rows, in original units.
+
+        Returns
+        -------
+        unit : ndarray of shape (n_samples, n_features)
+            The clipped rows in unit coordinates: norms at most ``sqrt(d)``.
+        """
         return to_unit_box(X, *self.box)
 
     def from_unit(self, location):
-        """A location (or rows of them) in unit coordinates, in original units."""
-        # x = center + half * z (post-processing).
+        """A location (or rows of them) in unit coordinates, in original units.
+
+        Parameters
+        ----------
+        location : ndarray of shape (n_features,) or (n_locations, n_features)
+            A release in unit coordinates (a mean, the class means).
+
+        Returns
+        -------
+        location : ndarray of the same shape
+            ``center + half_width * location`` (post-processing).
+        """
         center, half = unit_box(*self.box)
         return center + half * location
 
     def from_unit_scatter(self, matrix):
-        """A covariance or second moment in unit coordinates, in original units."""
-        # x = center + half * z: diag(half) M diag(half) (post-processing).
+        """A covariance or second moment in unit coordinates, in original units.
+
+        Parameters
+        ----------
+        matrix : ndarray of shape (n_features, n_features)
+            A release in unit coordinates.
+
+        Returns
+        -------
+        matrix : ndarray of shape (n_features, n_features)
+            ``diag(half_width) @ matrix @ diag(half_width)`` (post-processing).
+        """
         half = unit_box(*self.box)[1]
         return matrix * np.outer(half, half)
 
@@ -153,6 +184,11 @@ def check_one_bound(bounds, data_norm):
         The estimator's ``bounds``.
     data_norm : float or None
         The estimator's ``data_norm``.
+
+    Raises
+    ------
+    ValueError
+        If both are given.
     """
     if bounds is not None and data_norm is not None:
         raise ValueError(
@@ -164,8 +200,20 @@ def check_one_bound(bounds, data_norm):
 def norm_bound(bounds, data_norm, n_features):
     """The public bound on the row norms (None without one).
 
-    ``sqrt(d)`` with ``bounds`` (public or private: the rows' bound in the
-    box's unit coordinates), else ``data_norm``.
+    Parameters
+    ----------
+    bounds : tuple, "private" or None
+        The estimator's ``bounds``.
+    data_norm : float or None
+        The estimator's ``data_norm``.
+    n_features : int
+        Number of features ``d``.
+
+    Returns
+    -------
+    bound : float or None
+        ``sqrt(d)`` with ``bounds`` (public or private: the rows' bound in
+        the box's unit coordinates), else ``data_norm`` (original units).
     """
     if bounds is not None:
         return float(np.sqrt(n_features))
@@ -220,9 +268,17 @@ def _split_shares(budget, shares):
 def radius_grid(bound):
     """The "inside" policy's candidate radii: below ``bound``, and ``bound``.
 
-    The powers of two below the public bound and the bound itself, so that
-    rows at the bound have a candidate that holds them all (decreasing, as
-    the radius mechanisms take it); the whole grid without a bound.
+    Parameters
+    ----------
+    bound : float or None
+        The public bound on the row norms (:func:`norm_bound`).
+
+    Returns
+    -------
+    grid : ndarray
+        Decreasing, as the radius mechanisms take it: ``bound`` (a candidate
+        that holds rows at the bound), then the powers of two of the whole
+        grid below it; the whole grid when ``bound`` is None.
     """
     if bound is None:
         return DEFAULT_RADIUS_GRID
