@@ -14,14 +14,12 @@ from dpcov.mechanisms import (
     radius_counts,
 )
 from dpcov.utils._geometry import (
-    EM_RADIUS_SHARE,
-    RADIUS_SHARE,
     norm_bound,
     plan_geometry,
-    radius_grid,
     release_radius,
     split_geometry_budget,
 )
+from dpcov.utils._private_radius import EM_RADIUS_SHARE, RADIUS_SHARE
 from dpcov.utils._private_ranges import RANGES_SHARE
 
 BUDGET = ZCDP(0.5)
@@ -186,12 +184,10 @@ def test_a_single_open_share_takes_the_whole_budget():
     assert release["release"] is BUDGET
 
 
-def test_norm_bound_and_grid():
+def test_norm_bound():
     assert norm_bound((0, 1), None, 4) == 2.0
     assert norm_bound(None, 3, 4) == 3.0
     assert norm_bound(None, None, 4) is None
-    grid = radius_grid(3.0)
-    assert grid[0] == 3.0 and grid[1] == 2.0 and np.all(np.diff(grid) < 0)
 
 
 def test_maps_to_unit_coordinates_and_back():
