@@ -12,8 +12,9 @@ for tomllib; the environment it pins may be older).
 
 import re
 import sys
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 project = tomllib.loads(
     (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()

@@ -34,9 +34,9 @@ from pathlib import Path
 
 import numpy as np
 
+from dpcov.base import budget_params
 from dpcov.decomposition import PCA
 from dpcov.model_selection import PrivateSearchCV
-from dpcov.base import budget_params
 from dpcov.model_selection._scoring import _captured_fraction, _pca_log_likelihood
 
 try:  # run as a script from the repository root or from benchmarks/

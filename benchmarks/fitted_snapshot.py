@@ -232,13 +232,18 @@ def _supervised_cases():
             yield (
                 f"LDA/{geometry}/{guarantee}",
                 _factory(
-                    LinearDiscriminantAnalysis, privacy, {**params, "classes": [0, 1, 2]}
+                    LinearDiscriminantAnalysis,
+                    privacy,
+                    {**params, "classes": [0, 1, 2]},
                 ),
                 (X, classes),
                 False,
             )
     for cls, extra in ((LinearRegression, {}), (Ridge, {"alpha": 2.0})):
-        for geometry, params in {"bounds": box, "private": {"bounds": "private"}}.items():
+        for geometry, params in {
+            "bounds": box,
+            "private": {"bounds": "private"},
+        }.items():
             yield (
                 f"{cls.__name__}/{geometry}",
                 _factory(cls, {}, {**params, **extra, "target_bounds": (-2.0, 2.0)}),
@@ -246,7 +251,10 @@ def _supervised_cases():
                 False,
             )
     for strategy in ("mean", "median", "constant"):
-        for geometry, params in {"bounds": box, "private": {"bounds": "private"}}.items():
+        for geometry, params in {
+            "bounds": box,
+            "private": {"bounds": "private"},
+        }.items():
             yield (
                 f"SimpleImputer/{strategy}/{geometry}",
                 _factory(SimpleImputer, {}, {**params, "strategy": strategy}),
@@ -426,7 +434,11 @@ def _outcome(factory, X, secure):
                 estimator = factory().fit(X, y)
                 applied = _applied(estimator, X, y)
         messages = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
-        return {"fitted": _snapshot(estimator), "applied": applied, "warnings": messages}
+        return {
+            "fitted": _snapshot(estimator),
+            "applied": applied,
+            "warnings": messages,
+        }
     except Exception as exc:  # noqa: BLE001 - the error is the outcome
         return {"error": f"{type(exc).__name__}: {exc}"}
     finally:
