@@ -12,6 +12,9 @@ extensions = [
     "sphinx.ext.autosummary",
     "sphinx.ext.intersphinx",
     "sphinx.ext.mathjax",
+    # MathJax 3 served from the built docs' _static/mathjax, not a CDN: the
+    # maths render with no network.
+    "sphinx-mathjax-offline",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
     "sphinx_copybutton",
