@@ -25,7 +25,6 @@ import warnings
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from dpcov.base import PRIVACY_RECORD
 from dpcov.covariance import (
@@ -41,6 +40,7 @@ from dpcov.exceptions import NoiseDominatedWarning, SeededNoiseWarning
 from dpcov.mechanisms import _noise
 from dpcov.preprocessing import StandardScaler
 from dpcov.utils._random import check_random_state
+from tests._privacy_checks import clopper_pearson
 
 D = 6
 
@@ -281,22 +281,14 @@ AUDIT_RUNS = 400
 AUDIT_LEVEL = 1e-3
 
 
-def _clopper_pearson(k, n, level):
-    lo = stats.beta.ppf(level / 2, k, n - k + 1) if k > 0 else 0.0
-    hi = stats.beta.ppf(1 - level / 2, k + 1, n - k) if k < n else 1.0
-    return lo, hi
-
-
 def _epsilon_lower_bound(events_a, events_b, delta, level):
     # The largest lower bound over the events and both directions.
     bound = -math.inf
     n_tests = 2 * events_a.shape[1]
     for j in range(events_a.shape[1]):
         for first, second in ((events_a, events_b), (events_b, events_a)):
-            lo, _ = _clopper_pearson(
-                int(first[:, j].sum()), len(first), level / n_tests
-            )
-            _, hi = _clopper_pearson(
+            lo, _ = clopper_pearson(int(first[:, j].sum()), len(first), level / n_tests)
+            _, hi = clopper_pearson(
                 int(second[:, j].sum()), len(second), level / n_tests
             )
             if lo - delta > 0:

@@ -40,7 +40,7 @@ from dpcov.model_selection import PrivateSearchCV
 from dpcov.model_selection import _search as search_module
 from dpcov.preprocessing import StandardScaler
 
-from .mechanisms.test_discrete import SeededSource, _chi_square_pvalue
+from .mechanisms._samplers import SeededSource, chi_square_pvalue
 
 HARDENED = {
     "GaussianCovariance": lambda: GaussianCovariance(epsilon=1.0),
@@ -390,9 +390,9 @@ def test_private_search_run_count_law_hardened(seeded, monkeypatch, law):
     with dpcov.config_context(secure_noise=True):
         rng = np.random.default_rng(0)  # the candidates' (public) draws
         counts = [len(search._plan(rng).candidates) for _ in range(1500)]
-    pvalue = _chi_square_pvalue(counts, lambda k: run_count_pmf(k, 2.0, law))
+    pvalue = chi_square_pvalue(counts, lambda k: run_count_pmf(k, 2.0, law))
     assert pvalue > 1e-4
-    wrong = _chi_square_pvalue(counts, lambda k: run_count_pmf(k, 3.0, law))
+    wrong = chi_square_pvalue(counts, lambda k: run_count_pmf(k, 3.0, law))
     assert wrong < 1e-4
 
 

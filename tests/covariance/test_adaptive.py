@@ -20,8 +20,7 @@ from dpcov.covariance._gauss import gauss_noise
 from dpcov.covariance._separate import separate_noise
 from dpcov.datasets import make_zipf_norms
 from dpcov.mechanisms import exponential_probabilities
-
-from ._privacy_checks import gaussian_shift
+from tests._privacy_checks import gaussian_shift
 
 
 def test_clipping_bias_by_hand():

@@ -20,8 +20,7 @@ from dpcov.covariance import (
 from dpcov.covariance._gauss import gauss_noise
 from dpcov.decomposition import PCA
 from dpcov.exceptions import SeededNoiseWarning
-
-from ._privacy_checks import gaussian_shift
+from tests._privacy_checks import gaussian_shift
 
 ESTIMATORS = [
     GaussianCovariance,

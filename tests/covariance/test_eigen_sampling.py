@@ -11,7 +11,7 @@ from dpcov.covariance import EigenSamplingCovariance
 from dpcov.covariance._eigen_sampling import direction_exponent
 
 from ..mechanisms._bingham_exact import line_angle, line_angle_cdf, renyi_divergence
-from .test_separate import _axis_rows
+from ._rows import axis_rows
 
 
 def _fit(X, rng, **params):
@@ -42,7 +42,7 @@ def test_eigenvalue_noise_scale_closed_form(pure, global_random_seed):
     # eigenvalues (0.4, 0.3, 0.2, 0.1) are far apart and inside [0, 1] relative
     # to the noise (s.d. < 0.006), so sorting and clipping change nothing.
     counts = [400, 300, 200, 100]
-    X = _axis_rows(counts, 4)
+    X = axis_rows(counts, 4)
     n = X.shape[0]
     truth = np.array(counts) / n
     rng = np.random.default_rng(global_random_seed)
@@ -63,7 +63,7 @@ def test_eigenvalue_noise_scale_closed_form(pure, global_random_seed):
 def test_top_k_releases_tail_sum_with_same_noise(global_random_seed):
     # Top-k mode: (lambda_1, lambda_2, lambda_3 + lambda_4) + Laplace(4/(n eps)).
     counts = [400, 300, 200, 100]
-    X = _axis_rows(counts, 4)
+    X = axis_rows(counts, 4)
     n = X.shape[0]
     rng = np.random.default_rng(global_random_seed)
     res = []
@@ -93,8 +93,8 @@ def test_neighbour_direction_laws(pure, global_random_seed):
     # reject the laws at 2c and c/2 (so a sensitivity or conversion off by 2
     # fails). The exact laws then satisfy the guarantee: log-density ratio <=
     # eps_vec (pure) or Renyi divergence <= alpha rho_vec (zCDP).
-    X = _axis_rows([56, 44], 2)
-    Xp = _axis_rows([55, 45], 2)
+    X = axis_rows([56, 44], 2)
+    Xp = axis_rows([55, 45], 2)
     if pure:
         params, vector_budget = dict(epsilon=1.0, delta=0.0), PureDP(0.5)
     else:

@@ -9,9 +9,9 @@ from scipy import stats
 import dpcov
 from dpcov.covariance import GaussianCovariance
 from dpcov.mechanisms import _discrete
+from tests._privacy_checks import gaussian_shift, laplace_event_loss
 
-from ..mechanisms.test_discrete import SeededSource
-from ._privacy_checks import gaussian_shift, laplace_event_loss
+from ..mechanisms._samplers import SeededSource
 
 
 def _unit_rows(n, d, seed, radius=1.0):

@@ -9,9 +9,9 @@ from dpcov.accounting import PureDP
 from dpcov.covariance import NuclearLaplaceCovariance
 from dpcov.covariance._nuclear import nuclear_rate
 from dpcov.exceptions import ApproximateSamplerWarning
+from tests._privacy_checks import laplace_event_loss
 
-from ._privacy_checks import laplace_event_loss
-from .test_separate import _axis_rows
+from ._rows import axis_rows
 
 
 def _fit(X, rng, **params):
@@ -28,7 +28,7 @@ def _fit(X, rng, **params):
 def test_rate_closed_form():
     # Nuclear sensitivity of Y^T Y / n is 2 R^2 / n: kappa = eps n / (2 R^2).
     assert nuclear_rate(0.5, n_samples=1000, radius=2.0) == pytest.approx(62.5)
-    X = _axis_rows([30, 20], 2)
+    X = axis_rows([30, 20], 2)
     est = _fit(X, 0, epsilon=0.8)
     assert est.noise_rate_ == pytest.approx(0.8 * 50 / 2)
     assert est.guarantee_ == PureDP(0.8) and est.exact_sampler_
@@ -40,7 +40,7 @@ def test_noise_scale_end_to_end(global_random_seed):
     # with E||W||_F^2 = E[R^2] E||s||^2 = (20 / kappa^2)(3/4) and
     # E tr W^2 = E[R^2] E||s||^2 / 2 (Haar), i.e. 11.25 / kappa^2. A factor 2
     # in kappa moves it by 4x; the tolerance is Z = 5 standard errors.
-    X = _axis_rows([60, 40], 2)
+    X = axis_rows([60, 40], 2)
     exact = X.T @ X / X.shape[0]
     rng = np.random.default_rng(global_random_seed)
     est = _fit(X, rng, epsilon=1.0)
@@ -63,7 +63,7 @@ def test_neighbour_privacy_loss(global_random_seed):
     # log-ratio of tail probabilities that approaches kappa * 2/n = eps from
     # below as the threshold grows, and never exceeds it.
     eps = 1.0
-    X, Xp = _axis_rows([30, 20], 2), _axis_rows([29, 21], 2)
+    X, Xp = axis_rows([30, 20], 2), axis_rows([29, 21], 2)
     rng = np.random.default_rng(global_random_seed)
 
     def stat(data):
@@ -86,7 +86,7 @@ def test_projection_with_private_trace(global_random_seed):
     # matrices of trace <= t gives a much smaller error than Algorithm 1, and
     # its output has trace at most t.
     rng = np.random.default_rng(global_random_seed)
-    X = 0.1 * _axis_rows([200, 150, 100, 50], 4)
+    X = 0.1 * axis_rows([200, 150, 100, 50], 4)
     exact = X.T @ X / X.shape[0]
     plain, projected = [], []
     for _ in range(50):
@@ -102,7 +102,7 @@ def test_projection_with_private_trace(global_random_seed):
 @pytest.mark.slow
 def test_trace_noise_scale(global_random_seed):
     # Trace at eps/2: Laplace scale 2 R^2 / (n eps); clipped to [0, R^2].
-    X = 0.7 * _axis_rows([300, 200], 2)  # trace 0.49, far from 0 and 1
+    X = 0.7 * axis_rows([300, 200], 2)  # trace 0.49, far from 0 and 1
     rng = np.random.default_rng(global_random_seed)
     t = np.array(
         [_fit(X, rng, epsilon=1.0, project=True).trace_bound_ for _ in range(2000)]
@@ -119,13 +119,13 @@ def test_gibbs_path_warns_and_is_recorded():
 
 
 def test_zcdp_budget_runs_at_the_pure_epsilon_it_allows():
-    X = _axis_rows([30, 20], 2)
+    X = axis_rows([30, 20], 2)
     est = _fit(X, 0, rho=0.5)
     assert est.noise_rate_ == pytest.approx(math.sqrt(2 * 0.5) * 50 / 2)
     assert est.rho_spent_ == pytest.approx(0.5)
 
 
 def test_infinite_epsilon_is_exact():
-    X = _axis_rows([30, 20, 10], 3)
+    X = axis_rows([30, 20, 10], 3)
     est = _fit(X, 0, epsilon=np.inf)
     np.testing.assert_allclose(est.covariance_, X.T @ X / X.shape[0], atol=1e-12)

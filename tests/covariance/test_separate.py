@@ -7,14 +7,9 @@ import pytest
 from scipy import stats
 
 from dpcov.covariance import SeparateCovariance
+from tests._privacy_checks import gaussian_shift, laplace_event_loss
 
-from ._privacy_checks import gaussian_shift, laplace_event_loss
-
-
-def _axis_rows(counts, d, R=1.0):
-    """Rows R e_j repeated counts[j] times: second moment diag(counts)/n R^2."""
-    rows = [np.eye(d)[j] * R for j, c in enumerate(counts) for _ in range(c)]
-    return np.array(rows)
+from ._rows import axis_rows
 
 
 def _fit(X, rng, **params):
@@ -30,7 +25,7 @@ def test_eigenvalue_noise_scale_closed_form(pure, global_random_seed):
     # sensitivity 2 R^2/n at eps/2). The eigenvalues are 0.1 apart, far above
     # the noise, so sorting does not mix them.
     counts = [400, 300, 200, 100]
-    X = _axis_rows(counts, 4)
+    X = axis_rows(counts, 4)
     n = X.shape[0]
     truth = np.sort(np.array(counts) / n)
     rng = np.random.default_rng(global_random_seed)
@@ -57,7 +52,7 @@ def test_pairing_keeps_signs(global_random_seed):
     # trace is sum(l) = tr(Sigma) + N(0, d s^2). The reference code's SVD
     # pairing flips the sign of every direction with a negative noisy
     # eigenvalue and would bias the trace down by O(1).
-    X = _axis_rows([10, 5, 5], 6)
+    X = axis_rows([10, 5, 5], 6)
     n, d = X.shape[0], 6
     rng = np.random.default_rng(global_random_seed)
     s = math.sqrt(2) / (n * math.sqrt(0.5))
@@ -77,7 +72,7 @@ def test_eigenvector_noise_matches_independent_simulation(global_random_seed):
     # s_v = sqrt(2) R^2 / (n sqrt(rho)) (GaussCov at rho/2). Compare the law of
     # |<top eigenvector, e1>| with a direct simulation at that scale
     # (two-sample KS); at gap / s_v = 2 a factor 2 in s_v is detected.
-    X = _axis_rows([6, 4], 2)
+    X = axis_rows([6, 4], 2)
     n, rho, reps = 10, 2.0, 3000
     s_v = math.sqrt(2) / (n * math.sqrt(rho))
     rng = np.random.default_rng(global_random_seed)
@@ -98,8 +93,8 @@ def test_eigenvector_noise_matches_independent_simulation(global_random_seed):
 def _neighbours():
     # Sorted eigenvalues (60, 30, 1)/91 vs (61, 30, 0)/91: L2 distance
     # sqrt(2)/n (worst case of Lemma 8), L1 distance 2/n (Lemma 12).
-    a = _axis_rows([60, 30, 1], 3)
-    b = _axis_rows([61, 30, 0], 3)
+    a = axis_rows([60, 30, 1], 3)
+    b = axis_rows([61, 30, 0], 3)
     return a, b
 
 

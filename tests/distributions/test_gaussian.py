@@ -18,6 +18,7 @@ from dpcov.distributions import MultivariateGaussian
 from dpcov.distributions._coinpress import inverse_sqrt
 from dpcov.distributions._gaussian_plan import CENTRED_SHARES, MEAN_SHARES
 from dpcov.exceptions import NoiseDominatedWarning
+from tests._privacy_checks import clopper_pearson
 
 
 def _gaussian(d, condition, seed, mean_scale=5.0):
@@ -217,12 +218,6 @@ def test_coinpress_extreme_row(position):
         _check_extreme_fit(params, X, position)
 
 
-def _clopper_pearson(k, n, level):
-    lo = stats.beta.ppf(level / 2, k, n - k + 1) if k > 0 else 0.0
-    hi = stats.beta.ppf(1 - level / 2, k + 1, n - k) if k < n else 1.0
-    return lo, hi
-
-
 @pytest.mark.slow
 def test_neighbour_audit_with_adversarial_rows():
     # Privacy must hold for any rows, not only Gaussian ones. Neighbours: 199
@@ -247,8 +242,8 @@ def test_neighbour_audit_with_adversarial_rows():
                 for s in range(fits)
             )
         )
-    tpr_lo, _ = _clopper_pearson(hits[0], fits, 1e-3)
-    _, fpr_hi = _clopper_pearson(hits[1], fits, 1e-3)
+    tpr_lo, _ = clopper_pearson(hits[0], fits, 1e-3)
+    _, fpr_hi = clopper_pearson(hits[1], fits, 1e-3)
     mu_lower = stats.norm.ppf(tpr_lo) - stats.norm.ppf(fpr_hi)
     assert mu_lower <= math.sqrt(2 * rho)
     # The test has power: the two neighbours are told apart.

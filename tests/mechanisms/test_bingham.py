@@ -22,6 +22,7 @@ from ._bingham_exact import (
     line_angle,
     line_angle_cdf,
 )
+from ._samplers import assert_mean_close
 
 Z = 5.0
 N_DRAWS = 20_000
@@ -29,12 +30,6 @@ N_DRAWS = 20_000
 
 def _draws(rng, matrix, scale, n=N_DRAWS):
     return np.array([sample_bingham(rng, matrix, scale) for _ in range(n)])
-
-
-def assert_mean_close(values, expected):
-    """Sample mean within Z standard errors of ``expected``."""
-    se = values.std(ddof=1) / math.sqrt(values.size)
-    assert abs(values.mean() - expected) <= Z * se, (values.mean(), expected, se)
 
 
 @pytest.mark.slow

@@ -1,7 +1,6 @@
 """Tests of the exact discrete samplers and their grids (secure_noise)."""
 
 import math
-import random
 from fractions import Fraction
 from itertools import permutations
 
@@ -31,55 +30,13 @@ from dpcov.mechanisms._discrete import (
     uniform_below,
 )
 
-
-class SeededSource:
-    """The interface of :mod:`secrets` that the samplers use, seeded."""
-
-    def __init__(self, seed):
-        self._random = random.Random(seed)
-
-    def token_bytes(self, n):
-        return self._random.randbytes(n)
-
-    def randbelow(self, n):
-        return self._random.randrange(n)
-
-    def SystemRandom(self):
-        return self._random
+from ._samplers import SeededSource, chi_square_pvalue
 
 
 @pytest.fixture
 def seeded(monkeypatch, global_random_seed):
     # Reproducible statistical checks: the CSPRNG replaced by a seeded source.
     monkeypatch.setattr(_discrete, "_source", SeededSource(global_random_seed))
-
-
-def _chi_square_pvalue(draws, pmf, min_expected=5.0):
-    # Chi-square goodness of fit: one cell per value with at least 5 expected
-    # draws, and one pooled cell for each tail. A tail of probability 0 (the
-    # run counts below 1) is no cell: a draw there is impossible under the
-    # law, so it fails the test outright (p-value 0).
-    draws = np.asarray(draws, dtype=np.int64)
-    n = draws.size
-    support = np.arange(-400, 401)
-    probabilities = pmf(support)
-    kept = support[probabilities * n >= min_expected]
-    lo, hi = kept[0], kept[-1]
-    observed = [np.count_nonzero(draws < lo)]
-    observed += [np.count_nonzero(draws == z) for z in kept]
-    observed += [np.count_nonzero(draws > hi)]
-    expected = np.concatenate(
-        [
-            [probabilities[support < lo].sum()],
-            pmf(kept),
-            [probabilities[support > hi].sum()],
-        ]
-    )
-    observed, possible = np.array(observed), expected > 0
-    if observed[~possible].any():
-        return 0.0
-    expected = n * expected[possible] / expected.sum()
-    return stats.chisquare(observed[possible], expected).pvalue
 
 
 def test_uniform_below_is_uniform(seeded):
@@ -129,9 +86,9 @@ def test_discrete_pmf(seeded, sampler, pmf, scale):
     # Algorithm 2 of Canonne, Kamath and Steinke (2020) samples; discrete
     # Gaussian: P(z) ~ exp(-z^2 / (2 t^2)), that of their Algorithm 3.
     draws = sampler(scale, 60_000)
-    assert _chi_square_pvalue(draws, lambda z: pmf(z, scale)) > 1e-4
+    assert chi_square_pvalue(draws, lambda z: pmf(z, scale)) > 1e-4
     # The wrong scale is rejected (the test has power).
-    assert _chi_square_pvalue(draws, lambda z: pmf(z, scale * 1.1)) < 1e-4
+    assert chi_square_pvalue(draws, lambda z: pmf(z, scale * 1.1)) < 1e-4
 
 
 RUN_COUNT_SAMPLERS = {
@@ -161,12 +118,12 @@ def test_run_count_pmf(seeded, law, mean):
     # 1e-4. 20,000 draws take 0.1 to 0.5 s per case.
     sampler = _run_count_sampler(mean, law)
     draws = [sampler() for _ in range(20_000)]
-    assert _chi_square_pvalue(draws, lambda k: run_count_pmf(k, mean, law)) > 1e-4
+    assert chi_square_pvalue(draws, lambda k: run_count_pmf(k, mean, law)) > 1e-4
     # Power: the law of a mean 25% larger is rejected (its noncentrality,
     # over 200 for the logarithmic law and far more for the others, leaves
     # a miss probability below 1e-7 at 1e-4).
     wrong = mean * 1.25
-    assert _chi_square_pvalue(draws, lambda k: run_count_pmf(k, wrong, law)) < 1e-4
+    assert chi_square_pvalue(draws, lambda k: run_count_pmf(k, wrong, law)) < 1e-4
 
 
 def test_run_count_degenerate_laws(seeded):
@@ -205,17 +162,17 @@ def test_python_integer_continuations_are_exact(seeded, monkeypatch):
     # force them with tiny bounds.
     monkeypatch.setattr(_discrete, "_WORD_BOUND", 4)
     draws = discrete_gaussian(3, 20_000)
-    assert _chi_square_pvalue(draws, lambda z: discrete_gaussian_pmf(z, 3)) > 1e-4
+    assert chi_square_pvalue(draws, lambda z: discrete_gaussian_pmf(z, 3)) > 1e-4
     monkeypatch.setattr(_discrete, "_WORD_BOUND", 2)  # t = 3: scalar Algorithm 2
     draws = discrete_laplace(3, 20_000)
-    assert _chi_square_pvalue(draws, lambda z: discrete_laplace_pmf(z, 3)) > 1e-4
+    assert chi_square_pvalue(draws, lambda z: discrete_laplace_pmf(z, 3)) > 1e-4
     monkeypatch.setattr(_discrete, "_WORD_BOUND", 2**62)
     monkeypatch.setattr(_discrete, "_WHOLE_BOUND", 1)  # integer parts >= 1
     draws = discrete_gaussian(3, 20_000)
-    assert _chi_square_pvalue(draws, lambda z: discrete_gaussian_pmf(z, 3)) > 1e-4
+    assert chi_square_pvalue(draws, lambda z: discrete_gaussian_pmf(z, 3)) > 1e-4
     monkeypatch.setattr(_discrete, "_GAUSSIAN_T_BOUND", 1)
     draws = discrete_gaussian(3, 20_000)
-    assert _chi_square_pvalue(draws, lambda z: discrete_gaussian_pmf(z, 3)) > 1e-4
+    assert chi_square_pvalue(draws, lambda z: discrete_gaussian_pmf(z, 3)) > 1e-4
 
 
 def test_large_scale_moments(seeded):

@@ -9,7 +9,7 @@ from scipy import stats
 from dpcov.mechanisms import sample_eigenvectors
 
 from ._bingham_exact import bessel_second_moment
-from .test_bingham import assert_mean_close
+from ._samplers import assert_mean_close
 
 
 def test_orthonormal_and_complete():

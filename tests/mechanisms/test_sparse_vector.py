@@ -14,8 +14,8 @@ from dpcov.mechanisms import (
     above_threshold_scales,
 )
 
+from ._samplers import SeededSource
 from ._svt_exact import above_threshold_law
-from .test_discrete import SeededSource
 
 
 def test_scales_closed_form():

@@ -32,8 +32,7 @@ from dpcov.model_selection import PrivateSearchCV
 from dpcov.model_selection._scoring import bounded_scores
 from dpcov.pipeline import PrivatePipeline
 from dpcov.preprocessing import BoundsScaler, PublicTransformer, StandardScaler
-from tests._neighbours import outcomes
-from tests.covariance._privacy_checks import gaussian_shift
+from tests._privacy_checks import gaussian_shift, outcomes
 
 from ..test_common import _parametrize_with_checks
 

@@ -30,7 +30,7 @@ from dpcov.linear_model import LinearRegression
 from dpcov.model_selection import pipeline_cost
 from dpcov.pipeline import PrivatePipeline, make_private_pipeline, output_range
 from dpcov.preprocessing import BoundsScaler, PublicTransformer, StandardScaler
-from tests._neighbours import outcomes
+from tests._privacy_checks import outcomes
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcov.exceptions.SeededNoiseWarning")
 

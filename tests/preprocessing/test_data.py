@@ -10,8 +10,8 @@ from sklearn import preprocessing as skpre
 from dpcov.accounting import ZCDP, BudgetAccountant, PureDP
 from dpcov.preprocessing import BoundsScaler, StandardScaler
 from dpcov.preprocessing._data import moment_noise
+from tests._privacy_checks import gaussian_shift, laplace_event_loss
 
-from ..covariance._privacy_checks import gaussian_shift, laplace_event_loss
 from ..test_bad_input import INPUTS as BAD_INPUTS
 from ..test_bad_input import _assert_outcome as assert_bad_outcome
 from ..test_bad_input import _outcome as bad_outcome

@@ -1,0 +1,149 @@
+"""Shared helpers of the privacy tests: laws on neighbours, and outcomes.
+
+* :func:`gaussian_shift` and :func:`laplace_event_loss` measure the privacy
+  loss between the output laws on two neighbouring datasets and compare it
+  with the closed form of the mechanism at its claimed sensitivity. They are
+  two-sided: noise calibrated to half the sensitivity (a privacy bug) or
+  twice it (an accuracy bug) makes them fail.
+* :func:`clopper_pearson` bounds an event's probability from its count, for
+  threshold audits (a lower bound on the privacy loss that must not exceed
+  the claimed one).
+* :func:`outcome` and :func:`outcomes` record what a fit lets out on one
+  dataset: a neighbouring pair chosen to break a privacy claim (an extreme
+  finite row against an ordinary one) must give the same outcome, a fit or
+  the same refusal, and the same warnings, but for the release-based ones
+  (whose law, not their presence, the guarantee covers).
+"""
+
+import math
+import warnings
+
+import numpy as np
+from scipy import stats
+
+from dpcov.exceptions import NoiseDominatedWarning, SeededNoiseWarning
+
+
+def gaussian_shift(statistic_a, statistic_b):
+    """Standardised mean shift between two samples of a 1-D statistic.
+
+    For a Gaussian mechanism whose projected output is ``N(m, s^2)`` on one
+    neighbour and ``N(m + Delta, s^2)`` on the other, this estimates
+    ``Delta / s``; a rho-zCDP Gaussian mechanism on a worst-case pair has
+    ``Delta / s = sqrt(2 rho)`` exactly (Renyi divergence ``alpha Delta^2 /
+    (2 s^2)``).
+
+    Returns
+    -------
+    shift : float
+        ``|mean_a - mean_b| / pooled_std``.
+    standard_error : float
+        Its standard error, ``sqrt(2 / m)`` to first order for ``m`` runs per
+        side.
+    """
+    a, b = np.asarray(statistic_a), np.asarray(statistic_b)
+    pooled = math.sqrt((a.var(ddof=1) + b.var(ddof=1)) / 2)
+    shift = abs(a.mean() - b.mean()) / pooled
+    m = min(a.size, b.size)
+    return shift, math.sqrt(2.0 / m + shift**2 / (4.0 * m))
+
+
+def laplace_event_loss(in_event_a, in_event_b):
+    """Log-ratio of the probabilities of an event on two neighbours.
+
+    On the event where every Laplace coordinate lies beyond both neighbours'
+    means (in the direction of the change), the density ratio of a Laplace
+    mechanism is exactly ``exp(D1 / b)``, with ``D1`` the L1 distance between
+    the neighbours' statistics and ``b`` the scale. So the log-ratio of the
+    event's probabilities equals ``D1 / b``.
+
+    Returns
+    -------
+    loss : float
+        ``log(P_a(E) / P_b(E))``.
+    standard_error : float
+        Delta-method standard error of the log-ratio.
+    """
+    a, b = np.asarray(in_event_a), np.asarray(in_event_b)
+    pa, pb = a.mean(), b.mean()
+    se = math.sqrt((1 - pa) / (pa * a.size) + (1 - pb) / (pb * b.size))
+    return math.log(pa / pb), se
+
+
+def clopper_pearson(k, n, level):
+    """The two-sided Clopper-Pearson interval of a binomial proportion.
+
+    Parameters
+    ----------
+    k : int
+        Events seen.
+    n : int
+        Trials.
+    level : float
+        Probability that the interval misses the true proportion.
+
+    Returns
+    -------
+    low, high : float
+        Exact (conservative) bounds from the beta quantiles.
+    """
+    lo = stats.beta.ppf(level / 2, k, n - k + 1) if k > 0 else 0.0
+    hi = stats.beta.ppf(1 - level / 2, k + 1, n - k) if k < n else 1.0
+    return lo, hi
+
+
+#: Warnings computed from a release (or the seed the test gives): they may
+#: differ between neighbours as the release does.
+RELEASE_WARNINGS = (NoiseDominatedWarning, SeededNoiseWarning)
+
+
+def outcome(fit):
+    """Run ``fit()``: ("fit" or the error's class and text, the warnings seen).
+
+    Parameters
+    ----------
+    fit : callable
+        Fits the composite on one dataset.
+
+    Returns
+    -------
+    result : str or tuple
+        ``"fit"``, or ``(error class name, message)``.
+    seen : list of tuple
+        ``(category name, message)`` of every warning but the release-based
+        ones, sorted and without repeats.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            fit()
+        except Exception as error:  # noqa: BLE001 - the outcome is compared
+            result = (type(error).__name__, str(error))
+        else:
+            result = "fit"
+    seen = sorted(
+        {
+            (message.category.__name__, str(message.message))
+            for message in caught
+            if not issubclass(message.category, RELEASE_WARNINGS)
+        }
+    )
+    return result, seen
+
+
+def outcomes(pair, make):
+    """The outcome of ``make().fit(X)`` on each dataset of ``pair``.
+
+    Parameters
+    ----------
+    pair : tuple of array-like
+        The neighbouring datasets.
+    make : callable
+        Builds a fresh, unfitted composite.
+
+    Returns
+    -------
+    seen : list of tuple
+        :func:`outcome` of each fit, in the order of ``pair``.
+    """
+    return [outcome(lambda X=X: make().fit(X)) for X in pair]
