@@ -1,6 +1,33 @@
-"""Statistics the benchmark scripts share."""
+"""Summaries of paired repetitions."""
 
 import numpy as np
+
+
+def summarize(values, how="mean"):
+    """``(centre, spread)`` of independent repetitions.
+
+    ``how="mean"``: the mean and its standard error; ``how="median"``: the
+    median and the half-width of its 95% bootstrap interval. NaN values (a
+    method that refused a repetition) are dropped; all NaN gives ``(nan, nan)``.
+    """
+    values = np.asarray(values, dtype=float)
+    values = values[~np.isnan(values)]
+    if values.size == 0:
+        return float("nan"), float("nan")
+    if how == "mean":
+        se = values.std(ddof=1) / np.sqrt(values.size) if values.size > 1 else 0.0
+        return float(values.mean()), float(se)
+    if how == "median":
+        low, high = bootstrap_interval(values) if values.size > 1 else (values[0],) * 2
+        return float(np.median(values)), float((high - low) / 2)
+    raise ValueError(f"how must be 'mean' or 'median', got {how!r}")
+
+
+def paired_se(a, b):
+    """Mean and standard error of ``a - b`` over paired repetitions."""
+    diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    se = diff.std(ddof=1) / np.sqrt(diff.size) if diff.size > 1 else 0.0
+    return float(diff.mean()), float(se)
 
 
 def near_best(res, methods):

@@ -9,8 +9,8 @@ the command line, and records every fitted attribute exactly (arrays as
 bytes with their dtype and shape, numbers by ``repr``, nested estimators
 recursively) or the error a fit raised::
 
-    git checkout BASE && python benchmarks/fitted_snapshot.py /tmp/base.pkl
-    git checkout NEW && python benchmarks/fitted_snapshot.py /tmp/new.pkl \\
+    git checkout BASE && python tools/fitted_snapshot.py /tmp/base.pkl
+    git checkout NEW && python tools/fitted_snapshot.py /tmp/new.pkl \\
         --compare /tmp/base.pkl
 
 ``--compare`` lists every case whose outcome differs and exits with status 1

@@ -1,0 +1,1 @@
+"""dpcov's benchmarks: ``python -m benchmarks list`` (not part of the package)."""

@@ -1,0 +1,1 @@
+"""One module per study (see ``benchmarks/harness/study.py``)."""
