@@ -18,7 +18,8 @@ def _cell(value):
 def rst_table(rows, columns, headers=None):
     """A simple reStructuredText table of ``rows`` (dicts) over ``columns``.
 
-    A cell holding a ``(centre, spread)`` pair prints as ``centre ± spread``.
+    A cell holding ``(centre, spread)`` prints as ``centre ± spread``, and
+    ``(centre, (low, high))`` as ``centre [low, high]``.
     """
     headers = headers or columns
     text = []
@@ -28,7 +29,12 @@ def rst_table(rows, columns, headers=None):
             value = row.get(key)
             if isinstance(value, (tuple, list)) and len(value) == 2:
                 centre, spread = value
-                value = "-" if math.isnan(centre) else f"{centre:.3g} ± {spread:.2g}"
+                if math.isnan(centre):
+                    value = "-"
+                elif isinstance(spread, (tuple, list)):
+                    value = f"{centre:.3g} [{spread[0]:.3g}, {spread[1]:.3g}]"
+                else:
+                    value = f"{centre:.3g} ± {spread:.2g}"
             cells.append(_cell(value))
         text.append(cells)
     widths = [

@@ -7,20 +7,24 @@ def summarize(values, how="mean"):
     """``(centre, spread)`` of independent repetitions.
 
     ``how="mean"``: the mean and its standard error; ``how="median"``: the
-    median and the half-width of its 95% bootstrap interval. NaN values (a
-    method that refused a repetition) are dropped; all NaN gives ``(nan, nan)``.
+    median and its 95% bootstrap interval ``(low, high)`` (a median's interval
+    is rarely symmetric); ``how="share"``: the mean alone (of 0/1 outcomes).
+    NaN values (a method that refused a repetition) are dropped; all NaN
+    gives ``(nan, nan)``.
     """
     values = np.asarray(values, dtype=float)
     values = values[~np.isnan(values)]
     if values.size == 0:
-        return float("nan"), float("nan")
+        return float("nan") if how == "share" else (float("nan"), float("nan"))
+    if how == "share":
+        return float(values.mean())
     if how == "mean":
         se = values.std(ddof=1) / np.sqrt(values.size) if values.size > 1 else 0.0
         return float(values.mean()), float(se)
     if how == "median":
         low, high = bootstrap_interval(values) if values.size > 1 else (values[0],) * 2
-        return float(np.median(values)), float((high - low) / 2)
-    raise ValueError(f"how must be 'mean' or 'median', got {how!r}")
+        return float(np.median(values)), (float(low), float(high))
+    raise ValueError(f"how must be 'mean', 'median' or 'share', got {how!r}")
 
 
 def paired_se(a, b):

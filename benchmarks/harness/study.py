@@ -43,7 +43,7 @@ class Study:
     summary : {"mean", "median"}
         Mean with its standard error, or median with the half-width of its
         95% bootstrap interval. A column named ``"... warned"`` or
-        ``"... share"`` (0/1 per repetition) is always a mean: a share.
+        ``"... share"`` (0/1 per repetition) is a share: its mean alone.
     caption : str
         What the numbers are, printed above the table.
     quick : dict
@@ -115,7 +115,7 @@ class Study:
                 k: [float(run.get(k, np.nan)) for run in runs] for k in columns
             }
             for k in columns:
-                how = "mean" if k.endswith(("warned", "share")) else self.summary
+                how = "share" if k.endswith(("warned", "share")) else self.summary
                 row[k] = summarize(row["runs"][k], how)
             rows.append(row)
         return rows, self.table(rows, grid, repeats)
@@ -125,8 +125,13 @@ class Study:
         columns = list(dict.fromkeys(k for row in rows for k in row["runs"]))
         spread = "± one standard error"
         if self.summary == "median":
-            spread = "± half the 95% interval"
-        head = f"{self.caption} ({self.summary} of {repeats} repetitions, {spread})."
+            spread = "[its 95% bootstrap interval]"
+        head = f"{self.caption}: {self.summary} of {repeats} repetitions {spread}"
+        head += (
+            "; warned: the share of fits that warned."
+            if any(c.endswith("warned") for c in columns)
+            else "."
+        )
         return head.strip() + "\n\n" + rst_table(rows, [*grid, *columns])
 
 
