@@ -72,8 +72,7 @@ STAGES = {
 
 
 def unit_rows(rng, n, d, decay=1e-3):
-    """Gaussian rows, variances geometric from 1 to ``decay``, rotated, the
-    largest norm scaled to 1."""
+    """Gaussian rows with geometric variances, rotated; largest norm 1."""
     X = rng.standard_normal((n, d)) * np.sqrt(np.geomspace(1.0, decay, d))
     q, r = np.linalg.qr(rng.standard_normal((d, d)))
     X = X @ (q * np.sign(np.diag(r))).T

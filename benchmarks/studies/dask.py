@@ -125,18 +125,12 @@ def _calls(cell):
 
     def call():
         READS.clear()
-        state["cov"], state["peak anon MiB"] = _anon_peak(run)
+        cov, state["peak anon MiB"] = _anon_peak(run)
+        state["cov"] = np.asarray(cov).tolist()  # JSON from a fresh process
         blocks = -(-cell["n"] // cell["chunk_rows"])
         state["reads"] = len(READS) / blocks if READS else np.nan
 
     return {fit: call}
-
-
-def _measures(cell, name, call):
-    state = cell["state"]
-    return {k: state[k] for k in ("reads", "peak anon MiB")} | {
-        "cov": state["cov"].tolist()
-    }
 
 
 class DaskStudy(SpeedStudy):
@@ -173,7 +167,7 @@ STUDY = DaskStudy(
         "fresh_process": True,
     },
     calls=_calls,
-    extra=_measures,
+    extra=lambda cell, name, call: cell["state"],
     repeats=1,
     # A local threaded scheduler, in this process.
     quick={"n": 2_000, "d": 10, "chunk_rows": 500, "fresh_process": False},
