@@ -98,5 +98,4 @@ STUDY = SpeedStudy(
     memory=True,
     repeats=15,
     quick={"n": [2_000], "d": [10], "repeats": 2},
-    docs="docs/user_guide/_bench_fit_time.rst",
 )

@@ -48,6 +48,8 @@ def _dispatch():
     finally:
         if old is None:
             del os.environ["SCIPY_ARRAY_API"]
+        else:
+            os.environ["SCIPY_ARRAY_API"] = old
 
 
 def _calls(cell):

@@ -129,5 +129,4 @@ STUDY = SpeedStudy(
     repeats=3,
     # In-process: a fresh interpreter costs seconds of imports.
     quick={"n": [2_000], "d": [5], "fresh_process": False, "slow_max_d": 0},
-    docs="docs/user_guide/_bench_scale.rst",
 )
