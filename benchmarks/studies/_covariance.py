@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 
-from ..harness import Study, rst_table
+from ..harness import Study
 
 
 def rel_error(estimate, target, ord="fro"):
@@ -40,19 +40,3 @@ class FilledStudy(Study):
             return all(math.isnan(v) for vs in row["runs"].values() for v in vs)
 
         return super().table([r for r in rows if not empty(r)], grid, repeats)
-
-
-def pivot(rows, index, columns, value, fmt="{:.3g}", mark=None):
-    """An rst table of ``value(row)`` with rows over ``index`` keys and a column
-    per value of ``columns(row)``; ``mark(row, column)`` may bold a cell."""
-    keys = list(dict.fromkeys(columns(r) for r in rows))
-    table = {}
-    for row in rows:
-        line = table.setdefault(
-            tuple(row[k] for k in index),
-            dict(zip(index, (row[k] for k in index), strict=True)),
-        )
-        v = value(row)
-        text = "-" if v is None or math.isnan(v) else fmt.format(v)
-        line[columns(row)] = f"**{text}**" if mark and mark(row) else text
-    return rst_table(list(table.values()), [*index, *keys])
