@@ -225,7 +225,7 @@ class ProductBernoulli(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
     truncation radius (down to about ``sqrt(log n)``) instead of
     ``sqrt(d)``, but each round sees only ``n / (log2(d) + 2)`` rows, which
     multiplies the sampling error and the noise on the large marginals. In
-    dpcov's benchmark (``benchmarks/bench_product.py``, rho=0.5, exact TV
+    dpcov's benchmark (``python -m benchmarks run product``, rho=0.5, exact TV
     bounds through the Bhattacharyya coefficient) "gaussian" has the
     smaller TV at ``d`` up to 5,000 at every ``n`` (``d=1000``, sparse
     marginals, ``n=2e5``: TV at most 0.066 against 0.19; ``d=5000``,

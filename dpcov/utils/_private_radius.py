@@ -104,9 +104,10 @@ def plan_radius_inside(budget, n_samples, bound, *, name):
 def unbounded_radius_share(budget, n_samples):
     # The "unbounded" policy's share and mechanism (a choice on public
     # values: n and the budget). Sparse vector, where it applies, was the
-    # more accurate in benchmarks/bench_radius.py (it clips more of the
-    # tail); below its minimum the exponential mechanism works from a few
-    # hundred rows, with a larger share so that the minimum stays low.
+    # more accurate in the radius benchmark (``python -m benchmarks run
+    # radius``: it clips more of the tail); below its minimum the exponential
+    # mechanism works from a few hundred rows, with a larger share so that
+    # the minimum stays low.
     svt_epsilon = split_budget(
         budget, {"radius": RADIUS_SHARE, "rest": 1.0 - RADIUS_SHARE}
     )["radius"].pure_epsilon()

@@ -382,7 +382,7 @@ def test_skewed_norms_clip_and_beat_separate(global_random_seed):
     X[:3] *= 32
     target = X.T @ X / X.shape[0]
     # The mechanisms' own releases (shrinkage toward zero is measured in
-    # test_shrinkage.py and benchmarks/bench_shrinkage.py).
+    # test_shrinkage.py and python -m benchmarks run shrinkage).
     params = dict(
         rho=1.0,
         data_norm=1.0,

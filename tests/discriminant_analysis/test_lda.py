@@ -250,7 +250,7 @@ def test_private_ranges_on_mixed_units_come_close_to_scikit_learn():
     # Features of scales 1e-2 to 1e4: a row-norm bound lets the largest
     # unit drown the rest (measured 0.50 test accuracy against
     # scikit-learn's 0.92); per-feature ranges put every feature in [-1, 1].
-    # Over 20 seeds (benchmarks/bench_lda_units.py) the private ranges' gap
+    # Over 20 seeds (python -m benchmarks run lda_units) the private ranges' gap
     # to scikit-learn averaged 0.012 (sd about 0.014 per seed): the mean of 5
     # is within 0.04 (4 sd of a mean of 5).
     gaps = []

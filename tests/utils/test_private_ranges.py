@@ -133,7 +133,7 @@ def test_adaptive_covariance_with_private_ranges_is_within_1_5x_of_true_ranges()
     # The mixed-units table (scales 1e-2 to 1e4), 12 features, n = 20000:
     # mean relative error over 10 seeded fits with private ranges against
     # the same estimator given true public ranges (the law's means +- 5 sd).
-    # Measured 0.48x over 20 fits (benchmarks/bench_private_ranges.py); 1.5x
+    # Measured 0.48x over 20 fits (python -m benchmarks run private_ranges); 1.5x
     # is the requirement, and 10 fits put the ratio's s.e. near 0.1.
     private, public = [], []
     for seed in range(10):
