@@ -24,7 +24,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 #: Scanned paths, relative to the repository root.
-SCANNED = ("dpcov", "docs", "examples", "README.md", "CONTRIBUTING.md")
+SCANNED = (
+    "dpcov",
+    "docs",
+    "examples",
+    "benchmarks",
+    "tools",
+    "README.md",
+    "CONTRIBUTING.md",
+)
 
 #: Build outputs under docs/ (not sources).
 BUILD_OUTPUTS = ("docs/_build/", "docs/generated/", "docs/auto_examples/")
