@@ -8,6 +8,12 @@
 * :func:`clopper_pearson` bounds an event's probability from its count, for
   threshold audits (a lower bound on the privacy loss that must not exceed
   the claimed one).
+* :func:`recorded_releases` records every additive release of a fit (the
+  exact statistic, the law, the scale and the noisy value) where the noise
+  module draws it, so a noise-scale test checks one fit exactly against its
+  closed form instead of estimating the spread of many fits: the release is
+  the statistic plus the recorded draw, and the scale is the closed form's.
+  The samplers' laws themselves are tested in ``tests/mechanisms``.
 * :func:`outcome` and :func:`outcomes` record what a fit lets out on one
   dataset: a neighbouring pair chosen to break a privacy claim (an extreme
   finite row against an ordinary one) must give the same outcome, a fit or
@@ -15,13 +21,17 @@
   (whose law, not their presence, the guarantee covers).
 """
 
+import contextlib
 import math
 import warnings
+from dataclasses import dataclass
+from unittest import mock
 
 import numpy as np
 from scipy import stats
 
 from dpcov.exceptions import NoiseDominatedWarning, SeededNoiseWarning
+from dpcov.mechanisms import _noise
 
 
 def gaussian_shift(statistic_a, statistic_b):
@@ -147,3 +157,48 @@ def outcomes(pair, make):
         :func:`outcome` of each fit, in the order of ``pair``.
     """
     return [outcome(lambda X=X: make().fit(X)) for X in pair]
+
+
+@dataclass
+class Release:
+    """One additive release: ``noisy = value + noise`` of ``law`` at ``scale``."""
+
+    law: str
+    scale: float
+    value: np.ndarray
+    noisy: np.ndarray
+
+    @property
+    def noise(self):
+        return np.asarray(self.noisy) - np.asarray(self.value)
+
+
+@contextlib.contextmanager
+def recorded_releases():
+    """Record every additive release drawn inside the ``with`` block, in order.
+
+    Wraps the noise module's ``add_gaussian``, ``add_laplace`` and
+    ``add_symmetric`` (every additive draw of dpcov goes through them); the
+    draws themselves are unchanged, so the fit is the one it would be.
+    Yields the list of :class:`Release` it fills.
+    """
+    releases = []
+
+    def wrap(name, law_of):
+        original = getattr(_noise, name)
+
+        def recorder(rng, value, scale, *args, **kwargs):
+            noisy = original(rng, value, scale, *args, **kwargs)
+            releases.append(
+                Release(law_of(args, kwargs), scale, np.copy(value), np.copy(noisy))
+            )
+            return noisy
+
+        return mock.patch.object(_noise, name, recorder)
+
+    with (
+        wrap("add_gaussian", lambda a, k: "gaussian"),
+        wrap("add_laplace", lambda a, k: "laplace"),
+        wrap("add_symmetric", lambda a, k: a[0] if a else k.get("law", "gaussian")),
+    ):
+        yield releases
