@@ -10,8 +10,8 @@ from dpcov.accounting import ZCDP, PureDP, zcdp_rho
 from dpcov.covariance import EigenSamplingCovariance
 from dpcov.covariance._eigen_sampling import direction_exponent
 
-from ..mechanisms._bingham_exact import line_angle, line_angle_cdf, renyi_divergence
 from .._privacy_checks import recorded_releases
+from ..mechanisms._bingham_exact import line_angle, line_angle_cdf, renyi_divergence
 from ._rows import axis_rows
 
 
