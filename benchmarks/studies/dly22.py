@@ -245,7 +245,7 @@ def _versus(name):
             ours = float(np.linalg.norm(est.fit(X).covariance_ - target))
         if Xt is None:
             return {"dpcov": ours, "ref": np.nan}
-        ref, (n, d, rho) = _load_reference(cell["reference"]), Xt.shape + (cell["rho"],)
+        ref, (n, d), rho = _load_reference(cell["reference"]), Xt.shape, cell["rho"]
         calls = {
             "AdaptiveCov": lambda: ref.algos.AdaptiveCov(
                 Xt, SimpleNamespace(total_budget=rho, n=n, d=d, beta=0.1)
