@@ -17,7 +17,7 @@ dimension. ``dly22_reference`` runs the authors' code beside dpcov.
 import importlib
 import sys
 import warnings
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from functools import cache
 from pathlib import Path
 from types import SimpleNamespace
@@ -89,16 +89,14 @@ def _error(name, linear=False):
     def method(data, cell, r):
         X, target = data
         est = DPCOV[name](**_params(cell, old_seed(r)))
-        with warnings.catch_warnings(), _tau_linear_search() if linear else _nothing():
+        with (
+            warnings.catch_warnings(),
+            _tau_linear_search() if linear else nullcontext(),
+        ):
             warnings.simplefilter("ignore")  # seeded and noisy fits, on purpose
             return float(np.linalg.norm(est.fit(X).covariance_ - target))
 
     return method
-
-
-@contextmanager
-def _nothing():
-    yield
 
 
 class _Sweep(Study):
