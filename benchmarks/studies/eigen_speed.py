@@ -128,6 +128,9 @@ def time_cell(cell, rounds):
         raise RuntimeError(f"the two environments made different data: {sums}")
     times = {(lib, what): [] for lib in workers for what in WHATS}
     dead = {key: "checksum" not in workers[key[0]].ready for key in times}
+    for lib, worker in workers.items():
+        if "checksum" not in worker.ready:
+            print(f"{lib} worker did not start: {worker.ready}", file=sys.stderr)
     for r in range(rounds):
         order = list(workers) if r % 2 == 0 else list(workers)[::-1]
         for what in WHATS:
