@@ -105,7 +105,7 @@ def _estimator(cls, extra):
     return release
 
 
-METHODS = {name: _scores(_estimator(*spec)) for name, spec in ESTIMATORS.items()}
+METHODS = {name: _scores(_estimator(*how)) for name, how in ESTIMATORS.items()}
 METHODS["ADK19-baseline"] = _scores(
     lambda X, c, s: adk19_baseline(
         X, c["epsilon"], c["delta"], np.random.default_rng(s)
