@@ -15,12 +15,13 @@ timing ratios, the machine record, and the JSON and reStructuredText writers.
 from .data import TABLES, load_table, public_bounds
 from .machine import machine_record
 from .report import rst_table, write_results
-from .stats import bootstrap_interval, near_best, paired_se, summarize
-from .study import Study, TimingStudy, all_studies, get_study
+from .stats import bootstrap_interval, near_best, paired_se, ratio_se, summarize
+from .study import Combined, Study, TimingStudy, all_studies, get_study
 from .timing import peak_mib, time_calls
 
 __all__ = [
     "TABLES",
+    "Combined",
     "Study",
     "TimingStudy",
     "all_studies",
@@ -32,6 +33,7 @@ __all__ = [
     "paired_se",
     "peak_mib",
     "public_bounds",
+    "ratio_se",
     "rst_table",
     "summarize",
     "time_calls",

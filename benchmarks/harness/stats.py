@@ -27,6 +27,14 @@ def summarize(values, how="mean"):
     raise ValueError(f"how must be 'mean', 'median' or 'share', got {how!r}")
 
 
+def ratio_se(a, b):
+    """``mean(a) / mean(b)`` and its delta-method standard error (paired)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    r = a.mean() / b.mean()
+    se = np.std(a - r * b, ddof=1) / (np.sqrt(a.size) * b.mean()) if a.size > 1 else 0
+    return float(r), float(se)
+
+
 def paired_se(a, b):
     """Mean and standard error of ``a - b`` over paired repetitions."""
     diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)

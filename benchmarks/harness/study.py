@@ -41,8 +41,8 @@ class Study:
     repeats : int
         Repetitions per cell.
     summary : {"mean", "median"}
-        Mean with its standard error, or median with the half-width of its
-        95% bootstrap interval. A column named ``"... warned"`` or
+        Mean with its standard error, or median with its 95% bootstrap
+        interval ``[low, high]``. A column named ``"... warned"`` or
         ``"... share"`` (0/1 per repetition) is a share: its mean alone.
     caption : str
         What the numbers are, printed above the table.
@@ -54,6 +54,9 @@ class Study:
         ``"quick"`` (true in the smoke run).
     docs : str, optional
         The docs' include this study writes with ``--docs``.
+    keep : callable, optional
+        ``keep(cell)`` false leaves a cell of the grid's product out (a
+        ragged grid).
     """
 
     name: str
@@ -67,11 +70,14 @@ class Study:
     quick: dict = field(default_factory=dict)
     options: dict = field(default_factory=dict)
     docs: str = None
+    keep: Callable = None
 
     def cells(self, grid):
         keys = list(grid)
         for values in itertools.product(*(grid[k] for k in keys)):
-            yield dict(zip(keys, values, strict=True))
+            cell = dict(zip(keys, values, strict=True))
+            if self.keep is None or self.keep(cell):
+                yield cell
 
     def settings(self, *, quick=False, overrides=None, repeats=None):
         """The grid, options and repetitions of a run."""
@@ -177,6 +183,37 @@ class TimingStudy(Study):
             f"ratio: median per-round ratio to {self.baseline})."
         )
         return head.strip() + "\n\n" + rst_table(rows, [*grid, *columns])
+
+
+@dataclass
+class Combined(Study):
+    """Several studies run as one (a sweep per parameter, a table per part).
+
+    ``--set`` reaches the parts that have the key; the tables are written one
+    after another into one include.
+    """
+
+    parts: list = field(default_factory=list)
+
+    def settings(self, *, quick=False, overrides=None, repeats=None):
+        overrides = overrides or {}
+        known = {k for part in self.parts for k in [*part.grid, *part.options]}
+        if unknown := set(overrides) - known:
+            raise SystemExit(f"{self.name}: no grid axis or option {unknown}")
+        return {}, {"quick": quick, "set": overrides, "repeats": repeats}, repeats
+
+    def execute(self, grid, options, repeats, n_jobs=1):
+        rows, texts = [], []
+        for part in self.parts:
+            known = {*part.grid, *part.options}
+            mine = {k: v for k, v in options["set"].items() if k in known}
+            g, o, r = part.settings(
+                quick=options["quick"], overrides=mine, repeats=options["repeats"]
+            )
+            part_rows, text = part.execute(g, o, r, n_jobs=n_jobs)
+            rows += [dict(row, part=part.name) for row in part_rows]
+            texts.append(f"{part.title}\n\n{text}")
+        return rows, "\n\n".join(texts)
 
 
 def all_studies():

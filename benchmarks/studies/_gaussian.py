@@ -42,7 +42,7 @@ class ListedStudy(Study):
     def table(self, rows, grid, repeats):
         spread = "± one standard error"
         if self.summary == "median":
-            spread = "± half the 95% interval"
+            spread = "[its 95% bootstrap interval]"
         groups = [(None, rows)]
         if self.split:
             values = dict.fromkeys(row[self.split] for row in rows)

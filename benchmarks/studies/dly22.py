@@ -32,8 +32,8 @@ from dpcov.covariance import (
 )
 from dpcov.datasets import make_zipf_norms
 
-from ..harness import Study, rst_table
-from ._spectral import Combined, old_seed, ratio_se
+from ..harness import Combined, Study, ratio_se, rst_table
+from ._spectral import old_seed
 
 DPCOV = {
     "GaussCov": GaussianCovariance,

@@ -23,8 +23,7 @@ import sys
 
 import numpy as np
 
-from ..harness import rst_table
-from ._spectral import Panels
+from ..harness import Study, rst_table
 
 # argv: lib kind n d epsilon data_seed. Prints {"checksum"} when ready, then
 # for each stdin line "what random_state" one line {"seconds"} or {"error"}.
@@ -155,7 +154,7 @@ def _shown(seconds, timeout):
     return f">{timeout:g}" if seconds == np.inf else seconds
 
 
-class _SpeedStudy(Panels):
+class _SpeedStudy(Study):
     def execute(self, grid, options, repeats, n_jobs=1):
         rows = []
         for cell in self.cells(grid):

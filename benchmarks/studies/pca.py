@@ -29,8 +29,8 @@ from dpcov.decomposition import PCA
 from dpcov.model_selection import PrivateSearchCV
 from dpcov.model_selection._scoring import _captured_fraction, _pca_log_likelihood
 
-from ..harness import Study, load_table, near_best, rst_table
-from ._spectral import Combined, Panels, old_seed
+from ..harness import Combined, Study, load_table, near_best, rst_table
+from ._spectral import old_seed
 
 ESTIMATORS = {
     "Gauss": GaussianCovariance,
@@ -93,7 +93,7 @@ def _random(data, cell, r):
     return _captured(frame, S, top)
 
 
-class _PCAStudy(Panels):
+class _PCAStudy(Study):
     def table(self, rows, grid, repeats):
         for row in rows:
             res = {m: {"mean": row[m][0], "runs": row["runs"][m]} for m in ESTIMATORS}

@@ -130,7 +130,7 @@ class _SubspaceStudy(Study):
                     k: row.get(f"{m} {k}") for k in ["error", "failures as 1", "s"]
                 }
                 gap = row.get(f"{m} eigengap", (np.nan,))[0]
-                share = row[f"{m} success share"][0]
+                share = row[f"{m} success share"]
                 out.append(
                     dict(
                         cells,
