@@ -35,6 +35,8 @@ from dpcov.mechanisms import (
     wigner_norm_bound,
 )
 
+from .._privacy_checks import recorded_releases
+
 
 def _rotated(d, condition, seed):
     rng = np.random.default_rng(seed)
@@ -127,33 +129,30 @@ def test_covariance_plan_closed_form():
 
 
 def test_covariance_noise_scale(global_random_seed):
-    # One step on fixed rows far inside the clipping radius and with
-    # eigenvalues far above the noise (so the PSD projection never acts): the
-    # release minus the exact second moment is the noise. Its variance, pooled
-    # over the 6 upper-triangular entries of 3000 releases, must match
-    # sigma**2 within 5 standard errors of a sample variance (sqrt(2 / N)
-    # relative, N = 18000 draws): about 5%, so a scale off by sqrt(2) fails.
+    # One step on fixed rows far inside the clipping radius c = sqrt(K) tau
+    # and with eigenvalues far above the noise (so neither the clipping nor
+    # the PSD projection acts): the release is the exact second moment Z.T Z
+    # / m plus symmetric Gaussian noise of s.d. sigma = c**2 / (m sqrt(rho))
+    # (Frobenius sensitivity sqrt(2) c**2 / m through sigma = Delta / sqrt(2
+    # rho)). One fit checks this exactly: the recorded release's value is the
+    # exact moment, its law and scale the closed form's, and the released
+    # covariance (A = I at the only step) is the recorded noisy matrix. The
+    # Wigner law itself (iid upper triangle, diagonal as the off-diagonal) is
+    # tested in tests/mechanisms/test_noise.py.
     rng = np.random.default_rng(global_random_seed)
-    m, d, rho = 1000, 3, 0.5
+    m, d, rho, K, beta = 1000, 3, 0.5, 4.0, 0.1
     Z = rng.normal(size=(m, d))
-    plan = covariance_plan(m, d, rho, 4.0, n_steps=1, early_share=0.25, beta=0.1)
-    sigma = plan.noise_scales[0]
-    assert np.linalg.norm(Z, axis=1).max() < plan.clip_radii[0]
-    exact = Z.T @ Z / m
-    rows, cols = np.triu_indices(d)
-    draws = np.array(
-        [
-            (coinpress_covariance(Z, plan, np.random.default_rng(s))[0] - exact)[
-                rows, cols
-            ]
-            for s in range(3000)
-        ]
-    )
-    ratio = draws.var() / sigma**2
-    assert abs(ratio - 1) < 5 * math.sqrt(2 / draws.size)
-    # The diagonal has the variance of the off-diagonal (no (G + G.T) / 2).
-    diagonal = draws[:, rows == cols].var() / sigma**2
-    assert abs(diagonal - 1) < 5 * math.sqrt(2 / (3000 * d))
+    plan = covariance_plan(m, d, rho, K, n_steps=1, early_share=0.25, beta=beta)
+    c = math.sqrt(K) * gaussian_norm_tail(d, beta)
+    assert np.linalg.norm(Z, axis=1).max() < c
+    with recorded_releases() as releases:
+        covariance, A = coinpress_covariance(Z, plan, rng)
+    (release,) = releases
+    assert release.law == "gaussian"
+    assert release.scale == pytest.approx(c**2 / (m * math.sqrt(rho)), rel=1e-12)
+    np.testing.assert_allclose(release.value, Z.T @ Z / m, rtol=0, atol=1e-12)
+    assert np.linalg.eigvalsh(release.noisy)[0] > 0  # the projection is inactive
+    np.testing.assert_allclose(covariance, release.noisy, rtol=0, atol=1e-12)
 
 
 def _centred_radius(plan, step, A, n, d, K, mean_noise, beta):
@@ -170,15 +169,17 @@ def _centred_radius(plan, step, A, n, d, K, mean_noise, beta):
 
 
 def test_centred_covariance_noise_scale(global_random_seed, monkeypatch):
-    # Two centred steps, with a spy on the noise call: each call's scale and
-    # sensitivity must be the closed form sqrt(2) c'**2 / (n sqrt(2 rho_i))
-    # and sqrt(2) c'**2 / n, c' from public values and, at step 2, the
-    # whitening A of the step-1 release (rebuilt here from that release).
-    # The noise itself (noisy minus exact, before the PSD projection) divided
-    # by the closed-form scale must have variance 1: pooled over the 6
-    # upper-triangular entries of 2 steps in 1000 fits (N = 12000 draws) the
-    # sample variance has relative standard error sqrt(2 / N) (1.3%), and we
-    # allow 5 of them (6.5%), so a scale off by sqrt(2) fails.
+    # Two centred steps, with a spy on the noise call: each call's law, scale
+    # and sensitivity must be the closed form: Gaussian, sqrt(2) c'**2 / (n
+    # sqrt(2 rho_i)) and sqrt(2) c'**2 / n, c' from public values and, at
+    # step 2, the whitening A of the step-1 release (rebuilt here from that
+    # release); the noised statistic must be the clipped second moment of
+    # the rows whitened by that A (recomputed here), and the estimate the
+    # last release, projected on the PSD cone, in the frame of A. The spy
+    # passes the call on unchanged, so the release is the statistic plus a
+    # draw of the sampler at the recorded scale: one fit checks the scale
+    # exactly (the samplers' laws are tested in tests/mechanisms). A few
+    # seeds vary the released whitening, hence the widened radii.
     n, d, rho, K, beta, mean_noise = 1000, 3, 0.5, 4.0, 0.1, 0.05
     Y = np.random.default_rng(global_random_seed).normal(size=(n, d))
     plan = covariance_plan(n, d, rho, K, n_steps=2, early_share=0.25, beta=beta)
@@ -187,15 +188,13 @@ def test_centred_covariance_noise_scale(global_random_seed, monkeypatch):
 
     def spy(rng, matrix, scale, law="gaussian", sensitivity=None):
         noisy = original(rng, matrix, scale, law, sensitivity)
-        calls.append((matrix, scale, sensitivity, noisy))
+        calls.append((matrix, scale, law, sensitivity, noisy))
         return noisy
 
     monkeypatch.setattr(_noise, "add_symmetric", spy)
-    rows, cols = np.triu_indices(d)
-    draws = []
-    for seed in range(1000):
+    for seed in range(3):
         calls.clear()
-        _, _, _, scales = coinpress_centred_covariance(
+        covariance, _, frame, scales = coinpress_centred_covariance(
             Y,
             plan,
             np.random.default_rng([global_random_seed, seed]),
@@ -205,17 +204,24 @@ def test_centred_covariance_noise_scale(global_random_seed, monkeypatch):
         )
         assert len(calls) == 2
         A = np.eye(d)
-        for step, (matrix, scale, sensitivity, noisy) in enumerate(calls):
+        for step, (matrix, scale, law, sensitivity, noisy) in enumerate(calls):
             c = _centred_radius(plan, step, A, n, d, K, mean_noise, beta)
             sigma = math.sqrt(2) * c**2 / (n * math.sqrt(2 * plan.rhos[step]))
+            assert law == "gaussian"
             assert scale == pytest.approx(sigma, rel=1e-12)
             assert scales[step] == scale
             assert sensitivity == pytest.approx(math.sqrt(2) * c**2 / n, rel=1e-12)
-            draws.append((noisy - matrix)[rows, cols] / sigma)
+            W = Y @ A.T
+            norms = np.linalg.norm(W, axis=1)
+            W = W * np.minimum(1, c / norms)[:, None]
+            np.testing.assert_allclose(matrix, W.T @ W / n, rtol=1e-10, atol=1e-14)
+            if step == 1:
+                np.testing.assert_allclose(frame, A, rtol=1e-12, atol=1e-14)
+                A_inv = linalg.inv(A)
+                expected = A_inv @ project_psd(noisy) @ A_inv.T
+                np.testing.assert_allclose(covariance, expected, rtol=1e-10)
             ridge = max(sampling_ridge(d, n) + sigma, MIN_RIDGE * K)
             A = inverse_sqrt(project_psd(noisy) + ridge * np.eye(d)) @ A
-    draws = np.concatenate(draws)
-    assert abs(draws.var() - 1) < 5 * math.sqrt(2 / draws.size)
 
 
 def test_centred_gram_replace_one_sensitivity(global_random_seed):
@@ -374,21 +380,27 @@ def test_simulation_is_a_function_of_public_values():
 
 
 def test_mean_noise_scale(global_random_seed):
-    # One mean step on rows far inside the ball: the release minus the exact
-    # mean is N(0, (2 c / n)**2 / (2 rho)) per coordinate; the pooled variance
-    # of 4000 x 3 draws must match within 5 standard errors (sqrt(2 / N)).
+    # One mean step on rows far inside the ball of radius c (no clipping,
+    # centre 0): the release is the exact mean plus N(0, sigma**2) per
+    # coordinate, sigma = (2 c / n) / sqrt(2 rho) (replace-one sensitivity 2 c
+    # / n). One fit checks it exactly: the recorded release's value is the
+    # exact mean, its law and scale the closed form's, and the output is the
+    # recorded noisy value (the sampler's law is tested in tests/mechanisms).
     rng = np.random.default_rng(global_random_seed)
     n, d, rho = 500, 3, 0.2
     X = rng.normal(size=(n, d)) + 2.0
     plan = mean_plan(n, d, rho, 10.0, 1.0, n_steps=1, early_share=0.25, beta=0.1)
-    assert np.linalg.norm(X, axis=1).max() < plan.clip_radii[0]
-    sigma = 2 * plan.clip_radii[0] / n / math.sqrt(2 * rho)
+    c = plan.clip_radii[0]
+    assert np.linalg.norm(X, axis=1).max() < c
+    sigma = 2 * c / n / math.sqrt(2 * rho)
     assert plan.noise_scales[0] == pytest.approx(sigma)
-    draws = np.array(
-        [coinpress_mean(X, plan, np.random.default_rng(s)) for s in range(4000)]
-    ) - X.mean(axis=0)
-    ratio = draws.var() / sigma**2
-    assert abs(ratio - 1) < 5 * math.sqrt(2 / draws.size)
+    with recorded_releases() as releases:
+        mean = coinpress_mean(X, plan, rng)
+    (release,) = releases
+    assert release.law == "gaussian"
+    assert release.scale == pytest.approx(sigma, rel=1e-12)
+    np.testing.assert_allclose(release.value, X.mean(axis=0), rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(mean, release.noisy)
 
 
 def test_mean_accuracy_with_far_mean():

@@ -11,6 +11,8 @@ from dpcov.distributions import MultivariateGaussian, ProductBernoulli, best_mea
 from dpcov.exceptions import NoiseDominatedWarning
 from dpcov.mechanisms._tails import gaussian_norm_tail
 
+from .._privacy_checks import recorded_releases
+
 
 def _fit_recording(est, X):
     # The fitted estimator and the messages of its NoiseDominatedWarnings.
@@ -60,14 +62,17 @@ def test_gaussian_noise_level_closed_form_one_step():
     # c' = sqrt(c**2 + 2 s sqrt(K) o + o**2), o = (tau / sqrt(d)) sqrt(d K /
     # n + sigma1**2 d), sigma1 the coarse mean's public noise scale.
     n, d = 40001, 3
+    # The level is that of the noise drawn: the fit's one release of a d x d
+    # matrix (the covariance step) has the scale sigma.
     X = np.random.default_rng(1).normal(size=(n, d))
-    est = MultivariateGaussian(
-        n_iterations=1,
-        min_variance=0.25,
-        max_variance=4.0,
-        mean_bound=1.0,
-        random_state=0,
-    ).fit(X)
+    with recorded_releases() as releases:
+        est = MultivariateGaussian(
+            n_iterations=1,
+            min_variance=0.25,
+            max_variance=4.0,
+            mean_bound=1.0,
+            random_state=0,
+        ).fit(X)
     assert est.prior_parts_ == ()
     assert est.covariance_rows_ == "centred"
     rho = est.budget_split_["covariance step 1"].rho
@@ -88,6 +93,9 @@ def test_gaussian_noise_level_closed_form_one_step():
     c_wide = math.sqrt(c**2 + 2 * s * math.sqrt(K) * o + o**2)
     sigma = math.sqrt(2.0) * c_wide**2 / (n * math.sqrt(2.0 * rho))
     assert est.noise_level_ == pytest.approx(0.25 * 2 * math.sqrt(d) * sigma, rel=1e-12)
+    (covariance,) = [r for r in releases if np.shape(r.value) == (d, d)]
+    assert covariance.law == "gaussian"
+    assert covariance.scale == pytest.approx(sigma, rel=1e-12)
 
 
 def test_gaussian_warns_on_raw_wine_and_not_on_a_gaussian():

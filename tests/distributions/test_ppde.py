@@ -22,6 +22,8 @@ from dpcov.distributions._ppde import (
     truncated_binary_mean,
 )
 
+from .._privacy_checks import recorded_releases
+
 
 def _bernoulli_rows(p, n, rng):
     return rng.random((n, len(p))) < np.asarray(p)
@@ -176,31 +178,36 @@ def test_min_samples_is_the_boundary():
 
 
 def test_naive_noise_scale(global_random_seed):
-    # sigma = sqrt(d) / (n sqrt(2 rho)) exactly, and the noise has that
-    # standard deviation: with N draws the variance ratio has standard error
-    # sqrt(2 / N) (chi-square), so 5 standard errors are 0.025 for N = 80000;
-    # sigma off by sqrt(2) (ratio 2 or 1/2) or 2 fails.
+    # sigma = sqrt(d) / (n sqrt(2 rho)) exactly (L2 sensitivity sqrt(d) / n
+    # of the mean of binary rows), and the release is the empirical mean plus
+    # Gaussian noise of that scale. One fit checks it exactly: the recorded
+    # release's value is the mean (recomputed here), its law and scale the
+    # closed form's, and the step's noisy value is the recorded one (the
+    # sampler's law is tested in tests/mechanisms).
     rng = np.random.default_rng(global_random_seed)
     n, d, rho = 100, 400, 0.3
     X = _bernoulli_rows(rng.random(d), n, rng)
-    mean = X.mean(axis=0)
     sigma = math.sqrt(d) / (n * math.sqrt(2 * rho))
-    residuals = []
-    for _ in range(200):
+    with recorded_releases() as releases:
         step = naive_product_release(X, rho=rho, rng=rng).rounds[0]
-        assert step.sigma == pytest.approx(sigma, rel=1e-14)
-        assert step.sensitivity == pytest.approx(math.sqrt(d) / n, rel=1e-14)
-        residuals.append(step.noisy - mean)
-    ratio = np.mean(np.square(residuals)) / sigma**2
-    assert abs(ratio - 1) <= 5 * math.sqrt(2 / np.size(residuals))
+    (release,) = releases
+    assert step.sigma == pytest.approx(sigma, rel=1e-14)
+    assert step.sensitivity == pytest.approx(math.sqrt(d) / n, rel=1e-14)
+    assert release.law == "gaussian"
+    assert release.scale == pytest.approx(sigma, rel=1e-14)
+    np.testing.assert_allclose(release.value, X.mean(axis=0), rtol=0, atol=1e-14)
+    np.testing.assert_array_equal(step.noisy, release.noisy)
 
 
 def test_ppde_noise_scale_per_round(global_random_seed):
-    # Per step: the release minus the truncated mean of the rows
-    # the step read (recomputed here) is N(0, sigma_r^2), with sigma_r =
-    # min(sqrt(2) B_r, sqrt(|S_r|)) / (n_r sqrt(2 rho)) (orientation step:
-    # sqrt(d) / (n_0 sqrt(2 rho))). Variance ratios per round within 5
-    # chi-square standard errors sqrt(2 / N_r).
+    # Per step: the release is the truncated mean of the rows the step read
+    # (recomputed here) plus N(0, sigma_r^2), with sigma_r = min(sqrt(2) B_r,
+    # sqrt(|S_r|)) / (n_r sqrt(2 rho)) (orientation step: sqrt(d) / (n_0
+    # sqrt(2 rho))). The steps' additive releases are recorded in order (the
+    # orientation step, then each round that reads its block); for each, the
+    # value must be the recomputed mean, the law and scale the closed form's,
+    # and the step's noisy value the recorded one: exact on one fit (the
+    # sampler's law is tested in tests/mechanisms).
     rng = np.random.default_rng(global_random_seed)
     rho, beta = 0.2, 0.1
     # 48 tiny marginals keep |S_r| large (the sqrt(2) B_r branch), the rest
@@ -210,32 +217,32 @@ def test_ppde_noise_scale_per_round(global_random_seed):
     X = _bernoulli_rows(p, 20_000, rng)
     X[rng.choice(20_000, 20, replace=False)] = True
     n_rounds = ppde_schedule(*X.shape).n_rounds
-    residuals = {}
+    with recorded_releases() as releases:
+        release = ppde_release(X, rho=rho, rng=rng, beta=beta)
+    steps = [release.orientation] + [s for s in release.rounds if s.active.size]
+    assert len(releases) == len(steps)
+    step = release.orientation
+    n0, d = step.rows.size, X.shape[1]
+    sigma = math.sqrt(d) / (n0 * math.sqrt(2 * rho))
+    expected = [(X[step.rows].mean(axis=0), sigma)]
+    oriented = X ^ release.flipped
     branches = set()
-    for seed in range(100):
-        release = ppde_release(X, rho=rho, rng=np.random.default_rng(seed), beta=beta)
-        step = release.orientation
-        n0, d = step.rows.size, X.shape[1]
-        assert step.sigma == pytest.approx(math.sqrt(d) / (n0 * math.sqrt(2 * rho)))
-        res = step.noisy - X[step.rows].mean(axis=0)
-        residuals.setdefault("orientation", []).extend(res / step.sigma)
-        oriented = X ^ release.flipped
-        for r, step in enumerate(release.rounds):
-            k, n_r = step.active.size, step.rows.size
-            if k == 0:
-                continue
-            radius = _bernstein_radius(step.upper_bound, k, n_r, n_rounds, beta)
-            assert step.radius == pytest.approx(radius, rel=1e-12)
-            distance = min(math.sqrt(2) * radius, math.sqrt(k))
-            branches.add(math.sqrt(2) * radius < math.sqrt(k))
-            assert step.sigma == pytest.approx(distance / (n_r * math.sqrt(2 * rho)))
-            rows = oriented[step.rows][:, step.active]
-            res = step.noisy - _reference_truncated_mean(rows, radius)
-            residuals.setdefault(r, []).extend(res / step.sigma)
+    for step in steps[1:]:
+        k, n_r = step.active.size, step.rows.size
+        radius = _bernstein_radius(step.upper_bound, k, n_r, n_rounds, beta)
+        assert step.radius == pytest.approx(radius, rel=1e-12)
+        distance = min(math.sqrt(2) * radius, math.sqrt(k))
+        branches.add(math.sqrt(2) * radius < math.sqrt(k))
+        rows = oriented[step.rows][:, step.active]
+        sigma = distance / (n_r * math.sqrt(2 * rho))
+        expected.append((_reference_truncated_mean(rows, radius), sigma))
     assert branches == {True, False}, "both sensitivity branches must be exercised"
-    for key, res in residuals.items():
-        ratio = np.mean(np.square(res))
-        assert abs(ratio - 1) <= 5 * math.sqrt(2 / len(res)), (key, ratio, len(res))
+    for step, recorded, (value, sigma) in zip(steps, releases, expected, strict=True):
+        assert step.sigma == pytest.approx(sigma, rel=1e-12)
+        assert recorded.law == "gaussian"
+        assert recorded.scale == pytest.approx(sigma, rel=1e-12)
+        np.testing.assert_allclose(recorded.value, value, rtol=1e-12, atol=1e-14)
+        np.testing.assert_array_equal(step.noisy, recorded.noisy)
 
 
 # --------------------------------------------------------------------------

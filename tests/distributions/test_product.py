@@ -19,6 +19,8 @@ from dpcov.distributions._ppde import (
 )
 from dpcov.distributions._product import ProductBernoulli, default_min_probability
 
+from .._privacy_checks import recorded_releases
+
 
 def _rows(p, n, seed):
     rng = np.random.default_rng(seed)
@@ -84,13 +86,24 @@ def test_neighbour_audit_through_the_estimator():
 
 def test_noise_scale_is_the_closed_form(global_random_seed):
     # "gaussian": sigma = sqrt(d) / (n sqrt(2 rho)) on every coordinate, and
-    # epsilon/delta are converted to the largest rho implying them.
+    # epsilon/delta are converted to the largest rho implying them. The noise
+    # drawn has that scale too: the fit's one additive release is the
+    # empirical mean plus Gaussian noise at sigma, and probabilities_ is it
+    # clipped to [floor, 1 - floor] (post-processing).
     X = _rows([0.5, 0.3, 0.2, 0.1, 0.05], 1000, global_random_seed)
-    est = ProductBernoulli(epsilon=1.0, delta=1e-6, random_state=0).fit(X)
+    with recorded_releases() as releases:
+        est = ProductBernoulli(epsilon=1.0, delta=1e-6, random_state=0).fit(X)
     rho = zcdp_rho(1.0, 1e-6)
     assert est.rho_spent_ == pytest.approx(rho)
-    np.testing.assert_allclose(
-        est.noise_std_, math.sqrt(5) / (1000 * math.sqrt(2 * rho))
+    sigma = math.sqrt(5) / (1000 * math.sqrt(2 * rho))
+    np.testing.assert_allclose(est.noise_std_, sigma)
+    (release,) = releases
+    assert release.law == "gaussian"
+    assert release.scale == pytest.approx(sigma, rel=1e-12)
+    np.testing.assert_allclose(release.value, X.mean(axis=0), rtol=0, atol=1e-14)
+    floor = default_min_probability(1000)
+    np.testing.assert_array_equal(
+        est.probabilities_, np.clip(release.noisy, floor, 1 - floor)
     )
 
 
