@@ -1,16 +1,18 @@
 """Tests for dpcov.decomposition.ApproximateSubspace (Singhal and Steinke, Alg. 2-3)."""
 
 import math
+from unittest import mock
 
 import numpy as np
 import pytest
-from scipy import sparse, stats
+from scipy import sparse
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from dpcov.accounting import ApproxDP
 from dpcov.decomposition import ApproximateSubspace, NoHeavyCell
+from dpcov.decomposition import _approximate_subspace as _subspace
 from dpcov.decomposition._approximate_subspace import (
     block_projections,
     boost,
@@ -19,7 +21,7 @@ from dpcov.decomposition._approximate_subspace import (
     split_blocks,
     subspace_distance,
 )
-from dpcov.mechanisms import stable_histogram_threshold
+from dpcov.mechanisms import _noise, stable_histogram_threshold
 from dpcov.utils._pairs import pair_differences
 
 
@@ -122,33 +124,82 @@ def test_public_randomness_is_data_independent():
     assert a.reference_points_.shape == (1, 8, 30)
 
 
-@pytest.mark.slow
+def _recorded_histogram_fit(data, seed):
+    # One fit, recording the estimator's call of the stable histogram (its
+    # items and arguments, and what it released) and the histogram's Laplace
+    # draw (scale and values); and whether the fit's answer was bottom.
+    calls, draws = [], []
+    real_histogram, real_laplace = _subspace.stable_histogram, _noise.laplace
+
+    def histogram(items, **kwargs):
+        released = real_histogram(items, **kwargs)
+        calls.append((np.copy(items), kwargs, released))
+        return released
+
+    def laplace(rng, scale, size=None):
+        draw = real_laplace(rng, scale, size)
+        draws.append((scale, np.copy(draw)))
+        return draw
+
+    est = ApproximateSubspace(1, n_blocks=30, assume_centered=True, random_state=seed)
+    with (
+        mock.patch.object(_subspace, "stable_histogram", histogram),
+        mock.patch.object(_noise, "laplace", laplace),
+    ):
+        try:
+            est.fit(data)
+        except NoHeavyCell:
+            bottom = True
+        else:
+            bottom = False
+    (call,) = calls
+    (draw,) = draws
+    return call, draw, bottom
+
+
 def test_histogram_noise_scale_through_the_estimator():
     # Exactly rank-1 data put every block in one cell; replacing one row by a
     # far orthogonal point moves one block out (the neighbour). With t=30
-    # blocks the heaviest count is 30 (or 29) against tau = 27.24: bottom
-    # happens with probability P[Lap(2/eps) <= tau - c] = exp(-(c - tau)
-    # eps/2) / 2, i.e. 0.126 and 0.208. A noise scale off by 2 gives 0.03 or
-    # 0.25, a threshold from log(2/delta) gives 0.5+.
+    # blocks the heaviest count is 30 (or 29) against tau = 1 + (2 / eps)
+    # log(1 / (2 delta)) = 27.24: bottom happens with probability
+    # P[Lap(2/eps) <= tau - c] = exp(-(c - tau) eps/2) / 2, i.e. 0.126 and
+    # 0.208. Exact, fit by fit: the estimator histograms items of counts 30
+    # (or 29 and 1) at its whole budget (eps, delta) = (1, 1e-6); the
+    # histogram's noise is one Laplace draw per cell at scale 2 / eps; a
+    # cell is released when its count plus its draw exceeds tau (above t/2 =
+    # 15), and the answer is bottom exactly when none is. The Laplace
+    # sampler's law and the histogram's release probabilities are tested in
+    # tests/mechanisms; 3000 fits per neighbour tested the bottom
+    # probabilities here before. A noise scale off by 2 (0.03 or 0.25) or a
+    # threshold from log(2/delta) (0.5+) fails the checks of the scale or of
+    # the released cells.
     rng = np.random.default_rng(0)
     u = np.linalg.qr(rng.normal(size=(10, 1)))[0][:, 0]
     X = rng.normal(size=(30 * 8, 1)) * u
     X_nb = X.copy()
     X_nb[0] = 50.0 * np.linalg.qr(np.c_[u, rng.normal(size=10)])[0][:, 1]
-    tau = stable_histogram_threshold(1.0, 1e-6)
-    n_runs = 3000
-    for data, count in ((X, 30), (X_nb, 29)):
-        failures = 0
-        for seed in range(n_runs):
-            est = ApproximateSubspace(
-                1, n_blocks=30, assume_centered=True, random_state=seed
-            )
-            try:
-                est.fit(data)
-            except NoHeavyCell:
-                failures += 1
-        p = 0.5 * math.exp(-(count - tau) / 2)
-        assert stats.binomtest(failures, n_runs, p).pvalue > 1e-4
+    eps, delta = 1.0, 1e-6
+    tau = 1 + (2 / eps) * math.log(1 / (2 * delta))
+    assert tau > 30 / 2
+    answers = set()
+    for data, count in ((X, [30]), (X_nb, [1, 29])):
+        for seed in range(30):
+            call, draw, bottom = _recorded_histogram_fit(data, seed)
+            items, kwargs, (released, noisy_released) = call
+            assert kwargs["epsilon"] == eps and kwargs["delta"] == delta
+            assert kwargs.get("noise", "laplace") == "laplace"
+            cells, counts = np.unique(items, axis=0, return_counts=True)
+            assert sorted(counts) == count
+            scale, noise = draw
+            assert scale == pytest.approx(2 / eps, rel=1e-12)
+            noisy = counts + noise
+            kept = noisy > tau
+            np.testing.assert_array_equal(np.sort(noisy_released), np.sort(noisy[kept]))
+            assert bottom == (not kept.any())
+            answers.add(bottom)
+        p = 0.5 * math.exp(-(count[-1] - tau) * eps / 2)
+        assert p == pytest.approx(0.126 if count[-1] == 30 else 0.208, abs=1e-3)
+    assert answers == {True, False}  # both outcomes were checked
     # The ratio of the bottom probabilities is within e^eps (eps-DP part).
     assert 0.208 / 0.126 < math.e
 

@@ -4,12 +4,12 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis as SkLDA
 
 from dpcov.accounting import ZCDP, PureDP, compose, zcdp_rho
 from dpcov.discriminant_analysis import LinearDiscriminantAnalysis
 from dpcov.discriminant_analysis._lda import LDA_SHARES, class_statistics_noise
+from tests._privacy_checks import recorded_releases
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcov.exceptions.SeededNoiseWarning")
 
@@ -71,39 +71,41 @@ def test_class_statistics_noise_closed_form():
     assert noise.scale == pytest.approx((6.0 * math.sqrt(5) + 6.0) / 0.5)
 
 
-@pytest.mark.slow
-def test_released_means_have_the_closed_form_spread():
+def test_released_means_have_the_closed_form_spread(global_random_seed):
     # Rows of norm 0.9 (the radius step picks 1 with probability 1 - 1e-9:
     # every other radius scores at most -(n - k)); class 0 holds 1000 rows
-    # at (0.9, 0), class 1 1000 rows at (0, 0.9). Mean of class 0, first
-    # coordinate: (S + e) / (N + e' / w) ~ m + e / N - m e' / (w N), variance
-    # sigma**2 (1 + m**2 / w**2) / N**2 (delta method; sigma / N = 1.4%).
-    # 400 fits: (k - 1) s**2 / v is chi-square with k - 1 degrees of
-    # freedom; the closed form is accepted, half or twice the noise rejected.
+    # at (0.9, 0), class 1 1000 rows at (0, 0.9). The class sums and the
+    # weighted counts (S_0, S_1, w N_0, w N_1), w = R = 1, are released at
+    # once with the means' share of rho: L2 sensitivity 2 R, so Gaussian
+    # noise of s.d. 2 R / sqrt(2 0.2 rho) on each coordinate (the mean of
+    # class 0 then has spread sigma**2 (1 + m**2 / w**2) / N**2 by the delta
+    # method, which 400 fits checked before). Exact, on one fit: the
+    # recorded release is the exact vector plus a draw at that scale, and
+    # means_ is its documented post-processing, S~ / max(N~ / w, 1)
+    # projected into the r-ball (the samplers' laws are tested in
+    # tests/mechanisms). Later releases are the covariance's.
     X = np.zeros((2000, 2))
     X[:1000, 0] = 0.9
     X[1000:, 1] = 0.9
     y = np.repeat([0, 1], 1000)
-    budget = ZCDP(zcdp_rho(1.0, 1e-6))
-    _, noise = class_statistics_noise(ZCDP(LDA_SHARES["means"] * budget.rho), 1.0, 2)
-    draws = np.array(
-        [
-            LinearDiscriminantAnalysis(data_norm=1.0, classes=[0, 1], random_state=seed)
-            .fit(X, y)
-            .means_[0, 0]
-            for seed in range(400)
-        ]
+    rho = zcdp_rho(1.0, 1e-6)
+    with recorded_releases() as releases:
+        model = LinearDiscriminantAnalysis(
+            data_norm=1.0, classes=[0, 1], random_state=global_random_seed
+        ).fit(X, y)
+    assert model.data_norm_ == 1.0
+    (release,) = [r for r in releases if np.shape(r.value) == (6,)]
+    assert release.law == "gaussian"
+    assert LDA_SHARES["means"] == 0.2
+    assert release.scale == pytest.approx(2 / math.sqrt(2 * 0.2 * rho), rel=1e-12)
+    np.testing.assert_allclose(
+        release.value, [900.0, 0.0, 0.0, 900.0, 1000.0, 1000.0], rtol=1e-12
     )
-    k, s2 = draws.size, draws.var(ddof=1)
-
-    def two_sided(sigma):
-        v = sigma**2 * (1 + 0.9**2) / 1000**2
-        p = stats.chi2.cdf((k - 1) * s2 / v, k - 1)
-        return 2 * min(p, 1 - p)
-
-    assert two_sided(noise.std) > 1e-4
-    assert two_sided(noise.std / 2) < 1e-6
-    assert two_sided(noise.std * 2) < 1e-6
+    counts = np.maximum(release.noisy[4:], 1.0)
+    means = release.noisy[:4].reshape(2, 2) / counts[:, None]
+    norms = np.linalg.norm(means, axis=1, keepdims=True)
+    means *= np.minimum(1.0, 1.0 / norms)
+    np.testing.assert_allclose(model.means_, means, rtol=1e-12)
 
 
 @pytest.mark.parametrize(
