@@ -52,6 +52,24 @@ def _import_sklearn_testing_without_array_api():
 _import_sklearn_testing_without_array_api()
 
 
+def pytest_configure(config):
+    # Under pytest-xdist (python3 -m pytest -n auto) each worker gets its
+    # share of the cores for BLAS and OpenMP: two workers with two BLAS
+    # threads each on 2 cores make the small matrix products of the tests
+    # several times slower. Set before SciPy's BLAS is loaded (and inherited
+    # by child processes), and applied to what is loaded already.
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if workers is None:
+        return
+    threads = str(max(1, (os.cpu_count() or 1) // int(workers)))
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, threads)
+    import scipy.linalg  # noqa: F401  (its own BLAS, limited below)
+    from threadpoolctl import threadpool_limits
+
+    config._dpcov_thread_limits = threadpool_limits(int(threads))
+
+
 def _seeds():
     # DPCOV_TESTS_GLOBAL_RANDOM_SEED="all" sweeps seeds 0-99 (a scheduled job);
     # "a-b" a range; an int one seed. Default: 42.

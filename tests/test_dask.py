@@ -281,22 +281,24 @@ def test_pca_transform_dtype_is_the_computed_dtype():
 def test_blas_limit_of_overlapping_fits_is_restored():
     # Two threads inside the threaded-scheduler context at once: the limit is
     # set once and the original restored only when both have left.
-    from threadpoolctl import threadpool_info
+    from threadpoolctl import threadpool_info, threadpool_limits
 
     from dpcov.utils._threads import single_threaded_blas
 
     def blas_threads():
         return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
 
-    before = blas_threads()
-    first, second = single_threaded_blas(), single_threaded_blas()
-    first.__enter__()
-    second.__enter__()
-    assert all(t == 1 for t in blas_threads())
-    first.__exit__(None, None, None)
-    assert all(t == 1 for t in blas_threads())  # the other fit still runs
-    second.__exit__(None, None, None)
-    assert blas_threads() == before
+    # Two BLAS threads to start from, whatever the test runner set.
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = blas_threads()
+        first, second = single_threaded_blas(), single_threaded_blas()
+        first.__enter__()
+        second.__enter__()
+        assert all(t == 1 for t in blas_threads())
+        first.__exit__(None, None, None)
+        assert all(t == 1 for t in blas_threads())  # the other fit still runs
+        second.__exit__(None, None, None)
+        assert blas_threads() == before
 
 
 def test_binned_grams_beyond_their_memory_bound_read_twice(monkeypatch):
