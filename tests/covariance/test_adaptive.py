@@ -454,7 +454,8 @@ def test_final_release_is_calibrated_to_the_clipping_threshold(global_random_see
         assert est.mechanism_ == "gaussian"
         tau = est.clip_threshold_
         # The trace bound, then the matrix (later ones: the shrinkage's).
-        release = releases[1]
+        trace_release, release = releases[:2]
+        assert np.ndim(trace_release.value) == 0 and release.value.shape == (5, 5)
         clipped = X * np.minimum(1.0, tau / norms)
         sigma = tau**2 / (n * np.sqrt(STEP_SHARES["final"] * rho))
         assert release.law == "gaussian"
