@@ -1,10 +1,11 @@
 """AdaptiveCov: bias bounds, error predictions, trace noise, skewed norms."""
 
+import contextlib
 import math
+from unittest import mock
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from dpcov.accounting import ZCDP, PureDP
 from dpcov.covariance import AdaptiveCovariance, SeparateCovariance
@@ -19,8 +20,8 @@ from dpcov.covariance._adaptive import (
 from dpcov.covariance._gauss import gauss_noise
 from dpcov.covariance._separate import separate_noise
 from dpcov.datasets import make_zipf_norms
-from dpcov.mechanisms import exponential_probabilities
-from tests._privacy_checks import gaussian_shift
+from dpcov.mechanisms import _noise, exponential_probabilities
+from tests._privacy_checks import gaussian_shift, recorded_releases
 
 
 def test_clipping_bias_by_hand():
@@ -156,7 +157,26 @@ def _one_dimensional_threshold_law(X, params, budget):
     return scores, epsilon
 
 
-@pytest.mark.slow
+@contextlib.contextmanager
+def _recorded_choices():
+    """Record every exponential-mechanism draw: (probabilities, scores, index).
+
+    (A recorder like tests/_privacy_checks.recorded_releases for the noise
+    module's exponential_choice, through which every exponential mechanism
+    draws; the draws are unchanged.)
+    """
+    choices = []
+    original = _noise.exponential_choice
+
+    def recorder(rng, probabilities, *, scores, coefficient):
+        index = original(rng, probabilities, scores=scores, coefficient=coefficient)
+        choices.append((np.copy(probabilities), np.copy(scores), index))
+        return index
+
+    with mock.patch.object(_noise, "exponential_choice", recorder):
+        yield choices
+
+
 @pytest.mark.parametrize(
     "params, budget",
     [(dict(rho=0.01), ZCDP(0.01)), (dict(epsilon=2.0, delta=0.0), PureDP(2.0))],
@@ -167,27 +187,28 @@ def test_threshold_choice_has_the_closed_form_law(params, budget, global_random_
     # rows, so the three candidate thresholds 1, 1/2, 1/4 get probabilities
     # of about 0.48, 0.33, 0.19 under zCDP (under pure DP at epsilon 2 the
     # noise is one row at tau = 1, so the candidates are 1 and 1/2, at about
-    # 0.73 and 0.27). 2000 fits against the closed form, chi-square at level
-    # 1e-4; the search run at half its epsilon (under zCDP: a pure-DP step's
-    # sqrt(2 rho) instead of the bounded range's sqrt(8 rho)) moves a
-    # probability by 0.06 or more, 7 standard errors or more, which the test
-    # must reject (p < 1e-6).
+    # 0.73 and 0.27). One fit is exact: the recorded draw of the exponential
+    # mechanism is made from the closed-form scores and law (the sampler's
+    # law is tested in tests/mechanisms/test_exponential.py), and the chosen
+    # threshold is 2**-index of that draw. The search run at half its
+    # epsilon (under zCDP: a pure-DP step's sqrt(2 rho) instead of the
+    # bounded range's sqrt(8 rho)) moves a probability by 0.06 or more, so
+    # it fails the equality.
     X = np.r_[np.ones(30), np.full(100, 0.45), np.full(870, 0.1)][:, np.newaxis]
     scores, epsilon = _one_dimensional_threshold_law(X, params, budget)
+    law = exponential_probabilities(scores, epsilon=epsilon)
+    halved = exponential_probabilities(scores, epsilon=epsilon / 2)
+    assert np.abs(halved - law).max() > 0.06
     rng = np.random.default_rng(global_random_seed)
-    fits = [
-        AdaptiveCovariance(
+    with _recorded_choices() as choices:
+        est = AdaptiveCovariance(
             data_norm=1.0, assume_centered=True, random_state=rng, **params
         ).fit(X)
-        for _ in range(2000)
-    ]
-    k = np.rint(-np.log2([est.clip_threshold_ for est in fits])).astype(int)
-    observed = np.bincount(k, minlength=scores.size)
-    assert observed.size == scores.size
-    law = exponential_probabilities(scores, epsilon=epsilon)
-    assert stats.chisquare(observed, law * k.size).pvalue > 1e-4
-    halved = exponential_probabilities(scores, epsilon=epsilon / 2) * k.size
-    assert stats.chisquare(observed, halved).pvalue < 1e-6
+    assert len(choices) == 1
+    probabilities, recorded_scores, index = choices[0]
+    np.testing.assert_allclose(recorded_scores, scores, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(probabilities, law, rtol=1e-9, atol=1e-12)
+    assert est.clip_threshold_ == 2.0**-index
 
 
 def test_threshold_choice_neighbours_closed_form():
@@ -234,7 +255,6 @@ def test_predicted_gauss_error_is_the_rms_of_the_noise(pure, global_random_seed)
     assert ratios.mean() == pytest.approx(1.0, abs=5 * ratios.std() / np.sqrt(m))
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("pure", [False, True])
 def test_trace_bound_noise_closed_form(pure, global_random_seed):
     # Trace step at a share f = STEP_SHARES["trace"] of the budget, sensitivity
@@ -243,7 +263,10 @@ def test_trace_bound_noise_closed_form(pure, global_random_seed):
     #   pure: t + Lap(b) + b log(4/beta),              b = (R^2/n)/(eps f).
     # At eps = 0.125 / f (8 at f = 1/64), b = 0.16 and the bound, about 1.6, is
     # 15 scales from its clip at R^2 = 4; at rho = 0.5, s = 0.16 and the bound,
-    # about 1.5, is 16 scales from it.
+    # about 1.5, is 16 scales from it. One fit is exact: the first recorded
+    # release is the exact trace plus a draw whose law and scale must be the
+    # closed form's (the samplers' laws are tested in tests/mechanisms), and
+    # trace_bound_ is its noisy value plus the shift, clipped to (0, R^2].
     n, d, R, beta = 200, 3, 2.0, 0.1
     f = STEP_SHARES["trace"]
     rng = np.random.default_rng(global_random_seed)
@@ -252,27 +275,22 @@ def test_trace_bound_noise_closed_form(pure, global_random_seed):
     trace = R**2 / 4
     eps = 0.125 / f
     params = dict(epsilon=eps, delta=0.0) if pure else dict(rho=0.5)
-    res = np.array(
-        [
-            AdaptiveCovariance(
-                data_norm=R, assume_centered=True, random_state=rng, **params
-            )
-            .fit(X)
-            .trace_bound_
-            - trace
-            for _ in range(2000)
-        ]
-    )
+    with recorded_releases() as releases:
+        est = AdaptiveCovariance(
+            data_norm=R, assume_centered=True, random_state=rng, **params
+        ).fit(X)
+    release = releases[0]
     if pure:
         b = (R**2 / n) / (eps * f)
-        res -= b * math.log(4 / beta)
-        assert np.abs(res).mean() == pytest.approx(b, rel=5 / math.sqrt(res.size))
-        assert stats.kstest(res / b, "laplace").pvalue > 1e-4
+        law, scale, shift = "laplace", b, b * math.log(4 / beta)
     else:
         s = (R**2 / n) / math.sqrt(2 * 0.5 * f)
-        res -= s * math.sqrt(2 * math.log(8 / beta))
-        assert res.std() == pytest.approx(s, rel=5 / math.sqrt(2 * res.size))
-        assert stats.kstest(res / s, "norm").pvalue > 1e-4
+        law, scale, shift = "gaussian", s, s * math.sqrt(2 * math.log(8 / beta))
+    assert release.law == law
+    assert release.scale == pytest.approx(scale, rel=1e-12)
+    assert release.value == pytest.approx(trace, rel=1e-12)
+    bound = float(np.clip(release.noisy + shift, 1e-16 * R**2, R**2))
+    assert est.trace_bound_ == pytest.approx(bound, rel=1e-12)
 
 
 @pytest.mark.slow
@@ -409,35 +427,44 @@ def test_final_release_is_calibrated_to_the_clipping_threshold(global_random_see
     # s.d. tau*^2 / (n sqrt(15 rho / 16)) per entry (15/16 of the budget). At
     # d = 5 the search always picks GaussCov here; measured with the shares
     # of STEP_SHARES, it clipped (tau* = 1/2 or 1/4) in 83% of 900 fits
-    # (three datasets) and left tau* = 1 in 17%, so 300 fits give about 51
-    # unclipped ones; fewer than 15 has probability 6e-11 at that rate (6e-4
-    # even at a 10% rate, Binomial(300, 0.1)). The pooled standardised
-    # residual has s.d. 1 (5 s.e. of a sample s.d. of N values is
-    # 5 / sqrt(2N)); calibrating to R instead of tau* would inflate the
-    # clipped fits' residuals 4x or more.
+    # (three datasets) and left tau* = 1 in 17%. One fit is exact: its
+    # recorded matrix release is the second moment of the rows clipped at
+    # tau* plus a symmetric draw whose law and scale must be the closed
+    # form's (the samplers' laws are tested in tests/mechanisms), and the raw
+    # release is its noisy value. Seeds are tried in turn until a clipped and
+    # an unclipped fit are both checked (about 6 fits on average; missing one
+    # in 300 fits has probability 6e-11 at a 17% rate); calibrating to R
+    # instead of tau* fails the clipped fit's scale by 4x or more.
     rng = np.random.default_rng(global_random_seed)
     n, rho = 20_000, 1.0
     X = rng.normal(size=(n, 5))
     X /= 32 * np.linalg.norm(X, axis=1, keepdims=True)
     X[:3] *= 32
     norms = np.linalg.norm(X, axis=1, keepdims=True)
-    rows, cols = np.triu_indices(5)
-    residuals = {"clipped": [], "unclipped": []}
+    checked = set()
     for seed in range(global_random_seed, global_random_seed + 300):
-        est = AdaptiveCovariance(
-            rho=rho,
-            data_norm=1.0,
-            assume_centered=True,
-            store_raw=True,
-            random_state=seed,
-        ).fit(X)
+        with recorded_releases() as releases:
+            est = AdaptiveCovariance(
+                rho=rho,
+                data_norm=1.0,
+                assume_centered=True,
+                store_raw=True,
+                random_state=seed,
+            ).fit(X)
         assert est.mechanism_ == "gaussian"
         tau = est.clip_threshold_
+        # The trace bound, then the matrix (later ones: the shrinkage's).
+        trace_release, release = releases[:2]
+        assert np.ndim(trace_release.value) == 0 and release.value.shape == (5, 5)
         clipped = X * np.minimum(1.0, tau / norms)
         sigma = tau**2 / (n * np.sqrt(STEP_SHARES["final"] * rho))
-        res = (est.raw_covariance_ - clipped.T @ clipped / n)[rows, cols] / sigma
-        residuals["clipped" if tau < 1 else "unclipped"].append(res)
-    for group in residuals.values():
-        assert len(group) >= 15
-        pooled = np.concatenate(group)
-        assert pooled.std() == pytest.approx(1.0, rel=5 / np.sqrt(2 * pooled.size))
+        assert release.law == "gaussian"
+        assert release.scale == pytest.approx(sigma, rel=1e-12)
+        np.testing.assert_allclose(
+            release.value, clipped.T @ clipped / n, rtol=1e-9, atol=1e-15
+        )
+        np.testing.assert_array_equal(est.raw_covariance_, release.noisy)
+        checked.add("clipped" if tau < 1 else "unclipped")
+        if len(checked) == 2:
+            break
+    assert checked == {"clipped", "unclipped"}

@@ -20,7 +20,7 @@ from dpcov.covariance import (
 from dpcov.covariance._gauss import gauss_noise
 from dpcov.decomposition import PCA
 from dpcov.exceptions import SeededNoiseWarning
-from tests._privacy_checks import gaussian_shift
+from tests._privacy_checks import gaussian_shift, recorded_releases
 
 ESTIMATORS = [
     GaussianCovariance,
@@ -114,8 +114,10 @@ def test_noise_scale_in_unit_coordinates(global_random_seed):
     # GaussCov's raw release, mapped back to unit coordinates by dividing
     # entry (i, j) by h_i h_j, is the exact unit-coordinate second moment plus
     # N(0, s^2) on every upper-triangle entry, s = R^2 / (n sqrt(rho)) with
-    # R = sqrt(d) (gauss_noise). The sample variance of m draws has relative
-    # standard error sqrt(2 / m); 5 of them bound the test.
+    # R = sqrt(d) (gauss_noise). One fit is exact: the recorded release is the
+    # unit-coordinate second moment plus a draw whose law and scale must be
+    # the closed form's (the samplers' laws are tested in tests/mechanisms),
+    # and the raw release is its noisy value times h_i h_j.
     rng = np.random.default_rng(global_random_seed)
     X = _mixed_scales(40, seed=global_random_seed)
     n, d = X.shape
@@ -125,23 +127,23 @@ def test_noise_scale_in_unit_coordinates(global_random_seed):
     rho = 0.3
     scale = gauss_noise(ZCDP(rho), n_samples=n, n_features=d, radius=math.sqrt(d)).scale
     assert scale == pytest.approx(d / (n * math.sqrt(rho)))
-    residuals = []
-    for _ in range(300):
-        raw = (
-            GaussianCovariance(
-                rho=rho,
-                bounds=(LOWER, UPPER),
-                assume_centered=True,
-                store_raw=True,
-                random_state=rng,
-            )
-            .fit(X)
-            .raw_covariance_
-        )
-        residuals.append((raw / np.outer(half, half) - exact)[np.triu_indices(d)])
-    residuals = np.ravel(residuals)
-    assert residuals.std() == pytest.approx(
-        scale, rel=5 * math.sqrt(2 / residuals.size)
+    with recorded_releases() as releases:
+        est = GaussianCovariance(
+            rho=rho,
+            bounds=(LOWER, UPPER),
+            assume_centered=True,
+            store_raw=True,
+            random_state=rng,
+        ).fit(X)
+    release = releases[0]  # (later ones: the shrinkage's simulations)
+    assert release.law == "gaussian"
+    assert release.scale == pytest.approx(d / (n * math.sqrt(rho)), rel=1e-12)
+    np.testing.assert_allclose(release.value, exact, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        est.raw_covariance_ / np.outer(half, half),
+        release.noisy,
+        rtol=1e-12,
+        atol=1e-15,
     )
 
 
