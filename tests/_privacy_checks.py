@@ -14,6 +14,8 @@
   closed form instead of estimating the spread of many fits: the release is
   the statistic plus the recorded draw, and the scale is the closed form's.
   The samplers' laws themselves are tested in ``tests/mechanisms``.
+* :func:`recorded_choices` does the same for the exponential mechanism:
+  every index drawn, with the probabilities and scores it was drawn from.
 * :func:`outcome` and :func:`outcomes` record what a fit lets out on one
   dataset: a neighbouring pair chosen to break a privacy claim (an extreme
   finite row against an ordinary one) must give the same outcome, a fit or
@@ -202,3 +204,32 @@ def recorded_releases():
         wrap("add_symmetric", lambda a, k: a[0] if a else k.get("law", "gaussian")),
     ):
         yield releases
+
+
+@dataclass
+class Choice:
+    """One draw of the exponential mechanism: its law, scores and the index."""
+
+    probabilities: np.ndarray
+    scores: np.ndarray
+    index: int
+
+
+@contextlib.contextmanager
+def recorded_choices():
+    """Record every exponential-mechanism draw inside the block, in order.
+
+    Wraps the noise module's ``exponential_choice`` (every exponential
+    mechanism draws its index there; the draws are unchanged) and yields the
+    list of :class:`Choice` it fills.
+    """
+    choices = []
+    original = _noise.exponential_choice
+
+    def recorder(rng, probabilities, *, scores, coefficient):
+        index = original(rng, probabilities, scores=scores, coefficient=coefficient)
+        choices.append(Choice(np.copy(probabilities), np.copy(scores), index))
+        return index
+
+    with mock.patch.object(_noise, "exponential_choice", recorder):
+        yield choices

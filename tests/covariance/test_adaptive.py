@@ -1,8 +1,6 @@
 """AdaptiveCov: bias bounds, error predictions, trace noise, skewed norms."""
 
-import contextlib
 import math
-from unittest import mock
 
 import numpy as np
 import pytest
@@ -20,8 +18,8 @@ from dpcov.covariance._adaptive import (
 from dpcov.covariance._gauss import gauss_noise
 from dpcov.covariance._separate import separate_noise
 from dpcov.datasets import make_zipf_norms
-from dpcov.mechanisms import _noise, exponential_probabilities
-from tests._privacy_checks import gaussian_shift, recorded_releases
+from dpcov.mechanisms import exponential_probabilities
+from tests._privacy_checks import gaussian_shift, recorded_choices, recorded_releases
 
 
 def test_clipping_bias_by_hand():
@@ -157,26 +155,6 @@ def _one_dimensional_threshold_law(X, params, budget):
     return scores, epsilon
 
 
-@contextlib.contextmanager
-def _recorded_choices():
-    """Record every exponential-mechanism draw: (probabilities, scores, index).
-
-    (A recorder like tests/_privacy_checks.recorded_releases for the noise
-    module's exponential_choice, through which every exponential mechanism
-    draws; the draws are unchanged.)
-    """
-    choices = []
-    original = _noise.exponential_choice
-
-    def recorder(rng, probabilities, *, scores, coefficient):
-        index = original(rng, probabilities, scores=scores, coefficient=coefficient)
-        choices.append((np.copy(probabilities), np.copy(scores), index))
-        return index
-
-    with mock.patch.object(_noise, "exponential_choice", recorder):
-        yield choices
-
-
 @pytest.mark.parametrize(
     "params, budget",
     [(dict(rho=0.01), ZCDP(0.01)), (dict(epsilon=2.0, delta=0.0), PureDP(2.0))],
@@ -200,12 +178,17 @@ def test_threshold_choice_has_the_closed_form_law(params, budget, global_random_
     halved = exponential_probabilities(scores, epsilon=epsilon / 2)
     assert np.abs(halved - law).max() > 0.06
     rng = np.random.default_rng(global_random_seed)
-    with _recorded_choices() as choices:
+    with recorded_choices() as choices:
         est = AdaptiveCovariance(
             data_norm=1.0, assume_centered=True, random_state=rng, **params
         ).fit(X)
     assert len(choices) == 1
-    probabilities, recorded_scores, index = choices[0]
+    choice = choices[0]
+    probabilities, recorded_scores, index = (
+        choice.probabilities,
+        choice.scores,
+        choice.index,
+    )
     np.testing.assert_allclose(recorded_scores, scores, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(probabilities, law, rtol=1e-9, atol=1e-12)
     assert est.clip_threshold_ == 2.0**-index

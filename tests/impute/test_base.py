@@ -1,9 +1,6 @@
 """The private imputer: sensitivities, noise scale, laws, accuracy, API."""
 
-import contextlib
 import math
-from dataclasses import dataclass
-from unittest import mock
 
 import numpy as np
 import pytest
@@ -14,38 +11,13 @@ from dpcov.datasets import make_mixed_units_table
 from dpcov.decomposition import PCA
 from dpcov.impute import SimpleImputer
 from dpcov.impute._base import MEDIAN_STEPS, mean_noise
-from dpcov.mechanisms import _noise, exponential_radius_accuracy, median_probabilities
+from dpcov.mechanisms import exponential_radius_accuracy, median_probabilities
 from dpcov.mechanisms._ranges import median_scores
 from dpcov.preprocessing import StandardScaler
 from dpcov.utils._private_ranges import plan_private_ranges
-from tests._privacy_checks import recorded_releases
+from tests._privacy_checks import recorded_choices, recorded_releases
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcov.exceptions.SeededNoiseWarning")
-
-
-@dataclass
-class Choice:
-    """One draw of the exponential mechanism: its law and the index drawn."""
-
-    probabilities: np.ndarray
-    index: int
-
-
-@contextlib.contextmanager
-def recorded_choices():
-    # Every exponential-mechanism draw inside the block, in order: the
-    # probabilities the noise module draws the index from, and the index.
-    # (tests/_privacy_checks.recorded_releases sees additive releases only.)
-    choices = []
-    original = _noise.exponential_choice
-
-    def recorder(rng, probabilities, **kwargs):
-        index = original(rng, probabilities, **kwargs)
-        choices.append(Choice(np.copy(probabilities), index))
-        return index
-
-    with mock.patch.object(_noise, "exponential_choice", recorder):
-        yield choices
 
 
 def _pair_change(z, z_new, weight):

@@ -1,9 +1,6 @@
 """bounds="private": budget share, law, accuracy and errors of each estimator."""
 
-import contextlib
 import math
-from dataclasses import dataclass
-from unittest import mock
 
 import numpy as np
 import pytest
@@ -20,10 +17,11 @@ from dpcov.covariance import (
 )
 from dpcov.datasets import make_mixed_units_table, make_sensor_table
 from dpcov.decomposition import PCA
-from dpcov.mechanisms import _noise, exponential_probabilities
+from dpcov.mechanisms import exponential_probabilities
 from dpcov.mechanisms._ranges import SPREAD_GRID, spread_scores
 from dpcov.preprocessing import BoundsScaler, StandardScaler
 from dpcov.utils._private_ranges import RANGES_SHARE, plan_private_ranges
+from tests._privacy_checks import recorded_choices
 
 COVARIANCES = [
     GaussianCovariance,
@@ -34,31 +32,6 @@ COVARIANCES = [
 ]
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcov.exceptions.SeededNoiseWarning")
-
-
-@dataclass
-class Choice:
-    """One draw of the exponential mechanism: its law and the index drawn."""
-
-    probabilities: np.ndarray
-    index: int
-
-
-@contextlib.contextmanager
-def recorded_choices():
-    # Every exponential-mechanism draw inside the block, in order: the
-    # probabilities the noise module draws the index from, and the index.
-    # (tests/_privacy_checks.recorded_releases sees additive releases only.)
-    choices = []
-    original = _noise.exponential_choice
-
-    def recorder(rng, probabilities, **kwargs):
-        index = original(rng, probabilities, **kwargs)
-        choices.append(Choice(np.copy(probabilities), index))
-        return index
-
-    with mock.patch.object(_noise, "exponential_choice", recorder):
-        yield choices
 
 
 def test_plan_runs_each_step_at_its_share_of_the_budget():
