@@ -163,12 +163,16 @@ def outcomes(pair, make):
 
 @dataclass
 class Release:
-    """One additive release: ``noisy = value + noise`` of ``law`` at ``scale``."""
+    """One additive release: ``noisy = value + noise`` of ``law`` at ``scale``.
+
+    ``sensitivity`` is the one the call passed (used by the hardened noise).
+    """
 
     law: str
     scale: float
     value: np.ndarray
     noisy: np.ndarray
+    sensitivity: float = None
 
     @property
     def noise(self):
@@ -186,22 +190,32 @@ def recorded_releases():
     """
     releases = []
 
-    def wrap(name, law_of):
+    def wrap(name, law=None):
         original = getattr(_noise, name)
 
         def recorder(rng, value, scale, *args, **kwargs):
             noisy = original(rng, value, scale, *args, **kwargs)
+            # add_symmetric(rng, matrix, scale, law, sensitivity); the others
+            # (rng, value, scale, sensitivity).
+            named = ("law", "sensitivity") if law is None else ("sensitivity",)
+            call = dict(zip(named, args, strict=False)) | kwargs
             releases.append(
-                Release(law_of(args, kwargs), scale, np.copy(value), np.copy(noisy))
+                Release(
+                    law or call.get("law", "gaussian"),
+                    scale,
+                    np.copy(value),
+                    np.copy(noisy),
+                    call.get("sensitivity"),
+                )
             )
             return noisy
 
         return mock.patch.object(_noise, name, recorder)
 
     with (
-        wrap("add_gaussian", lambda a, k: "gaussian"),
-        wrap("add_laplace", lambda a, k: "laplace"),
-        wrap("add_symmetric", lambda a, k: a[0] if a else k.get("law", "gaussian")),
+        wrap("add_gaussian", "gaussian"),
+        wrap("add_laplace", "laplace"),
+        wrap("add_symmetric"),
     ):
         yield releases
 

@@ -168,43 +168,36 @@ def _centred_radius(plan, step, A, n, d, K, mean_noise, beta):
     return math.sqrt(c**2 + 2 * s * math.sqrt(t) * o + o**2)
 
 
-def test_centred_covariance_noise_scale(global_random_seed, monkeypatch):
-    # Two centred steps, with a spy on the noise call: each call's law, scale
+def test_centred_covariance_noise_scale(global_random_seed):
+    # Two centred steps, their noise calls recorded: each call's law, scale
     # and sensitivity must be the closed form: Gaussian, sqrt(2) c'**2 / (n
     # sqrt(2 rho_i)) and sqrt(2) c'**2 / n, c' from public values and, at
     # step 2, the whitening A of the step-1 release (rebuilt here from that
     # release); the noised statistic must be the clipped second moment of
     # the rows whitened by that A (recomputed here), and the estimate the
-    # last release, projected on the PSD cone, in the frame of A. The spy
-    # passes the call on unchanged, so the release is the statistic plus a
-    # draw of the sampler at the recorded scale: one fit checks the scale
+    # last release, projected on the PSD cone, in the frame of A. The
+    # recorder passes the call on unchanged, so the release is the statistic
+    # plus a draw of the sampler at the recorded scale: one fit checks the scale
     # exactly (the samplers' laws are tested in tests/mechanisms). A few
     # seeds vary the released whitening, hence the widened radii.
     n, d, rho, K, beta, mean_noise = 1000, 3, 0.5, 4.0, 0.1, 0.05
     Y = np.random.default_rng(global_random_seed).normal(size=(n, d))
     plan = covariance_plan(n, d, rho, K, n_steps=2, early_share=0.25, beta=beta)
-    calls = []
-    original = _noise.add_symmetric
-
-    def spy(rng, matrix, scale, law="gaussian", sensitivity=None):
-        noisy = original(rng, matrix, scale, law, sensitivity)
-        calls.append((matrix, scale, law, sensitivity, noisy))
-        return noisy
-
-    monkeypatch.setattr(_noise, "add_symmetric", spy)
     for seed in range(3):
-        calls.clear()
-        covariance, _, frame, scales = coinpress_centred_covariance(
-            Y,
-            plan,
-            np.random.default_rng([global_random_seed, seed]),
-            mean_noise=mean_noise,
-            condition=K,
-            beta=beta,
-        )
+        with recorded_releases() as calls:
+            covariance, _, frame, scales = coinpress_centred_covariance(
+                Y,
+                plan,
+                np.random.default_rng([global_random_seed, seed]),
+                mean_noise=mean_noise,
+                condition=K,
+                beta=beta,
+            )
         assert len(calls) == 2
         A = np.eye(d)
-        for step, (matrix, scale, law, sensitivity, noisy) in enumerate(calls):
+        for step, call in enumerate(calls):
+            matrix, scale, law = call.value, call.scale, call.law
+            sensitivity, noisy = call.sensitivity, call.noisy
             c = _centred_radius(plan, step, A, n, d, K, mean_noise, beta)
             sigma = math.sqrt(2) * c**2 / (n * math.sqrt(2 * plan.rhos[step]))
             assert law == "gaussian"
