@@ -25,6 +25,7 @@ affected by the switch.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -165,7 +166,7 @@ def add_symmetric(rng, matrix, scale, law="gaussian", sensitivity=None):
     """
     if not secure():
         return matrix + symmetric_matrix(rng, matrix.shape[0], scale, law)
-    rows, cols = np.triu_indices(matrix.shape[0])
+    rows, cols = upper_triangle(matrix.shape[0])
     upper = _hardened_release(matrix[rows, cols], scale, sensitivity, law)
     noisy = np.empty(matrix.shape)
     noisy[rows, cols] = upper
@@ -428,6 +429,15 @@ def truncated_laplace(rng, scale, bound, size=None):
     return sign * np.minimum(magnitude, bound)
 
 
+@lru_cache(maxsize=32)
+def upper_triangle(n_features, k=0):
+    """``numpy.triu_indices(n_features, k)``, read-only, computed once per size."""
+    rows, cols = np.triu_indices(n_features, k)
+    rows.flags.writeable = False
+    cols.flags.writeable = False
+    return rows, cols
+
+
 def symmetric_matrix(rng, n_features, scale, law="gaussian"):
     """Draw a symmetric "Wigner" noise matrix.
 
@@ -454,7 +464,7 @@ def symmetric_matrix(rng, n_features, scale, law="gaussian"):
         Symmetric noise matrix.
     """
     draw = {"gaussian": gaussian, "laplace": laplace}[law]
-    rows, cols = np.triu_indices(n_features)
+    rows, cols = upper_triangle(n_features)
     upper = draw(rng, scale, rows.shape[0])
     noise = np.empty((n_features, n_features))
     noise[rows, cols] = upper

@@ -58,7 +58,7 @@ def haar_orthogonal(rng, n_features):
 def _log_acceptance(s):
     # Log acceptance probability of each proposal (rows of s).
     d = s.shape[-1]
-    i, j = np.triu_indices(d, k=1)
+    i, j = _noise.upper_triangle(d, 1)
     return np.sum(np.log(d * (s[..., i] + s[..., j]) / 2.0), axis=-1)
 
 

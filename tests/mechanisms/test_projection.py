@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from scipy import optimize
+from scipy import linalg, optimize
 
 from dpcov.mechanisms import (
     project_capped_simplex,
@@ -12,6 +12,7 @@ from dpcov.mechanisms import (
     project_psd_bounded,
     spectral_map,
 )
+from dpcov.mechanisms._projection import symmetric_eigh, symmetric_eigvalsh
 
 
 def _random_symmetric(rng, d):
@@ -106,3 +107,29 @@ def test_projections_with_floor(global_random_seed):
     np.testing.assert_allclose(
         project_feasible(np.eye(3), 0.5, floor=0.2), 0.2 * np.eye(3)
     )
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 5, 8, 17, 31, 32, 40])
+def test_host_eigendecomposition_is_scipys_bit_for_bit(d, global_random_seed):
+    # Small matrices call LAPACK's dsyevr directly, as SciPy's eigh and
+    # eigvalsh call it: the results must be identical, not merely close, so
+    # that no fit's output depends on which path ran. Random, tied, zero,
+    # Fortran-ordered and strided inputs.
+    rng = np.random.default_rng(global_random_seed)
+    tied = np.diag(np.repeat([2.0, -1.0], (d + 1) // 2)[:d])
+    wide = _random_symmetric(rng, 2 * d)[::2, ::2]
+    for matrix in (
+        _random_symmetric(rng, d),
+        1e-300 * _random_symmetric(rng, d),
+        tied,
+        np.zeros((d, d)),
+        np.asfortranarray(_random_symmetric(rng, d)),
+        wide,
+    ):
+        values, vectors = symmetric_eigh(matrix)
+        expected_values, expected_vectors = linalg.eigh(matrix, check_finite=False)
+        np.testing.assert_array_equal(values, expected_values)
+        np.testing.assert_array_equal(vectors, expected_vectors)
+        np.testing.assert_array_equal(
+            symmetric_eigvalsh(matrix), linalg.eigvalsh(matrix, check_finite=False)
+        )
