@@ -8,7 +8,12 @@ import pytest
 import dpcov
 from dpcov.covariance import GaussianCovariance
 from dpcov.mechanisms import _discrete
-from tests._privacy_checks import gaussian_shift, laplace_event_loss, recorded_releases
+from tests._privacy_checks import (
+    fitted_mechanism,
+    gaussian_shift,
+    laplace_event_loss,
+    recorded_releases,
+)
 
 from ..mechanisms._samplers import SeededSource
 
@@ -24,11 +29,15 @@ def _unit_rows(n, d, seed, radius=1.0):
     )
 
 
-def _fit(X, rng, **params):
+def _estimator(rng, **params):
     """GaussianCovariance on rows about the origin, raw noisy matrix kept."""
     return GaussianCovariance(
         assume_centered=True, store_raw=True, random_state=rng, **params
-    ).fit(X)
+    )
+
+
+def _fit(X, rng, **params):
+    return _estimator(rng, **params).fit(X)
 
 
 def _upper_residuals(est, target):
@@ -126,37 +135,38 @@ def _neighbours(n, d, R):
     return a, b
 
 
-@pytest.fixture(params=[False, True], ids=["numpy", "secure_noise"])
+@pytest.fixture(
+    params=[False, pytest.param(True, marks=pytest.mark.slow)],
+    ids=["numpy", "secure_noise"],
+)
 def noise_switch(request, monkeypatch, global_random_seed):
-    """Both samplers: numpy's, and the exact discrete ones (seeded source)."""
+    """Both samplers: numpy's, and the exact discrete ones (seeded source, slow)."""
     monkeypatch.setattr(_discrete, "_source", SeededSource(global_random_seed))
     with dpcov.config_context(secure_noise=request.param):
         yield request.param
 
 
-@pytest.mark.slow
 def test_gaussian_neighbours_privacy_loss(global_random_seed, noise_switch):
     # Project the raw release on (e1e1^T - e2e2^T)/sqrt(2): the two neighbours
     # give N(m, s^2) and N(m - Delta, s^2) with Delta = sqrt(2) R^2 / n, and a
     # rho-zCDP Gaussian mechanism has Delta / s = sqrt(2 rho) = 1 here. A
     # factor-2 error in the sensitivity or the scale gives 0.5 or 2. The
     # discrete Gaussian on its grid (secure_noise) has the same shift up to
-    # its 2**-9 of extra noise.
+    # its 2**-9 of extra noise. The releases are drawn from the fit's own
+    # mechanism on its inputs (fitted_mechanism: the law of refitting).
     n, d, R, rho, reps = 10, 3, 1.0, 0.5, 3000
     a, b = _neighbours(n, d, R)
     rng = np.random.default_rng(global_random_seed)
 
     def stat(X):
-        raw = _fit(X, rng, rho=rho, data_norm=R).raw_covariance_
-        return (raw[0, 0] - raw[1, 1]) / math.sqrt(2)
+        draw = fitted_mechanism(_estimator(rng, rho=rho, data_norm=R), X)
+        raws = [draw(rng).raw for _ in range(reps)]
+        return [(raw[0, 0] - raw[1, 1]) / math.sqrt(2) for raw in raws]
 
-    shift, se = gaussian_shift(
-        [stat(a) for _ in range(reps)], [stat(b) for _ in range(reps)]
-    )
+    shift, se = gaussian_shift(stat(a), stat(b))
     assert shift == pytest.approx(math.sqrt(2 * rho), abs=5 * se)
 
 
-@pytest.mark.slow
 def test_laplace_neighbours_privacy_loss(global_random_seed, noise_switch):
     # Pure DP on a worst-case pair for the L1 sensitivity at d = 2: x and y
     # orthogonal unit vectors at angle a = atan2(1, 2) / 2 from the axes give
@@ -166,7 +176,7 @@ def test_laplace_neighbours_privacy_loss(global_random_seed, noise_switch):
     # neighbours' values (in the direction of D), the density ratio is
     # exp(|D|_1 / b) = e^eps exactly. Factor-2 errors in b give 2 eps or eps/2.
     # The discrete Laplace on its grid (secure_noise) gives the same ratio up
-    # to its 2**-9 of extra noise.
+    # to its 2**-9 of extra noise. Releases drawn as in the test above.
     n, R, eps, reps = 10, 1.0, 2.0, 8000
     angle = math.atan2(1.0, 2.0) / 2
     x = R * np.array([math.cos(angle), math.sin(angle)])
@@ -178,11 +188,14 @@ def test_laplace_neighbours_privacy_loss(global_random_seed, noise_switch):
     assert np.abs(np.triu(sa - sb)).sum() == pytest.approx(math.sqrt(5) * R**2 / n)
     rng = np.random.default_rng(global_random_seed)
 
-    def event(X):
-        raw = _fit(X, rng, epsilon=eps, delta=0.0, data_norm=R).raw_covariance_
-        return raw[0, 0] > sa[0, 0] and raw[0, 1] > sa[0, 1] and raw[1, 1] < sa[1, 1]
+    def events(X):
+        draw = fitted_mechanism(_estimator(rng, epsilon=eps, delta=0.0, data_norm=R), X)
+        raws = np.array([draw(rng).raw for _ in range(reps)])
+        return (
+            (raws[:, 0, 0] > sa[0, 0])
+            & (raws[:, 0, 1] > sa[0, 1])
+            & (raws[:, 1, 1] < sa[1, 1])
+        )
 
-    loss, se = laplace_event_loss(
-        [event(a) for _ in range(reps)], [event(b) for _ in range(reps)]
-    )
+    loss, se = laplace_event_loss(events(a), events(b))
     assert loss == pytest.approx(eps, abs=5 * se)
