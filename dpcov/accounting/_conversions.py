@@ -13,6 +13,7 @@ whole package, lives here too: this module imports no other of the package.
 import math
 import sys
 from fractions import Fraction
+from functools import lru_cache
 from numbers import Real
 
 import numpy as np
@@ -91,6 +92,18 @@ def zcdp_epsilon(rho, delta):
         return 0.0
     if delta == 0 or np.isinf(rho):
         return math.inf
+    return _cks_epsilon(float(rho), float(delta))
+
+
+#: Conversions remembered: a fit converts its (epsilon, delta) once, but a
+#: search or a pipeline fits with the same few budgets many times, and each
+#: conversion is a numerical minimisation (inverting one for rho takes about 20).
+_CACHE_SIZE = 4096
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _cks_epsilon(rho, delta):
+    # zcdp_epsilon for 0 < rho < inf and 0 < delta < 1.
     log_inv_delta = -math.log(delta)
     classical = rho + 2.0 * math.sqrt(rho * log_inv_delta)
     # The optimum is near alpha = 1 + sqrt(log(1/delta)/rho); search log(alpha-1)
@@ -146,7 +159,12 @@ def zcdp_rho(epsilon, delta):
         return 0.0
     if np.isinf(epsilon):
         return math.inf
+    return _cks_rho(float(epsilon), float(delta))
 
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _cks_rho(epsilon, delta):
+    # zcdp_rho for 0 < epsilon < inf and 0 < delta < 1.
     def gap(r):
         return zcdp_epsilon(r, delta) - epsilon
 
