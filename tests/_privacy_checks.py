@@ -16,11 +16,12 @@
   The samplers' laws themselves are tested in ``tests/mechanisms``.
 * :func:`recorded_choices` does the same for the exponential mechanism:
   every index drawn, with the probabilities and scores it was drawn from.
-* :func:`fitted_mechanism` binds the noise-adding step of a covariance fit
-  to the inputs one fit gives it (the exact second moment and public
-  values), so a neighbour audit draws thousands of releases from it instead
-  of refitting: their law is the fit's, and the fit's post-processing
-  (its shrinkage bootstrap, many times the mechanism's cost) is skipped.
+* :func:`fitted_step` binds a noisy step of a fit to the inputs one fit
+  gives it (exact statistics and public values), so a neighbour audit draws
+  thousands of its outputs instead of refitting: their law is the fit's, and
+  the rest of the fit (a covariance fit's shrinkage bootstrap, many times
+  the mechanism's cost) is skipped. :func:`fitted_mechanism` does it for a
+  covariance fit's mechanism and checks the release the fit recorded.
 * :func:`outcome` and :func:`outcomes` record what a fit lets out on one
   dataset: a neighbouring pair chosen to break a privacy claim (an extreme
   finite row against an ordinary one) must give the same outcome, a fit or
@@ -225,34 +226,49 @@ def recorded_releases():
         yield releases
 
 
-def fitted_mechanism(estimator, X, *, half_widths=None):
-    """The release one fit of ``estimator`` on ``X`` draws, as a sampler.
+def fitted_step(estimator, X, step):
+    """One fit with a spy on a noisy step of ``estimator``, as a sampler.
 
-    Fits once with a spy on the estimator's ``_mechanism`` (the step that
-    adds the noise to the exact second moment of the processed rows), checks
-    that the fit recorded that call's release (``raw_covariance_`` where
-    ``store_raw=True``, and every attribute the release carries), and returns
-    ``draw(rng)``: the same call on the same inputs with another generator,
-    a :class:`~dpcov.covariance._base.Release`. The inputs are the exact
-    statistic and public values, fixed before any noise is drawn, so ``draw``
-    has the law of the fit's release; an audit draws from it instead of
-    refitting, skipping the fit's post-processing (whose shrinkage bootstrap
-    costs many times the mechanism).
-
-    ``half_widths``: the public box's, when the mechanism works in the box's
-    unit coordinates (``raw_covariance_`` is then ``raw * h h^T``).
+    Fits ``estimator`` on ``X`` once with a spy on its method ``step`` (which
+    takes the generator as ``rng=``), and returns that call's output and
+    ``draw(rng)``: the same call on the same inputs with another generator.
+    Where the step's inputs are exact statistics and public values, fixed
+    before any noise is drawn, ``draw`` has the law of the fit's output of
+    that step: a neighbour audit draws from it instead of refitting, and
+    skips the rest of the fit (a covariance fit's shrinkage bootstrap costs
+    many times its mechanism).
     """
     calls = []
-    mechanism = estimator._mechanism
+    method = getattr(estimator, step)
 
     def spy(*args, **kwargs):
-        release = mechanism(*args, **kwargs)
-        calls.append((args, kwargs, release))
-        return release
+        output = method(*args, **kwargs)
+        calls.append((args, kwargs, output))
+        return output
 
-    with mock.patch.object(estimator, "_mechanism", spy, create=True):
+    with mock.patch.object(estimator, step, spy, create=True):
         estimator.fit(X)
-    ((args, kwargs, release),) = calls  # the bootstrap calls release.simulate
+    ((args, kwargs, output),) = calls
+    kwargs = {key: value for key, value in kwargs.items() if key != "rng"}
+
+    def draw(rng):
+        return method(*args, rng=rng, **kwargs)
+
+    return output, draw
+
+
+def fitted_mechanism(estimator, X, *, half_widths=None):
+    """:func:`fitted_step` on a covariance fit's mechanism, its release checked.
+
+    The mechanism (``_mechanism``) adds the noise to the exact second moment
+    of the processed rows. Checks that the fit recorded that call's release
+    (``raw_covariance_`` where ``store_raw=True``, and every attribute the
+    release carries) and returns ``draw(rng)``, which returns a
+    :class:`~dpcov.covariance._base.Release`. ``half_widths``: the public
+    box's, when the mechanism works in the box's unit coordinates
+    (``raw_covariance_`` is then ``raw * h h^T``).
+    """
+    release, draw = fitted_step(estimator, X, "_mechanism")
     if estimator.store_raw:
         units = 1.0 if half_widths is None else np.outer(half_widths, half_widths)
         np.testing.assert_allclose(
@@ -260,11 +276,6 @@ def fitted_mechanism(estimator, X, *, half_widths=None):
         )
     for name, value in release.attributes.items():
         np.testing.assert_array_equal(getattr(estimator, name), value)
-    kwargs = {key: value for key, value in kwargs.items() if key != "rng"}
-
-    def draw(rng):
-        return mechanism(*args, rng=rng, **kwargs)
-
     return draw
 
 

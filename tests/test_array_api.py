@@ -35,6 +35,7 @@ def _array_api_compat_installed():
     return True
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     _release(scipy) < (1, 14),
     reason="scikit-learn's array_api_dispatch needs SciPy >= 1.14 "

@@ -174,6 +174,7 @@ def test_dask_fit_on_local_cluster(client, Estimator):
     _assert_same_fit(lazy, eager)
 
 
+@pytest.mark.slow
 def test_pca_on_local_cluster(client):
     X = _data(seed=2)
     eager = PCA(n_components=3, random_state=0).fit(X)

@@ -19,7 +19,12 @@ from dpcov.covariance._gauss import gauss_noise
 from dpcov.covariance._separate import separate_noise
 from dpcov.datasets import make_zipf_norms
 from dpcov.mechanisms import exponential_probabilities
-from tests._privacy_checks import gaussian_shift, recorded_choices, recorded_releases
+from tests._privacy_checks import (
+    fitted_step,
+    gaussian_shift,
+    recorded_choices,
+    recorded_releases,
+)
 
 
 def test_clipping_bias_by_hand():
@@ -289,20 +294,20 @@ def test_trace_neighbours(global_random_seed):
     rng = np.random.default_rng(global_random_seed)
 
     def stat(X):
-        return (
-            AdaptiveCovariance(
-                rho=0.5 / STEP_SHARES["trace"],
-                data_norm=R,
-                assume_centered=True,
-                random_state=rng,
-            )
-            .fit(X)
-            .trace_bound_
+        # Bounds drawn from the fit's own trace step on its inputs (the exact
+        # sum of squared norms and public values; fitted_step: the law of
+        # refitting, without the refits).
+        est = AdaptiveCovariance(
+            rho=0.5 / STEP_SHARES["trace"],
+            data_norm=R,
+            assume_centered=True,
+            random_state=rng,
         )
+        bound, draw = fitted_step(est, X, "_release_trace_bound")
+        assert est.trace_bound_ == bound
+        return [draw(rng) for _ in range(3000)]
 
-    shift, se = gaussian_shift(
-        [stat(a) for _ in range(3000)], [stat(b) for _ in range(3000)]
-    )
+    shift, se = gaussian_shift(stat(a), stat(b))
     assert shift == pytest.approx(1.0, abs=5 * se)
 
 

@@ -112,7 +112,15 @@ def test_bootstrap_reads_public_inputs_only():
 # AdaptiveCovariance is left out: centred on the noisy mean, zero rows become
 # rows -e (e the mean's noise), which it clips at a threshold of their own
 # scale, so its release holds that rank-one term as signal, not noise.
-@pytest.mark.parametrize("cls", [c for c in ESTIMATORS if c is not AdaptiveCovariance])
+@pytest.mark.parametrize(
+    "cls",
+    [
+        # Five nuclear fits at d = 20 (Gibbs sampler, and its bootstrap): 4 s.
+        pytest.param(c, marks=pytest.mark.slow) if c is NuclearLaplaceCovariance else c
+        for c in ESTIMATORS
+        if c is not AdaptiveCovariance
+    ],
+)
 def test_pure_noise_is_shrunk_to_the_target(cls):
     # Rows all zero, assume_centered: the release is the mechanism's noise.
     # The estimate is kept only if its energy exceeds the mean energy of

@@ -63,6 +63,7 @@ def test_default_works_out_of_the_box():
     np.testing.assert_allclose(est.precision_ @ est.covariance_, np.eye(10), atol=1e-8)
 
 
+@pytest.mark.slow
 def test_preconditioning_beats_naive_at_large_condition_numbers():
     # Rotated eigenbases, condition numbers 1, 1e2, 1e4, tight public bounds
     # (min_variance=1, max_variance=kappa), n = 1e5, epsilon = 1, delta = 1e-6.
@@ -97,6 +98,7 @@ def test_preconditioning_beats_naive_at_large_condition_numbers():
             assert max(ours) * 5 < min(naive)
 
 
+@pytest.mark.slow
 def test_mean_error_in_mahalanobis_norm():
     # With condition number 1e3 the mean's Mahalanobis error is
     # within 3x of the non-private sqrt(d / n), at n = 1e5 and 1e6.
@@ -311,7 +313,7 @@ def test_mean_frame_follows_the_public_bounds():
 # cell with plenty of signal.
 LOW_SIGNAL_CELLS = [
     (10, 4000, 1e2, 0.1),
-    (10, 4000, 1e4, 0.1),
+    pytest.param(10, 4000, 1e4, 0.1, marks=pytest.mark.slow),
     pytest.param(50, 20_000, 1e3, 0.1, marks=pytest.mark.slow),
     pytest.param(50, 20_000, 1e3, 0.5, marks=pytest.mark.slow),
 ]
@@ -501,6 +503,7 @@ def test_bad_input_sparse_and_parameters():
     assert est.rho_spent_ == 0.1 and est.epsilon_spent_ == np.inf
 
 
+@pytest.mark.slow
 def test_pipeline_and_grid_search():
     rng, mu, S = _gaussian(3, 10.0, 7)
     X = rng.multivariate_normal(mu, S, size=4000)

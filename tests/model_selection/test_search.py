@@ -207,6 +207,7 @@ def test_score_noise_matches_the_closed_form():
     assert search.score_noise_scale_ == pytest.approx(expected, rel=1e-12)
 
 
+@pytest.mark.slow
 def test_score_noise_on_worst_case_neighbours():
     # Two held-out sets that differ in one row: a zero row (score -||C||^2,
     # the low end of the range when C is PSD) and r times the top
@@ -304,6 +305,7 @@ def test_neighbouring_datasets_whole_search():
 # --- choices ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_picks_the_right_norm_bound_most_of_the_time():
     # Rows of norm about 1; data_norm 0.01 shrinks the estimate to almost 0,
     # data_norm 100 buries it in noise 10^4 times larger, and 1 is right.
