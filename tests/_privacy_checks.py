@@ -226,6 +226,27 @@ def recorded_releases():
         yield releases
 
 
+@contextlib.contextmanager
+def recorded_calls(target, name):
+    """Record every call of ``target.name`` inside the block, in order.
+
+    The calls are passed on unchanged; yields the list of ``(args, kwargs,
+    result)`` it fills. For a helper that draws noise without an additive
+    release (which :func:`recorded_releases` records), or for one step of a
+    fit (``target`` an estimator, ``name`` its method).
+    """
+    calls = []
+    original = getattr(target, name)
+
+    def recorder(*args, **kwargs):
+        result = original(*args, **kwargs)
+        calls.append((args, kwargs, result))
+        return result
+
+    with mock.patch.object(target, name, recorder):
+        yield calls
+
+
 def fitted_step(estimator, X, step):
     """One fit with a spy on a noisy step of ``estimator``, as a sampler.
 
@@ -238,15 +259,8 @@ def fitted_step(estimator, X, step):
     skips the rest of the fit (a covariance fit's shrinkage bootstrap costs
     many times its mechanism).
     """
-    calls = []
     method = getattr(estimator, step)
-
-    def spy(*args, **kwargs):
-        output = method(*args, **kwargs)
-        calls.append((args, kwargs, output))
-        return output
-
-    with mock.patch.object(estimator, step, spy, create=True):
+    with recorded_calls(estimator, step) as calls:
         estimator.fit(X)
     ((args, kwargs, output),) = calls
     kwargs = {key: value for key, value in kwargs.items() if key != "rng"}

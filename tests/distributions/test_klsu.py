@@ -19,23 +19,7 @@ from dpcov.distributions._klsu import (
     weak_ppc_condition,
 )
 from dpcov.mechanisms import _noise, project_psd
-
-
-def _record(monkeypatch, module, name):
-    # Record every call of module.name (arguments and result) and pass it on
-    # unchanged. NaivePCE and KVMean draw their noise with the raw samplers
-    # (_noise.symmetric_matrix and _noise.gaussian), not through the additive
-    # releases that tests._privacy_checks.recorded_releases wraps.
-    calls = []
-    original = getattr(module, name)
-
-    def recorder(*args, **kwargs):
-        result = original(*args, **kwargs)
-        calls.append((args, kwargs, result))
-        return result
-
-    monkeypatch.setattr(module, name, recorder)
-    return calls
+from tests._privacy_checks import recorded_calls
 
 
 def test_naive_pce_noise_closed_form():
@@ -88,7 +72,7 @@ def test_naive_pce_clips_rows_of_any_finite_size(scale):
     )
 
 
-def test_naive_pce_noise_variance(global_random_seed, monkeypatch):
+def test_naive_pce_noise_variance(global_random_seed):
     # The release is PSD(Z.T Z / n + Y), Y symmetric Gaussian noise of s.d.
     # T / (n sqrt(rho)) per upper-triangular entry (Frobenius sensitivity
     # sqrt(2) T / n through sigma = Delta / sqrt(2 rho)), T the public
@@ -103,8 +87,9 @@ def test_naive_pce_noise_variance(global_random_seed, monkeypatch):
     L = math.log(2 * n / beta)
     T = K * (d + 2 * math.sqrt(d * L) + 2 * L)
     assert np.linalg.norm(Z, axis=1).max() < math.sqrt(T)
-    draws = _record(monkeypatch, _noise, "symmetric_matrix")
-    release = naive_pce(Z, rho=rho, beta=beta, condition=K, rng=rng)
+    # NaivePCE draws its noise with the raw sampler, not an additive release.
+    with recorded_calls(_noise, "symmetric_matrix") as draws:
+        release = naive_pce(Z, rho=rho, beta=beta, condition=K, rng=rng)
     ((args, kwargs, noise),) = draws
     _, size, scale, *law = args
     assert size == d and law in ([], ["gaussian"]) and not kwargs
@@ -206,7 +191,7 @@ def test_coarse_bin_huge_range_is_cheap_and_correct():
     assert center == 123.0
 
 
-def test_kv_mean_noise_variance(global_random_seed, monkeypatch):
+def test_kv_mean_noise_variance(global_random_seed):
     # Data far from bin edges: the coarse step (half the budget) finds the
     # bin at 10, and [10 - w, 10 + w] holds every value, so the fine step
     # releases the exact mean plus one Gaussian draw of s.d. (2 w / n) /
@@ -220,9 +205,12 @@ def test_kv_mean_noise_variance(global_random_seed, monkeypatch):
     values = rng.normal(size=n) * 0.2 + 10.0
     w = kv_fine_width(n, 1.0, beta)
     sigma = (2 * w / n) / math.sqrt(2 * rho / 2)
-    coarse = _record(monkeypatch, _klsu, "kv_coarse_bin")
-    draws = _record(monkeypatch, _noise, "gaussian")
-    mean = kv_mean(values, rho=rho, beta=beta, width=1.0, radius=100.0, rng=rng)
+    # KVMean draws its noise with the raw sampler, not an additive release.
+    with (
+        recorded_calls(_klsu, "kv_coarse_bin") as coarse,
+        recorded_calls(_noise, "gaussian") as draws,
+    ):
+        mean = kv_mean(values, rho=rho, beta=beta, width=1.0, radius=100.0, rng=rng)
     ((_, _, center),) = coarse
     assert center == 10.0
     assert np.all(np.abs(values - center) < w)
