@@ -6,7 +6,8 @@
 
 ``--set`` replaces a grid axis's values (comma-separated) or sets an option
 (a reference's path, a CSV file); ``--docs`` also writes the table into the
-docs' include the study names, with the command that made it.
+docs' include the study names, with the command that made it, and the
+study's figure (if it has one) over the docs' image.
 """
 
 import argparse
@@ -76,6 +77,10 @@ def main(argv=None):
             if study.docs is None:
                 raise SystemExit(f"{name} has no docs include")
             shutil.copyfile(path, ROOT / study.docs)
+            if study.image is not None:
+                if not path.with_suffix(".png").exists():
+                    raise SystemExit(f"{name}: its figure needs matplotlib")
+                shutil.copyfile(path.with_suffix(".png"), ROOT / study.image)
     return 0
 
 

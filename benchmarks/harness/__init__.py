@@ -5,7 +5,8 @@ its data, its methods and its metric (:class:`Study`), or its timed calls
 (:class:`TimingStudy`). The harness supplies what every study shares: the
 seeding (repetition ``r`` uses seed ``r``, the same data and seed for every
 method, so differences are paired), summaries with standard errors, same-run
-timing ratios, the machine record, and the JSON and reStructuredText writers.
+timing ratios, the machine record, the JSON and reStructuredText writers, and
+figures drawn from the same rows.
 
     python -m benchmarks list
     python -m benchmarks run tables --quick
@@ -14,6 +15,7 @@ timing ratios, the machine record, and the JSON and reStructuredText writers.
 
 from .data import TABLES, load_table, public_bounds
 from .machine import machine_record
+from .plot import line_figure
 from .report import rst_table, write_results
 from .stats import bootstrap_interval, near_best, paired_se, ratio_se, summarize
 from .study import Combined, Study, TimingStudy, all_studies, get_study
@@ -27,6 +29,7 @@ __all__ = [
     "all_studies",
     "bootstrap_interval",
     "get_study",
+    "line_figure",
     "load_table",
     "machine_record",
     "near_best",

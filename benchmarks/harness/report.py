@@ -82,7 +82,8 @@ def write_results(study, rows, text, machine, argv, out):
     """Write ``<out>/<name>.json`` and ``<out>/<name>.rst``; return the rst path.
 
     The rst is the table text followed by the command that regenerates it and
-    the machine it ran on, so the docs can include it as it is.
+    the machine it ran on, so the docs can include it as it is. A study with
+    a figure also gets ``<out>/<name>.png`` where matplotlib is installed.
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -97,4 +98,13 @@ def write_results(study, rows, text, machine, argv, out):
     )
     path = out / f"{study.name}.rst"
     path.write_text(body)
+    if study.figure is not None:
+        try:
+            figure = study.figure(rows)
+        except ModuleNotFoundError as error:
+            if error.name != "matplotlib":
+                raise
+            print(f"{study.name}: no figure (matplotlib is not installed)")
+        else:
+            figure.savefig(out / f"{study.name}.png", dpi=110)
     return path

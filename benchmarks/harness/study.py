@@ -54,6 +54,12 @@ class Study:
         ``"quick"`` (true in the smoke run).
     docs : str, optional
         The docs' include this study writes with ``--docs``.
+    figure : callable, optional
+        ``figure(rows)`` draws the study's figure (a matplotlib ``Figure``,
+        see :func:`~benchmarks.harness.plot.line_figure`) from the rows the
+        table shows.
+    image : str, optional
+        The docs' image the figure replaces with ``--docs``.
     keep : callable, optional
         ``keep(cell)`` false leaves a cell of the grid's product out (a
         ragged grid).
@@ -70,6 +76,8 @@ class Study:
     quick: dict = field(default_factory=dict)
     options: dict = field(default_factory=dict)
     docs: str = None
+    figure: Callable = None
+    image: str = None
     keep: Callable = None
 
     def cells(self, grid):

@@ -29,7 +29,7 @@ from dpcov.covariance import (
 from dpcov.datasets import make_zipf_norms
 from dpcov.decomposition import PCA
 
-from ..harness import Study
+from ..harness import Study, line_figure
 from ._covariance import quiet_fit, rel_error
 
 ESTIMATORS = [GaussianCovariance, SeparateCovariance, AdaptiveCovariance]
@@ -67,6 +67,38 @@ def _bound(j, cls):
     return method
 
 
+ESTIMATOR_COLUMNS = {
+    "GaussianCovariance": "GaussianCov error",
+    "SeparateCovariance": "SeparateCov error",
+    "AdaptiveCovariance": "AdaptiveCov error",
+}
+
+
+def _private_levels(rows):
+    # The private radius's median error, dashed, beside the fixed bounds.
+    private = [r for r in rows if r["ratio"] == "private"]
+    return {
+        label: private[0][column][0] if private else None
+        for label, column in ESTIMATOR_COLUMNS.items()
+    }
+
+
+def _figure(rows):
+    return line_figure(
+        rows,
+        x="ratio",
+        series=ESTIMATOR_COLUMNS,
+        panel=lambda r: f"{r['dataset']} rows, epsilon = {r['epsilon']:g}",
+        xlabel="data_norm / largest row norm",
+        ylabel="relative Frobenius error",
+        logx=True,
+        logy=True,
+        reference=(1.0, "zero matrix"),
+        levels=_private_levels,
+        levels_label="private radius (data_norm=None)",
+    )
+
+
 STUDY = Study(
     name="bounds",
     title=__doc__.splitlines()[0],
@@ -89,6 +121,8 @@ STUDY = Study(
         "repeats": 2,
     },
     docs="docs/user_guide/_bench_bounds.rst",
+    figure=_figure,
+    image="docs/_static/bench_bounds.png",
 )
 
 ANGLE_METHODS = {
