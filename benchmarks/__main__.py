@@ -5,7 +5,8 @@
         [--set KEY=VALUE[,VALUE...]] [--n-jobs J] [--out DIR] [--docs]
 
 ``--set`` replaces a grid axis's values (comma-separated) or sets an option
-(a reference's path, a CSV file); ``--docs`` also writes the table into the
+(a reference's path, a CSV file) in every named study that has it (a key no
+named study has is an error); ``--docs`` also writes the table into the
 docs' include the study names, with the command that made it, and the
 study's figure (if it has one) over the docs' image.
 """
@@ -38,6 +39,19 @@ def _overrides(pairs):
     return out
 
 
+def _shown(args, keys):
+    """The arguments that reproduce one study's run (not where it wrote)."""
+    shown = ["--quick"] if args.quick else []
+    if args.repeats is not None:
+        shown += ["--repeats", str(args.repeats)]
+    for pair in args.set:
+        if pair.partition("=")[0] in keys:
+            shown += ["--set", pair]
+    if args.n_jobs != 1:
+        shown += ["--n-jobs", str(args.n_jobs)]
+    return shown
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -57,19 +71,20 @@ def main(argv=None):
             where = f"  [{study.docs}]" if study.docs else ""
             print(f"{name:24s} {study.title}{where}")
         return 0
-    shown = [a for a in (argv if argv is not None else sys.argv[1:]) if a != "--docs"]
-    shown = shown[shown.index("run") + 1 :]
-    for name in args.names:
-        study = get_study(name)
+    overrides = _overrides(args.set)
+    studies = [get_study(name) for name in args.names]
+    if unknown := set(overrides) - set().union(*(s.keys() for s in studies)):
+        raise SystemExit(f"no study named has the grid axis or option {unknown}")
+    for name, study in zip(args.names, studies, strict=True):
+        keys = study.keys()
         grid, options, repeats = study.settings(
-            quick=args.quick, overrides=_overrides(args.set), repeats=args.repeats
+            quick=args.quick,
+            overrides={k: v for k, v in overrides.items() if k in keys},
+            repeats=args.repeats,
         )
         start = time.perf_counter()
         rows, text = study.execute(grid, options, repeats, n_jobs=args.n_jobs)
-        shown_args = [a for a in shown if a not in args.names]
-        if "--out" in shown_args:  # where it wrote is not part of what it ran
-            i = shown_args.index("--out")
-            del shown_args[i : i + 2]
+        shown_args = _shown(args, keys)
         path = write_results(study, rows, text, machine_record(), shown_args, args.out)
         print(path.read_text())
         print(f"[{name}: {time.perf_counter() - start:.1f} s]", flush=True)

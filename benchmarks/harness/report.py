@@ -3,6 +3,7 @@
 import json
 import math
 import re
+import shlex
 from pathlib import Path
 
 from .machine import machine_line
@@ -75,7 +76,7 @@ def escape_prose(text):
 
 def command_line(name, argv):
     """The command that reproduces a run, as the docs print it."""
-    return " ".join(["python -m benchmarks run", name, *argv])
+    return " ".join(["python -m benchmarks run", name, *map(shlex.quote, argv)])
 
 
 def write_results(study, rows, text, machine, argv, out):

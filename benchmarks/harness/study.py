@@ -80,6 +80,10 @@ class Study:
     image: str = None
     keep: Callable = None
 
+    def keys(self):
+        """The grid axes and options ``--set`` may change."""
+        return {*self.grid, *self.options}
+
     def cells(self, grid):
         keys = list(grid)
         for values in itertools.product(*(grid[k] for k in keys)):
@@ -203,18 +207,20 @@ class Combined(Study):
 
     parts: list = field(default_factory=list)
 
+    def keys(self):
+        return {k for part in self.parts for k in part.keys()}
+
     def settings(self, *, quick=False, overrides=None, repeats=None):
         overrides = overrides or {}
-        known = {k for part in self.parts for k in [*part.grid, *part.options]}
-        if unknown := set(overrides) - known:
+        if unknown := set(overrides) - self.keys():
             raise SystemExit(f"{self.name}: no grid axis or option {unknown}")
         return {}, {"quick": quick, "set": overrides, "repeats": repeats}, repeats
 
     def execute(self, grid, options, repeats, n_jobs=1):
         rows, texts = [], []
         for part in self.parts:
-            known = {*part.grid, *part.options}
-            mine = {k: v for k, v in options["set"].items() if k in known}
+            keys = part.keys()
+            mine = {k: v for k, v in options["set"].items() if k in keys}
             g, o, r = part.settings(
                 quick=options["quick"], overrides=mine, repeats=options["repeats"]
             )
