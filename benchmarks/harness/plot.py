@@ -34,6 +34,7 @@ def line_figure(
     reference=None,
     levels=None,
     levels_label=None,
+    ylim=None,
 ):
     """Each series' centre against ``x``, with its 95% band, one panel per group.
 
@@ -59,6 +60,8 @@ def line_figure(
         series in each panel (e.g. a setting that is not on the ``x`` grid).
     levels_label : str, optional
         What the dashed lines are, for the legend.
+    ylim : tuple of float, optional
+        The same vertical range in every panel.
 
     Returns
     -------
@@ -92,6 +95,8 @@ def line_figure(
         ax.set(title=title, xlabel=xlabel or x, ylabel=ylabel)
         ax.set_xscale("log" if logx else "linear")
         ax.set_yscale("log" if logy else "linear")
+        if ylim is not None:
+            ax.set_ylim(*ylim)
     for ax in axes[len(groups) :]:
         ax.set_visible(False)
     if levels_label is not None:

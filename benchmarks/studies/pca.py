@@ -29,7 +29,7 @@ from dpcov.decomposition import PCA
 from dpcov.model_selection import PrivateSearchCV
 from dpcov.model_selection._scoring import _captured_fraction, _pca_log_likelihood
 
-from ..harness import Combined, Study, load_table, near_best, rst_table
+from ..harness import Combined, Study, line_figure, load_table, near_best, rst_table
 from ._spectral import old_seed
 
 ESTIMATORS = {
@@ -102,6 +102,21 @@ class _PCAStudy(Study):
         return head + "\n\n" + rst_table(rows, [*grid, *self.methods, "near best"])
 
 
+def _figure(rows):
+    return line_figure(
+        [r for r in rows if r["k"] == 5],
+        x="epsilon",
+        series={m: m for m in [*ESTIMATORS, "Random"]},
+        panel=lambda r: (
+            f"{r['data']}, k = 5, "
+            + ("pure DP" if r["delta"] == 0 else f"delta = {r['delta']:g}")
+        ),
+        ylabel="captured variance",
+        logx=True,
+        ylim=(0.0, 1.02),
+    )
+
+
 PCA_STUDY = _PCAStudy(
     name="pca",
     title=__doc__.splitlines()[0],
@@ -118,6 +133,8 @@ PCA_STUDY = _PCAStudy(
     repeats=20,
     quick={"data": ["digits"], "k": [5], "delta": [1e-6], "epsilon": [1.0]},
     docs="docs/user_guide/_bench_pca.rst",
+    figure=_figure,
+    image="docs/_static/bench_pca.png",
 )
 
 # PCA's default search score: rank-5 rows in d = 30 plus noise, n = 20,000.
