@@ -35,6 +35,7 @@ def line_figure(
     levels=None,
     levels_label=None,
     ylim=None,
+    columns=3,
 ):
     """Each series' centre against ``x``, with its 95% band, one panel per group.
 
@@ -62,6 +63,8 @@ def line_figure(
         What the dashed lines are, for the legend.
     ylim : tuple of float, optional
         The same vertical range in every panel.
+    columns : int, default=3
+        Panels per row of the figure.
 
     Returns
     -------
@@ -72,7 +75,7 @@ def line_figure(
     groups = {}
     for row in rows:
         groups.setdefault(panel(row), []).append(row)
-    n_cols = min(3, len(groups))
+    n_cols = min(columns, len(groups))
     n_rows = math.ceil(len(groups) / n_cols)
     figure = Figure(figsize=(4.2 * n_cols, 3.3 * n_rows), layout="constrained")
     axes = figure.subplots(n_rows, n_cols, squeeze=False).ravel()

@@ -25,7 +25,7 @@ from dpcov.covariance import (
 )
 from dpcov.mechanisms import project_psd_bounded
 
-from ..harness import Study, rst_table
+from ..harness import Study, line_figure, rst_table
 from ._spectral import old_seed
 
 ESTIMATORS = {
@@ -133,6 +133,27 @@ class _ADK19Study(Study):
         return "\n\n".join(texts)
 
 
+def _figure(rows):
+    # The paper's Figure 1 is pure DP: a panel per table and metric.
+    panels = [
+        {**row, "metric": metric, **{m: row[f"{m} {metric}"] for m in METHODS}}
+        for row in rows
+        if row["delta"] == 0
+        for metric in ["frobenius", "ridge"]
+    ]
+    return line_figure(
+        panels,
+        x="epsilon",
+        series={m: m for m in METHODS},
+        panel=lambda r: f"{r['data']}, {r['metric']} (pure DP)",
+        xlabel="epsilon",
+        ylabel="error",
+        logx=True,
+        logy=True,
+        columns=2,
+    )
+
+
 STUDY = _ADK19Study(
     name="adk19",
     title=__doc__.splitlines()[0],
@@ -147,4 +168,6 @@ STUDY = _ADK19Study(
     repeats=100,
     quick={"data": ["wine"], "delta": [0.0], "epsilon": [1.0], "repeats": 2},
     docs="docs/user_guide/_bench_adk19.rst",
+    figure=_figure,
+    image="docs/_static/bench_adk19.png",
 )
