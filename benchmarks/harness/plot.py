@@ -46,7 +46,8 @@ def line_figure(
     x : str
         The grid axis on the horizontal axis (numeric rows only are drawn).
     series : dict
-        ``label -> column``.
+        ``label -> column``; a series is drawn from the rows that have its
+        column.
     panel : callable
         ``panel(row)``: the title of the row's panel (rows are grouped by it,
         in order of appearance).
@@ -82,9 +83,10 @@ def line_figure(
     colors = [f"C{i}" for i in range(len(series))]
     for ax, (title, group) in zip(axes, groups.items(), strict=False):
         on_grid = [r for r in group if isinstance(r[x], int | float)]
-        xs = np.array([float(r[x]) for r in on_grid])
         for color, (label, column) in zip(colors, series.items(), strict=True):
-            cells = np.array([centre_and_interval(r[column]) for r in on_grid])
+            having = [r for r in on_grid if column in r]  # a series' own rows
+            xs = np.array([float(r[x]) for r in having])
+            cells = np.array([centre_and_interval(r[column]) for r in having])
             if cells.size == 0:
                 continue
             ax.plot(xs, cells[:, 0], color=color, marker="o", ms=3, label=label)

@@ -24,6 +24,7 @@ import numpy as np
 
 from dpcov.distributions import MultivariateGaussian
 
+from ..harness import line_figure
 from ._gaussian import ListedStudy, gaussian_errors, rotation
 
 KAPPAS = [1.0, 1e2, 1e4]
@@ -79,6 +80,32 @@ def _learner(name, **options):
     return method
 
 
+LEARNERS = ["ours", "naive", "KLSU", "non-private"]
+
+
+def _figure(rows):
+    # A panel per metric and condition number; a line per learner and bounds.
+    panels = [
+        {
+            **row,
+            "metric": metric,
+            **{f"{m} ({row['bounds']})": row[f"{m} {metric}"] for m in LEARNERS},
+        }
+        for row in rows
+        for metric in ["cov", "TV"]
+    ]
+    bounds = list(dict.fromkeys(row["bounds"] for row in rows))
+    return line_figure(
+        panels,
+        x="n",
+        series={f"{m} ({b})": f"{m} ({b})" for b in bounds for m in LEARNERS},
+        panel=lambda r: f"{r['metric']}, kappa = {r['kappa']:g}",
+        ylabel="error",
+        logx=True,
+        logy=True,
+    )
+
+
 STUDY = ListedStudy(
     name="gaussian",
     title=__doc__.splitlines()[0],
@@ -105,4 +132,6 @@ STUDY = ListedStudy(
     summary="median",
     quick={"bounds": ["tight"], "kappa": [1.0], "n": [10_000], "repeats": 2},
     docs="docs/user_guide/_bench_gaussian.rst",
+    figure=_figure,
+    image="docs/_static/bench_gaussian.png",
 )

@@ -27,7 +27,7 @@ from dpcov.covariance import (
 )
 from dpcov.datasets import make_zipf_norms
 
-from ..harness import Study, near_best, rst_table
+from ..harness import Study, line_figure, near_best, rst_table
 
 NORMS = {"spectral": 2, "frobenius": "fro", "nuclear": "nuc"}
 METHODS = ["NL", "NL-proj", "NL-psd", "LapCov", "SepLapCov", "Zero"]
@@ -135,6 +135,28 @@ class NuclearStudy(Study):
         return "\n".join(text)
 
 
+def _figure(rows):
+    # Error against n for each data set and norm, at d = 16 and epsilon = 1
+    # (or the largest d and epsilon the run has).
+    d = 16 if any(r["d"] == 16 for r in rows) else max(r["d"] for r in rows)
+    eps = 1.0 if any(r["epsilon"] == 1.0 for r in rows) else rows[0]["epsilon"]
+    panels = [
+        {**row, "norm": norm, **{m: row[f"{m} {norm}"] for m in METHODS}}
+        for row in rows
+        if row["d"] == d and row["epsilon"] == eps
+        for norm in NORMS
+    ]
+    return line_figure(
+        panels,
+        x="n",
+        series={m: m for m in METHODS},
+        panel=lambda r: f"{r['data']}, {r['norm']} (d = {d}, epsilon = {eps:g})",
+        ylabel="error",
+        logx=True,
+        logy=True,
+    )
+
+
 STUDY = NuclearStudy(
     name="nuclear",
     title=__doc__.splitlines()[0],
@@ -157,4 +179,6 @@ STUDY = NuclearStudy(
     options={"n_sweeps": None},
     quick={"data": ["zipf"], "n": [100], "d": [4], "epsilon": [1.0], "repeats": 2},
     docs="docs/user_guide/_bench_nuclear.rst",
+    figure=_figure,
+    image="docs/_static/bench_nuclear.png",
 )

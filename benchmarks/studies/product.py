@@ -31,6 +31,7 @@ from dpcov.distributions._ppde import (
 )
 from dpcov.distributions._product import ProductBernoulli, default_min_probability
 
+from ..harness import line_figure
 from ._gaussian import ListedStudy, listed
 
 RHO = 0.5
@@ -120,6 +121,20 @@ def _method(name, orientation="private"):
 
 _CELLS = [{"instance": k, "n": n} for k, v in INSTANCES.items() for n in v[-1]]
 
+
+def _figure(rows):
+    methods = ["gaussian", "ppde", "gaussian (known)", "ppde (known)", "non-private"]
+    return line_figure(
+        rows,
+        x="n",
+        series={m: f"{m} upper" for m in methods},
+        panel=lambda r: r["instance"],
+        ylabel="total variation, upper bound",
+        logx=True,
+        logy=True,
+    )
+
+
 STUDY = ListedStudy(
     name="product",
     title=__doc__.splitlines()[0],
@@ -143,4 +158,6 @@ STUDY = ListedStudy(
     summary="median",
     quick={"instance": ["log-uniform d=1000"], "n": [50_000], "repeats": 2},
     docs="docs/user_guide/_bench_product.rst",
+    figure=_figure,
+    image="docs/_static/bench_product.png",
 )
