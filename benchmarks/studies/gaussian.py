@@ -95,10 +95,13 @@ def _figure(rows):
         for metric in ["cov", "TV"]
     ]
     bounds = list(dict.fromkeys(row["bounds"] for row in rows))
+    series = {f"{m} ({b})": f"{m} ({b})" for b in bounds for m in LEARNERS[:-1]}
+    # The non-private estimate does not depend on the bounds.
+    series["non-private"] = f"non-private ({bounds[0]})"
     return line_figure(
         panels,
         x="n",
-        series={f"{m} ({b})": f"{m} ({b})" for b in bounds for m in LEARNERS},
+        series=series,
         panel=lambda r: f"{r['metric']}, kappa = {r['kappa']:g}",
         ylabel="error",
         logx=True,
