@@ -15,7 +15,7 @@ figures drawn from the same rows.
 
 from .data import TABLES, load_table, public_bounds
 from .machine import machine_record
-from .plot import line_figure
+from .plot import line_figure, per_metric
 from .report import rst_table, write_results
 from .stats import bootstrap_interval, near_best, paired_se, ratio_se, summarize
 from .study import Combined, Study, TimingStudy, all_studies, get_study
@@ -34,6 +34,7 @@ __all__ = [
     "machine_record",
     "near_best",
     "paired_se",
+    "per_metric",
     "peak_mib",
     "public_bounds",
     "ratio_se",

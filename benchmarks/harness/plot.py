@@ -21,6 +21,19 @@ def centre_and_interval(summary):
     return centre, centre - 1.96 * spread, centre + 1.96 * spread
 
 
+def per_metric(rows, metrics, methods):
+    """One row per row and metric, each method's ``"<method> <metric>"`` as ``method``.
+
+    For a figure with a panel per metric (the row's ``"metric"``) of a study
+    whose methods measure several.
+    """
+    return [
+        {**row, "metric": metric, **{m: row[f"{m} {metric}"] for m in methods}}
+        for row in rows
+        for metric in metrics
+    ]
+
+
 def line_figure(
     rows,
     *,
@@ -91,8 +104,9 @@ def line_figure(
                 continue
             ax.plot(xs, cells[:, 0], color=color, marker="o", ms=3, label=label)
             ax.fill_between(xs, cells[:, 1], cells[:, 2], color=color, alpha=0.2)
+        marks = levels(group) if levels is not None else {}
         for color, label in zip(colors, series, strict=True):
-            level = (levels(group) if levels is not None else {}).get(label)
+            level = marks.get(label)
             if level is not None and np.isfinite(level):
                 ax.axhline(level, color=color, linestyle="--", linewidth=1)
         if reference is not None:

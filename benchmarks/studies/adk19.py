@@ -25,7 +25,7 @@ from dpcov.covariance import (
 )
 from dpcov.mechanisms import project_psd_bounded
 
-from ..harness import Study, line_figure, rst_table
+from ..harness import Study, line_figure, per_metric, rst_table
 from ._spectral import old_seed
 
 ESTIMATORS = {
@@ -135,14 +135,9 @@ class _ADK19Study(Study):
 
 def _figure(rows):
     # The paper's Figure 1 is pure DP: a panel per table and metric.
-    panels = [
-        {**row, "metric": metric, **{m: row[f"{m} {metric}"] for m in METHODS}}
-        for row in rows
-        if row["delta"] == 0
-        for metric in ["frobenius", "ridge"]
-    ]
+    pure = [row for row in rows if row["delta"] == 0]
     return line_figure(
-        panels,
+        per_metric(pure, ["frobenius", "ridge"], METHODS),
         x="epsilon",
         series={m: m for m in METHODS},
         panel=lambda r: f"{r['data']}, {r['metric']} (pure DP)",

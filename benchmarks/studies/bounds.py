@@ -67,11 +67,11 @@ def _bound(j, cls):
     return method
 
 
-ESTIMATOR_COLUMNS = {
-    "GaussianCovariance": "GaussianCov error",
-    "SeparateCovariance": "SeparateCov error",
-    "AdaptiveCovariance": "AdaptiveCov error",
-}
+def _method_name(cls):
+    return cls.__name__[: -len("Covariance")] + "Cov"
+
+
+ESTIMATOR_COLUMNS = {cls.__name__: f"{_method_name(cls)} error" for cls in ESTIMATORS}
 
 
 def _private_levels(rows):
@@ -109,9 +109,7 @@ STUDY = Study(
         "ratio": [2.0**k for k in range(-4, 6)] + ["private"],
     },
     data=_data,
-    methods={
-        cls.__name__[:-10] + "Cov": _bound(j, cls) for j, cls in enumerate(ESTIMATORS)
-    },
+    methods={_method_name(cls): _bound(j, cls) for j, cls in enumerate(ESTIMATORS)},
     repeats=30,
     summary="median",
     quick={

@@ -24,7 +24,7 @@ import numpy as np
 
 from dpcov.distributions import MultivariateGaussian
 
-from ..harness import line_figure
+from ..harness import line_figure, per_metric
 from ._gaussian import ListedStudy, gaussian_errors, rotation
 
 KAPPAS = [1.0, 1e2, 1e4]
@@ -80,22 +80,23 @@ def _learner(name, **options):
     return method
 
 
-LEARNERS = ["ours", "naive", "KLSU", "non-private"]
+METHODS = {
+    "ours": _learner("ours"),
+    "naive": _learner("naive", n_iterations=1),
+    "KLSU": _learner("KLSU", method="klsu"),
+    "non-private": _learner("non-private"),
+}
 
 
 def _figure(rows):
     # A panel per metric and condition number; a line per learner and bounds.
     panels = [
-        {
-            **row,
-            "metric": metric,
-            **{f"{m} ({row['bounds']})": row[f"{m} {metric}"] for m in LEARNERS},
-        }
-        for row in rows
-        for metric in ["cov", "TV"]
+        {**row, **{f"{m} ({row['bounds']})": row[m] for m in METHODS}}
+        for row in per_metric(rows, ["cov", "TV"], METHODS)
     ]
     bounds = list(dict.fromkeys(row["bounds"] for row in rows))
-    series = {f"{m} ({b})": f"{m} ({b})" for b in bounds for m in LEARNERS[:-1]}
+    private = [m for m in METHODS if m != "non-private"]
+    series = {f"{m} ({b})": f"{m} ({b})" for b in bounds for m in private}
     # The non-private estimate does not depend on the bounds.
     series["non-private"] = f"non-private ({bounds[0]})"
     return line_figure(
@@ -119,12 +120,7 @@ STUDY = ListedStudy(
         "n": [10_000, 30_000, 100_000, 300_000, 1_000_000],
     },
     data=_data,
-    methods={
-        "ours": _learner("ours"),
-        "naive": _learner("naive", n_iterations=1),
-        "KLSU": _learner("KLSU", method="klsu"),
-        "non-private": _learner("non-private"),
-    },
+    methods=METHODS,
     parts={
         "cov": "Covariance error ||Sigma^-1/2 Sigma_hat Sigma^-1/2 - I||_F",
         "mean": "Mean error ||Sigma^-1/2 (mu_hat - mu)||_2",

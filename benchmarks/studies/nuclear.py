@@ -27,7 +27,7 @@ from dpcov.covariance import (
 )
 from dpcov.datasets import make_zipf_norms
 
-from ..harness import Study, line_figure, near_best, rst_table
+from ..harness import Study, line_figure, near_best, per_metric, rst_table
 
 NORMS = {"spectral": 2, "frobenius": "fro", "nuclear": "nuc"}
 METHODS = ["NL", "NL-proj", "NL-psd", "LapCov", "SepLapCov", "Zero"]
@@ -139,18 +139,17 @@ def _figure(rows):
     # Error against n for each data set and norm, at d = 16 and epsilon = 1
     # (or the largest d and epsilon the run has).
     d = 16 if any(r["d"] == 16 for r in rows) else max(r["d"] for r in rows)
-    eps = 1.0 if any(r["epsilon"] == 1.0 for r in rows) else rows[0]["epsilon"]
-    panels = [
-        {**row, "norm": norm, **{m: row[f"{m} {norm}"] for m in METHODS}}
-        for row in rows
-        if row["d"] == d and row["epsilon"] == eps
-        for norm in NORMS
-    ]
+    eps = (
+        1.0
+        if any(r["epsilon"] == 1.0 for r in rows)
+        else max(r["epsilon"] for r in rows)
+    )
+    shown = [row for row in rows if row["d"] == d and row["epsilon"] == eps]
     return line_figure(
-        panels,
+        per_metric(shown, NORMS, METHODS),
         x="n",
         series={m: m for m in METHODS},
-        panel=lambda r: f"{r['data']}, {r['norm']} (d = {d}, epsilon = {eps:g})",
+        panel=lambda r: f"{r['data']}, {r['metric']} (d = {d}, epsilon = {eps:g})",
         ylabel="error",
         logx=True,
         logy=True,

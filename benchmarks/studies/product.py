@@ -122,12 +122,20 @@ def _method(name, orientation="private"):
 _CELLS = [{"instance": k, "n": n} for k, v in INSTANCES.items() for n in v[-1]]
 
 
+METHODS = {
+    "gaussian": _method("gaussian"),
+    "ppde": _method("ppde"),
+    "gaussian (known)": _method("gaussian", "known"),
+    "ppde (known)": _method("ppde", "known"),
+    "non-private": _method("non-private"),
+}
+
+
 def _figure(rows):
-    methods = ["gaussian", "ppde", "gaussian (known)", "ppde (known)", "non-private"]
     return line_figure(
         rows,
         x="n",
-        series={m: f"{m} upper" for m in methods},
+        series={m: f"{m} upper" for m in METHODS},
         panel=lambda r: r["instance"],
         ylabel="total variation, upper bound",
         logx=True,
@@ -142,13 +150,7 @@ STUDY = ListedStudy(
     grid=listed(_CELLS, ["instance", "n"]),
     zipped=True,
     data=_data,
-    methods={
-        "gaussian": _method("gaussian"),
-        "ppde": _method("ppde"),
-        "gaussian (known)": _method("gaussian", "known"),
-        "ppde (known)": _method("ppde", "known"),
-        "non-private": _method("non-private"),
-    },
+    methods=METHODS,
     parts={
         "upper": "Total variation to the true product distribution, upper bound",
         "lower": "Total variation, lower bound",

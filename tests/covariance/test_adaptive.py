@@ -188,15 +188,10 @@ def test_threshold_choice_has_the_closed_form_law(params, budget, global_random_
             data_norm=1.0, assume_centered=True, random_state=rng, **params
         ).fit(X)
     assert len(choices) == 1
-    choice = choices[0]
-    probabilities, recorded_scores, index = (
-        choice.probabilities,
-        choice.scores,
-        choice.index,
-    )
-    np.testing.assert_allclose(recorded_scores, scores, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(probabilities, law, rtol=1e-9, atol=1e-12)
-    assert est.clip_threshold_ == 2.0**-index
+    (choice,) = choices
+    np.testing.assert_allclose(choice.scores, scores, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(choice.probabilities, law, rtol=1e-9, atol=1e-12)
+    assert est.clip_threshold_ == 2.0**-choice.index
 
 
 def test_threshold_choice_neighbours_closed_form():
