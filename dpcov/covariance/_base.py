@@ -40,13 +40,19 @@ from ..base import PrivateEstimatorMixin, warn_if_noise_dominated
 from ..mechanisms import (
     DEFAULT_RADIUS_GRID,
     calibrate_additive,
+    project_capped_simplex,
     project_feasible,
     project_l2_ball,
     project_psd,
     project_psd_bounded,
     radius_counts,
 )
-from ..mechanisms._projection import eigh_with, symmetric_eigh
+from ..mechanisms._projection import (
+    SPECTRAL_FROM,
+    Spectrum,
+    eigh_with,
+    symmetric_eigh,
+)
 from ..mechanisms._sensitivity import ball_mean_sensitivities
 from ..utils._array_api import (
     as_host,
@@ -79,8 +85,16 @@ from ._shrinkage import (
     aligned_noise_energy,
     applied_factor,
     bootstrap_energy,
+    factor_from_energies,
     shrinkage_factor,
     signal_to_noise_from_factor,
+)
+from ._spectral_shrinkage import (
+    Metric,
+    entry_noise_kappa,
+    entry_noise_null,
+    spectral_kappa,
+    spectral_null,
 )
 
 #: Share of the whole budget spent on the private mean when assume_centered is False.
@@ -126,6 +140,15 @@ class Release:
     additive : bool
         Whether ``raw`` is its input plus noise independent of it (the
         bootstrap then reuses each draw's noise for its draw at truth zero).
+    spectrum : Spectrum or None
+        The eigendecomposition of ``raw``, when the mechanism has it (a
+        spectral release): from :data:`SPECTRAL_FROM` features on, ``raw``
+        may then be None, formed only if asked for (:meth:`noisy_matrix`).
+    entry_noise : AdditiveNoise or None
+        The noise on each upper-triangle entry of the matrix the release
+        adds it to (GaussCov's; SeparateCov's matrix whose eigenvectors it
+        takes): the closed-form shrinkage's noise model
+        (:mod:`dpcov.covariance._spectral_shrinkage`).
     """
 
     raw: np.ndarray
@@ -137,6 +160,12 @@ class Release:
     simulate: object = None
     value_noise: object = None
     additive: bool = False
+    spectrum: Spectrum = None
+    entry_noise: object = None
+
+    def noisy_matrix(self):
+        """The noisy matrix: ``raw``, or formed from ``spectrum``."""
+        return self.raw if self.raw is not None else self.spectrum.matrix()
 
 
 @dataclass(frozen=True)
@@ -214,7 +243,16 @@ class Estimate:
     unshrunk : ndarray of shape (n_features, n_features)
         The projected release before the shrinkage (its eigenvectors are
         ``covariance``'s; PCA reads its axes from it, since the zero matrix
-        has none).
+        has none). None with ``spectrum``.
+    spectrum : Spectrum or None
+        From :data:`SPECTRAL_FROM` features on, without a box: the
+        eigendecomposition of ``covariance`` (then ``score_covariance`` and
+        ``unshrunk`` are None: they are ``spectrum`` with the values
+        ``max(values, score_floor)`` and ``unshrunk_values``).
+    unshrunk_values : ndarray of shape (n_features,) or None
+        With ``spectrum``: the eigenvalues before the shrinkage.
+    score_floor : float or None
+        With ``spectrum``: the score model's eigenvalue floor.
     """
 
     location: np.ndarray
@@ -225,17 +263,34 @@ class Estimate:
     signal_to_noise: float
     shrinkage: float
     unshrunk: np.ndarray
+    spectrum: Spectrum = None
+    unshrunk_values: np.ndarray = None
+    score_floor: float = None
 
 
 def _from_unit_box(estimate, geometry):
     """The estimate of rows in the box's unit coordinates, in original units."""
+    if estimate.spectrum is not None:
+        # D S D has other eigenvectors: the matrices are formed in unit
+        # coordinates, and the spectrum is not carried over.
+        spectrum = estimate.spectrum
+        estimate = replace(
+            estimate,
+            score_covariance=spectrum.matrix(
+                np.maximum(spectrum.values, estimate.score_floor)
+            ),
+            unshrunk=spectrum.matrix(estimate.unshrunk_values),
+            spectrum=None,
+            unshrunk_values=None,
+            score_floor=None,
+        )
     # Back to the original units (post-processing).
     return replace(
         estimate,
         location=geometry.from_unit(estimate.location),
         covariance=geometry.from_unit_scatter(estimate.covariance),
         score_covariance=geometry.from_unit_scatter(estimate.score_covariance),
-        raw=geometry.from_unit_scatter(estimate.raw),
+        raw=None if estimate.raw is None else geometry.from_unit_scatter(estimate.raw),
         unshrunk=geometry.from_unit_scatter(estimate.unshrunk),
     )
 
@@ -653,6 +708,10 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
 
     def _postprocess_release(self, release, plan, *, location, data_norm):
         """The shrunk and projected covariance, the score model and the noise figure."""
+        if plan.n_features >= SPECTRAL_FROM:
+            return self._postprocess_spectrum(
+                release, plan, location=location, data_norm=data_norm
+            )
         bound = min(release.radius, data_norm) ** 2
         # Shrinkage toward zero and the noise figure, in the units of
         # covariance_ (the box's half-widths weigh entry (i, j) by h_i h_j),
@@ -709,15 +768,200 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             estimate = _from_unit_box(estimate, plan.geometry)
         return estimate
 
+    def _postprocess_spectrum(self, release, plan, *, location, data_norm):
+        """:meth:`_postprocess_release` from one eigendecomposition of the release.
+
+        From :data:`SPECTRAL_FROM` features on: the projection, the
+        shrinkage (its energies in closed form,
+        :mod:`dpcov.covariance._spectral_shrinkage`), the score model and
+        (in :meth:`_record`) the precision all act on the eigenvalues of the
+        release's one eigendecomposition (none when the mechanism releases
+        its spectrum). A mechanism without a closed form (the nuclear-norm
+        noise) keeps the bootstrap.
+        """
+        bound = min(release.radius, data_norm) ** 2
+        weights = np.ones(plan.n_features)
+        if plan.box is not None:
+            weights = plan.geometry.half_widths
+        spectrum = release.spectrum
+        if spectrum is None:
+            spectrum = Spectrum.of(release.raw)
+
+        def project(values):
+            return self._projected_values(
+                values, bound=bound, noise_std=release.noise_std
+            )[0]
+
+        mapped, slopes = self._projected_values(
+            spectrum.values, bound=bound, noise_std=release.noise_std
+        )
+        factor = 1.0
+        if release.noise_std > 0 and release.simulate is not None:
+            factor = self._spectral_factor(
+                release,
+                plan,
+                Spectrum(mapped, spectrum.vectors),
+                slopes,
+                project,
+                weights,
+                data_norm,
+                raw_values=spectrum.values,
+            )
+        applied = applied_factor(factor) if self.shrinkage == "auto" else 1.0
+        values = mapped if applied == 1.0 else project(applied * mapped)
+        covariance = spectrum.matrix(values)
+        noise_level = release.noise_level
+        if noise_level is None:
+            noise_level = 2.0 * np.sqrt(plan.n_features) * release.noise_std
+        estimate = Estimate(
+            location=location,
+            covariance=covariance,
+            score_covariance=None,
+            raw=release.noisy_matrix() if self.store_raw else None,
+            noise_level=noise_level,
+            signal_to_noise=signal_to_noise_from_factor(factor),
+            shrinkage=1.0 - applied,
+            unshrunk=None,
+            spectrum=Spectrum(values, spectrum.vectors),
+            unshrunk_values=mapped,
+            score_floor=min(release.noise_std, bound),
+        )
+        if plan.box is not None:
+            estimate = _from_unit_box(estimate, plan.geometry)
+        return estimate
+
+    def _spectral_factor(
+        self,
+        release,
+        plan,
+        estimate,
+        slopes,
+        project,
+        weights,
+        data_norm,
+        *,
+        raw_values,
+    ):
+        """The shrinkage factor of :meth:`_postprocess_spectrum`.
+
+        ``estimate`` is the projected release's spectrum (mapped values on
+        the release's eigenvectors), ``raw_values`` the release's own
+        eigenvalues.
+        """
+        metric = Metric.of(estimate.vectors, weights)
+        mapped = estimate.values
+        mean_noise = self._mean_noise(plan, data_norm)
+        centring = 0.0
+        if mean_noise is not None:
+            # E |delta|**2 of the mean's noise, at most the rows' radius squared.
+            centring = min(plan.n_features * mean_noise.std**2, release.radius**2)
+        if release.value_noise is not None:
+            vector_std = (
+                None if release.entry_noise is None else release.entry_noise.std
+            )
+            energy = spectral_kappa(
+                mapped,
+                project,
+                metric,
+                value_noise=release.value_noise,
+                vector_std=vector_std,
+                centring=centring,
+            )
+            null_mean, null_std = spectral_null(
+                project, metric, value_noise=release.value_noise, centring=centring
+            )
+            aligned = aligned_noise_energy(
+                None, weights, release.value_noise, spectrum=estimate
+            )
+        elif release.entry_noise is not None and release.additive:
+            noise = release.entry_noise
+            energy = entry_noise_kappa(
+                Spectrum(raw_values, estimate.vectors),
+                mapped,
+                slopes,
+                metric,
+                variance=noise.std**2,
+                centring=centring,
+            )
+            null_mean, null_std = entry_noise_null(
+                project, metric, std=noise.std, law=noise.law, centring=centring
+            )
+            aligned = 0.0
+        else:
+            # No closed form: the bootstrap, on matrices.
+            def postprocess(raw):
+                return self._postprocess(
+                    raw,
+                    bound=min(release.radius, data_norm) ** 2,
+                    noise_std=release.noise_std,
+                )
+
+            covariance = estimate.matrix()
+            energy, null = bootstrap_energy(
+                release.simulate,
+                postprocess,
+                covariance,
+                weights,
+                mean_noise=mean_noise,
+                radius=release.radius,
+                additive=release.additive,
+            )
+            return shrinkage_factor(covariance, weights, energy, null)
+        norm2 = metric.pair_sum(mapped, mapped)
+        return factor_from_energies(norm2, energy, null_mean, null_std, aligned)
+
+    def _projected_values(self, values, *, bound, noise_std):
+        """:meth:`_postprocess`'s projection on ascending eigenvalues, and its slopes.
+
+        Returns the mapped values and ``d g_k / d lambda_k`` (the diagonal of
+        the map's Jacobian: 1 where a value moves with its input, 0 where
+        it is clamped; less ``1 / |active|`` on the active values when the
+        trace cap binds).
+        """
+        if self.eigenvalue_floor == "auto":
+            floor = min(noise_std, bound)
+        else:
+            floor = min(float(self.eigenvalue_floor), bound)
+        if self.projection == "feasible":
+            cap = max(bound - values.shape[0] * floor, 0.0)
+            mapped = floor + project_capped_simplex(values - floor, cap)
+            slopes = (mapped > floor).astype(float)
+            active = int(slopes.sum())
+            if active and np.maximum(values - floor, 0.0).sum() > cap:
+                slopes[slopes > 0] -= 1.0 / active
+            return mapped, slopes
+        upper = bound if self.projection == "clamp" else np.inf
+        mapped = np.clip(values, floor, upper)
+        slopes = ((values > floor) & (values < upper)).astype(float)
+        return mapped, slopes
+
     # Record: the fitted attributes.
 
     def _record(self, estimate, release, plan, *, data_norm):
         """Set the fitted attributes: the model, the geometry, the privacy spent."""
         self.location_ = estimate.location
-        self._set_covariance(estimate.covariance)
-        self._score_covariance = (
-            estimate.score_covariance + estimate.score_covariance.T
-        ) / 2.0
+        self._spectrum = estimate.spectrum
+        if estimate.spectrum is None:
+            self._set_covariance(estimate.covariance)
+            self._score_covariance = (
+                estimate.score_covariance + estimate.score_covariance.T
+            ) / 2.0
+            self._unshrunk_covariance = estimate.unshrunk
+        else:
+            # scikit-learn's _set_covariance, with the precision from the
+            # spectrum (pinvh's cutoff) instead of a second eigendecomposition.
+            self.covariance_ = estimate.covariance
+            self.precision_ = (
+                estimate.spectrum.pseudo_inverse() if self.store_precision else None
+            )
+            # The score model and the axes before shrinkage: the spectrum
+            # with other values, formed when asked for.
+            self._score_covariance = None
+            self._unshrunk_covariance = None
+            self._score_values = np.maximum(
+                estimate.spectrum.values, estimate.score_floor
+            )
+            self._unshrunk_values = estimate.unshrunk_values
         if self.store_raw:
             self.raw_covariance_ = estimate.raw
         elif hasattr(self, "raw_covariance_"):
@@ -733,9 +977,6 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             setattr(self, name, value)
         self.noise_level_ = float(estimate.noise_level)
         self.shrinkage_ = float(estimate.shrinkage)
-        # Post-processing of the release, for PCA's axes (not an attribute
-        # of the fitted model: covariance_ is the estimate).
-        self._unshrunk_covariance = estimate.unshrunk
         self.signal_to_noise_ = float(estimate.signal_to_noise)
 
     def score(self, X_test, y=None):
@@ -775,9 +1016,11 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         with quiet_float_errors():
             centred = X_test - as_host(self.location_)
             test_cov = centred.T @ centred / centred.shape[0]
-            res = log_likelihood(
-                test_cov, linalg.pinvh(as_host(self._score_covariance))
-            )
+            if self._spectrum is None:
+                precision = linalg.pinvh(as_host(self._score_covariance))
+            else:
+                precision = self._spectrum.pseudo_inverse(self._score_values)
+            res = log_likelihood(test_cov, precision)
         # Rows too extreme for float64 arithmetic: a likelihood of zero.
         return -np.inf if np.isnan(res) else res
 
@@ -823,7 +1066,10 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         if self.store_precision:
             return self.precision_
         namespace = namespace_of(self.covariance_)
-        precision = linalg.pinvh(as_host(self.covariance_), check_finite=False)
+        if self._spectrum is None:
+            precision = linalg.pinvh(as_host(self.covariance_), check_finite=False)
+        else:
+            precision = self._spectrum.pseudo_inverse()
         return precision if namespace is None else to_namespace(precision, *namespace)
 
     def error_norm(self, comp_cov, norm="frobenius", scaling=True, squared=True):

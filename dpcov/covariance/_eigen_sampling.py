@@ -16,7 +16,7 @@ from ..mechanisms import (
     exponential_scale,
     sample_eigenvectors,
 )
-from ..mechanisms._projection import symmetric_eigvalsh
+from ..mechanisms._projection import SPECTRAL_FROM, Spectrum, symmetric_eigvalsh
 from ..mechanisms._sensitivity import (
     eigenvalue_sensitivities,
     rank_one_monotone_sensitivity,
@@ -242,8 +242,10 @@ def eigen_sampling_release(
     residual = tail / (d - k) if k < d else 0.0
     if k < d:
         raw += residual * (np.eye(d) - directions @ directions.T)
+    spectral = k == d and d >= SPECTRAL_FROM  # its spectrum: the sampled basis
     return Release(
         raw=(raw + raw.T) / 2.0,
+        spectrum=Spectrum(top[::-1], directions[:, ::-1]) if spectral else None,
         radius=radius,
         noise_std=value_noise.std,
         split=split,

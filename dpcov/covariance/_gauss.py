@@ -71,6 +71,7 @@ def gauss_release(second_moment, *, n_samples, radius, budget, rng):
             gauss_release, n_samples=n_samples, radius=radius, budget=budget
         ),
         additive=True,
+        entry_noise=noise,
     )
 
 

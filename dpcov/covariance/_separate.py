@@ -14,7 +14,12 @@ import numpy as np
 
 from ..accounting import split_budget
 from ..mechanisms import calibrate_additive
-from ..mechanisms._projection import symmetric_eigh, symmetric_eigvalsh
+from ..mechanisms._projection import (
+    SPECTRAL_FROM,
+    Spectrum,
+    symmetric_eigh,
+    symmetric_eigvalsh,
+)
 from ..mechanisms._sensitivity import eigenvalue_sensitivities
 from ..utils._docstrings import fill_doc
 from ._base import BasePrivateCovariance, Release
@@ -91,13 +96,27 @@ def separate_release(second_moment, *, n_samples, radius, budget, rng):
     halves, vector_noise, value_noise = separate_noise(
         budget, n_samples=n_samples, n_features=second_moment.shape[0], radius=radius
     )
+    d = second_moment.shape[0]
     noisy = vector_noise.add_symmetric(second_moment, rng)
-    _, vectors = symmetric_eigh(noisy)
-    vectors = vectors[:, ::-1]
-    values = symmetric_eigvalsh(second_moment)[::-1]
-    noisy_values = np.sort(value_noise.add(values, rng))[::-1]
+    if d >= SPECTRAL_FROM:
+        # The release is its spectrum: the noisy matrix's eigenvectors (one
+        # eigendecomposition) with the sorted noisy eigenvalues; the matrix
+        # is formed only if asked for.
+        vectors = Spectrum.of(noisy).vectors
+        del noisy
+        values = symmetric_eigvalsh(second_moment)
+        noisy_values = np.sort(value_noise.add(values[::-1], rng))
+        spectrum, raw = Spectrum(noisy_values, vectors), None
+    else:
+        _, vectors = symmetric_eigh(noisy)
+        vectors = vectors[:, ::-1]
+        values = symmetric_eigvalsh(second_moment)[::-1]
+        noisy_values = np.sort(value_noise.add(values, rng))[::-1]
+        spectrum, raw = None, (vectors * noisy_values) @ vectors.T
     return Release(
-        raw=(vectors * noisy_values) @ vectors.T,
+        raw=raw,
+        spectrum=spectrum,
+        entry_noise=vector_noise,
         radius=radius,
         noise_std=value_noise.std,
         split=halves,

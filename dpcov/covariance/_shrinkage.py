@@ -131,18 +131,18 @@ def bootstrap_energy(
     with config_context(secure_noise=False):
         for _ in range(n_simulations(d)):
             second_moment = surrogate + centring_error()
-            raw = simulate(second_moment, rng=rng).raw
+            raw = simulate(second_moment, rng=rng).noisy_matrix()
             sample = postprocess(raw)
             inner.append(float(np.sum(outer * sample * (sample - surrogate))))
             if additive:
                 noise = raw - second_moment + centring_error()
             else:
-                noise = simulate(centring_error(), rng=rng).raw
+                noise = simulate(centring_error(), rng=rng).noisy_matrix()
             null.append(float(np.sum(outer * postprocess(noise) ** 2)))
     return max(float(np.mean(inner)), 0.0), np.asarray(null)
 
 
-def aligned_noise_energy(estimate, weights, value_noise):
+def aligned_noise_energy(estimate, weights, value_noise, spectrum=None):
     """Energy the estimate would have if its eigenvalues were pure noise.
 
     A spectral release pairs sorted noisy eigenvalues with directions that
@@ -162,13 +162,19 @@ def aligned_noise_energy(estimate, weights, value_noise):
         The metric's scales.
     value_noise : AdditiveNoise
         The law and scale of the noise on each eigenvalue.
+    spectrum : Spectrum, default=None
+        The estimate's eigendecomposition, when known (``estimate`` is then
+        not read).
 
     Returns
     -------
     energy : float
     """
-    d = estimate.shape[0]
-    values, vectors = symmetric_eigh(estimate, host=np.linalg.eigh)
+    if spectrum is None:
+        values, vectors = symmetric_eigh(estimate, host=np.linalg.eigh)
+    else:
+        values, vectors = spectrum.values, spectrum.vectors
+    d = values.shape[0]
     values, vectors = values[::-1], vectors[:, ::-1]
     rng = np.random.default_rng(SIMULATION_SEED)
     with config_context(secure_noise=False):
@@ -213,15 +219,40 @@ def shrinkage_factor(estimate, weights, energy, null=None, aligned=0.0):
     """
     norm2 = weighted_norm2(estimate, weights)
     if null is not None and len(null) > 1:
-        mean = float(np.mean(null))
-        if energy <= 0.0 and mean <= 0.0:
+        return factor_from_energies(
+            norm2, energy, float(np.mean(null)), float(np.std(null, ddof=1)), aligned
+        )
+    return factor_from_energies(norm2, energy, aligned=aligned)
+
+
+def factor_from_energies(norm2, energy, null_mean=None, null_std=None, aligned=0.0):
+    """:func:`shrinkage_factor` from ``||P||_W**2``, ``kappa`` and the null's energies.
+
+    Parameters
+    ----------
+    norm2 : float
+        ``||P||_W**2``.
+    energy : float
+        ``kappa``.
+    null_mean, null_std : float, default=None
+        Mean and standard deviation of the energy of estimates of pure
+        noise (None: no test against pure noise).
+    aligned : float, default=0.0
+        See :func:`shrinkage_factor`.
+
+    Returns
+    -------
+    factor : float
+    """
+    if null_mean is not None:
+        if energy <= 0.0 and null_mean <= 0.0:
             return 1.0  # no noise
-        if not norm2 > mean + MARGIN * np.std(null, ddof=1):
+        if not norm2 > null_mean + MARGIN * null_std:
             return 0.0
         # At truth zero the best factor is 0 and E <P, P - C> = E ||P||**2,
         # the mean energy of estimates of pure noise: the bootstrap at the
         # surrogate (itself mostly noise there) misses it.
-        energy = max(energy, mean)
+        energy = max(energy, null_mean)
     elif energy <= 0.0:
         return 1.0
     if not (norm2 > aligned and norm2 > energy):

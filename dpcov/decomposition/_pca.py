@@ -160,6 +160,42 @@ def _canonical_ties(values, components, rtol=1e-9):
     return components
 
 
+def _canonical_ties_top(values, vectors, m, rtol=1e-9):
+    """The first ``m`` rows of :func:`_canonical_ties`, in ``O(d**2 m)``.
+
+    ``values`` decrease and ``vectors`` holds their axes as columns. A run of
+    tied values that reaches into the first ``m`` gets the same canonical
+    basis as :func:`_span_basis` (up to rounding), but only its first
+    vectors, computed from the run's basis ``B`` without forming its
+    projector ``P = B B.T``: column ``j`` of the residual projector after
+    the basis vectors ``b_t`` chosen so far is ``B B[j] - sum_t b_t b_t[j]``,
+    of squared norm ``P_jj - sum_t b_t[j]**2``.
+    """
+    scale = max(float(np.max(np.abs(values), initial=0.0)), np.finfo(float).tiny)
+    components = np.array(vectors[:, :m].T)
+    start, size = 0, values.size
+    while start < m:
+        stop = start + 1
+        while stop < size and abs(values[stop] - values[start]) <= rtol * scale:
+            stop += 1
+        if stop - start > 1:
+            block = vectors[:, start:stop]
+            remaining = np.sum(block**2, axis=1)
+            chosen = []
+            for i in range(start, min(stop, m)):
+                norms = np.sqrt(np.maximum(remaining, 0.0))
+                j = int(np.flatnonzero(norms >= (1.0 - 1e-6) * norms.max())[0])
+                column = block @ block[j]
+                for basis in chosen:
+                    column -= basis * basis[j]
+                basis = column / norms[j]
+                chosen.append(basis)
+                remaining -= basis**2
+                components[i] = basis
+        start = stop
+    return components
+
+
 def _sign_convention(components):
     # scikit-learn's (svd_flip's): each component's largest entry in absolute
     # value positive; of entries within 1e-6 of the largest, the first, so
@@ -735,6 +771,22 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         # Post-processing of the release: its variances in decreasing order
         # (floored at 0), their axes, and its total variance.
         covariance = as_host(estimator.covariance_)
+        spectrum = getattr(estimator, "_spectrum", None)
+        if spectrum is not None and self.covariance != "top_k":
+            # The estimator's eigendecomposition (from SPECTRAL_FROM features
+            # on): the axes of the release before the shrinkage are its
+            # vectors, ordered by the values before the shrinkage (a
+            # non-decreasing map of them gives the values after it); only
+            # the components that can be kept get a canonical basis.
+            order = np.arange(n_features)[::-1]
+            unshrunk = estimator._unshrunk_values[order]
+            m = self.n_components if isinstance(self.n_components, Integral) else None
+            components = _canonical_ties_top(
+                unshrunk, spectrum.vectors[:, order], m or n_features
+            )
+            values = np.maximum(spectrum.values[order], 0.0)
+            total = max(float(np.sum(spectrum.values)), 0.0)
+            return values, _sign_convention(components), total
         if self.covariance == "top_k" and estimator.bounds_ is None:
             # (With bounds the sampled directions are in the box's unit
             # coordinates; the axes in original units are those of

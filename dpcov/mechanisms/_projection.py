@@ -26,6 +26,7 @@ inequality; Dong, Liang and Yi 2022, Lemma 19), through :func:`spectral_map`.
 
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -166,6 +167,75 @@ def symmetric_eigvalsh(symmetric):
     if eigh is not None:
         return eigh(symmetric)[0]
     return _scipy_eigh(symmetric, vectors=False)
+
+
+#: From this dimension on, a covariance fit eigendecomposes its release once
+#: and derives everything after it (projection, shrinkage, noise figure,
+#: precision, score model, PCA's axes) from that :class:`Spectrum`: at
+#: ``d = 2000`` one eigendecomposition costs about as much as the Gram matrix
+#: of 20000 rows. Below it, each step keeps its own (cheap) one.
+SPECTRAL_FROM = 128
+
+
+@dataclass(frozen=True)
+class Spectrum:
+    """The eigendecomposition of a symmetric matrix: ``V diag(values) V.T``.
+
+    Parameters
+    ----------
+    values : ndarray of shape (d,)
+        Eigenvalues, ascending.
+    vectors : ndarray of shape (d, d)
+        Orthonormal eigenvectors, as columns, in the order of ``values``.
+    """
+
+    values: np.ndarray
+    vectors: np.ndarray
+
+    @classmethod
+    def of(cls, matrix):
+        """The spectrum of the symmetric part of ``matrix`` (one eigendecomposition).
+
+        LAPACK's divide and conquer (NumPy's ``eigh``), about 15% faster
+        than SciPy's default ``evr`` at ``d = 2000``, unless another
+        eigendecomposition is in force (:func:`eigh_with`).
+        """
+        values, vectors = symmetric_eigh((matrix + matrix.T) / 2.0, host=np.linalg.eigh)
+        return cls(values, vectors)
+
+    def matrix(self, values=None):
+        """``V diag(values) V.T`` (default: the spectrum's own), exactly symmetric.
+
+        Formed as ``B+ B+.T - B- B-.T`` with ``B = V sqrt(|values|)`` over
+        the columns of each sign: a symmetric rank-k update (half the flops
+        of a general product), skipping the columns whose value is zero (a
+        projected release clamps many to 0).
+        """
+        values = self.values if values is None else np.asarray(values, dtype=float)
+        d = self.vectors.shape[0]
+        out = np.zeros((d, d))
+        for sign in (1.0, -1.0):
+            kept = np.flatnonzero(sign * values > 0)
+            if kept.size:
+                factor = self.vectors[:, kept] * np.sqrt(sign * values[kept])
+                out += sign * (factor @ factor.T)
+        return out
+
+    def pseudo_inverse(self, values=None):
+        """The pseudo-inverse of ``V diag(values) V.T``, with SciPy ``pinvh``'s cutoff.
+
+        Values of absolute value at most ``d eps max|values|`` count as zero
+        (:func:`scipy.linalg.pinvh`'s default), so the result is
+        ``pinvh(self.matrix(values))`` up to rounding, without a second
+        eigendecomposition.
+        """
+        values = self.values if values is None else np.asarray(values, dtype=float)
+        magnitude = np.abs(values)
+        cutoff = values.size * np.finfo(np.float64).eps * magnitude.max(initial=0.0)
+        inverse = np.zeros_like(values)
+        above = magnitude > cutoff
+        inverse[above] = 1.0 / values[above]
+        return self.matrix(inverse)
 
 
 def spectral_map(matrix, func):

@@ -615,3 +615,20 @@ def test_components_do_not_depend_on_the_eigendecomposition():
         rows = np.arange(4)
         largest = np.argmax(np.abs(expected.components_), axis=1)
         assert np.all(expected.components_[rows, largest] > 0)
+
+
+def test_top_components_of_tied_runs_are_the_full_canonical_basis():
+    # The first m rows of the canonical basis, computed in O(d^2 m) from the
+    # run's basis, are the full computation's (up to rounding): a run of 5
+    # tied values straddling m = 4, and untied ones before it.
+    from dpcov.decomposition._pca import _canonical_ties, _canonical_ties_top
+
+    rng = np.random.default_rng(0)
+    d = 12
+    Q, _ = np.linalg.qr(rng.normal(size=(d, d)))
+    values = np.array([3.0, 2.5, 2.0, 2.0, 2.0, 2.0, 2.0, 1.0, 0.5, 0.0, 0.0, 0.0])
+    full = _canonical_ties(values, Q.T.copy())
+    for m in (1, 2, 4, 7, d):
+        np.testing.assert_allclose(
+            _canonical_ties_top(values, Q, m), full[:m], atol=1e-12
+        )

@@ -133,3 +133,24 @@ def test_host_eigendecomposition_is_scipys_bit_for_bit(d, global_random_seed):
         np.testing.assert_array_equal(
             symmetric_eigvalsh(matrix), linalg.eigvalsh(matrix, check_finite=False)
         )
+
+
+def test_spectrum_forms_matrices_and_pseudo_inverse(global_random_seed):
+    # One eigendecomposition gives the matrix for any values (exactly
+    # symmetric) and the pseudo-inverse with pinvh's cutoff, within 1e-10.
+    from dpcov.mechanisms._projection import Spectrum
+
+    rng = np.random.default_rng(global_random_seed)
+    A = rng.normal(size=(40, 40))
+    A = A + A.T
+    spectrum = Spectrum.of(A)
+    np.testing.assert_allclose(spectrum.matrix(), A, atol=1e-12)
+    clamped = np.clip(spectrum.values, 0.0, 5.0)
+    P = spectrum.matrix(clamped)
+    np.testing.assert_array_equal(P, P.T)
+    np.testing.assert_allclose(P, project_psd_bounded(A, 5.0), atol=1e-12)
+    expected = linalg.pinvh(P)
+    np.testing.assert_allclose(
+        spectrum.pseudo_inverse(clamped), expected, atol=1e-10 * np.abs(expected).max()
+    )
+    np.testing.assert_array_equal(spectrum.matrix(np.zeros(40)), np.zeros((40, 40)))

@@ -714,3 +714,17 @@ def test_the_first_pass_checks_entries_on_every_path(steps, dtype):
         Y[777, 1] = bad
         with pytest.raises(NonFiniteInput, match="NaN or infinity"):
             row_statistics(Y, check_finite=True, chunk_rows=100, **steps)
+
+
+@pytest.mark.parametrize("chunk_rows", [None, 1, 37])
+def test_wide_rows_update_the_gram_matrix_in_place(chunk_rows):
+    # From SYRK_FROM columns on, each chunk's Gram update is LAPACK's in-place
+    # rank-k update on one triangle; the sum is the same matrix, symmetric.
+    from dpcov.utils._gram._dense import SYRK_FROM
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(301, SYRK_FROM + 3))
+    stats = row_statistics(X, chunk_rows=chunk_rows, gram=True, clip_norm=10.0)
+    Y = X * np.minimum(1.0, 10.0 / np.linalg.norm(X, axis=1))[:, None]
+    np.testing.assert_allclose(stats.gram, Y.T @ Y, rtol=1e-12, atol=1e-11)
+    np.testing.assert_array_equal(stats.gram, stats.gram.T)

@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from scipy import sparse
+from scipy.linalg import blas
 
 from .._input_messages import NonFiniteInput
 from .._threads import pass_threads, single_threaded_blas
@@ -39,6 +40,35 @@ def _chunk_rows(n_features, chunk_rows):
     if chunk_rows is not None:
         return max(1, int(chunk_rows))
     return max(1, CHUNK_BYTES // (8 * max(1, n_features)))
+
+
+#: From this width on, a chunk's Gram update is LAPACK's rank-k update in
+#: place (``dsyrk`` with ``beta = 1`` on one triangle), not ``rows.T @ rows``
+#: added to the sum: the product's d x d result and the addition cost as
+#: much memory traffic as the flops of a short chunk (measured, 20000 x 2000
+#: rows in chunks of 262, one thread: 2.73 s against 1.48 s, and 1.22 s for
+#: one ``X.T @ X``). Narrower rows keep the product (bit for bit as before).
+SYRK_FROM = 128
+
+
+def _rank_k_update(upper, rows):
+    """``upper += rows.T @ rows`` on the upper triangle (Fortran order), in place.
+
+    ``dsyrk`` leaves the strict lower triangle as it was: 0.
+    """
+    if upper is None:
+        upper = np.zeros((rows.shape[1], rows.shape[1]), order="F")
+    return blas.dsyrk(
+        1.0, np.ascontiguousarray(rows).T, beta=1.0, c=upper, trans=0, overwrite_c=1
+    )
+
+
+def _symmetric_from_upper(upper):
+    """The symmetric matrix whose upper triangle is ``upper``'s (its lower is 0)."""
+    full = upper + upper.T
+    diagonal = np.einsum("ii->i", full)
+    diagonal /= 2.0
+    return full
 
 
 #: Chunks per block: the unit of work of a thread, summed on its own.
@@ -348,6 +378,7 @@ class _DensePass:
         sums = self._zeros(n_features)
         ones = np.ones(step)
         unformed = self.rows_unformed()
+        upper = None
         units = None
         if self.bins is not None:
             out_features = n_features
@@ -373,9 +404,12 @@ class _DensePass:
                 self._add_norm_statistics(sums, norms)
                 continue
             if self.gram:
-                # A contiguous array times its own transpose: NumPy calls
-                # BLAS syrk (half the flops of a general product).
-                sums["gram"] += rows.T @ rows
+                if rows.dtype == np.float64 and sums["gram"].shape[0] >= SYRK_FROM:
+                    upper = _rank_k_update(upper, rows)
+                else:
+                    # A contiguous array times its own transpose: NumPy calls
+                    # BLAS syrk (half the flops of a general product).
+                    sums["gram"] += rows.T @ rows
             if self.total:
                 # A BLAS matrix-vector product: about 3x np.sum(axis=0).
                 sums["total"] += ones[: rows.shape[0]] @ rows
@@ -386,6 +420,8 @@ class _DensePass:
                 with np.errstate(over="ignore"):
                     sums["square_total"] += np.einsum("ij,ij->j", rows, rows)
             self._add_norm_statistics(sums, norms)
+        if upper is not None:
+            sums["gram"] += _symmetric_from_upper(upper)
         return sums
 
     def _add_norm_statistics(self, sums, norms):

@@ -1,0 +1,329 @@
+"""The shrinkage's noise energies in closed form, from the release's eigendecomposition.
+
+From :data:`~dpcov.mechanisms._projection.SPECTRAL_FROM` features on, the
+shrinkage toward zero (:mod:`dpcov.covariance._shrinkage`) gets its two
+public inputs without rerunning the mechanism:
+
+``kappa``, an estimate of ``E <P, P - C>_W``
+    - *Entry noise* (GaussCov/LapCov: ``Y = M + E`` with ``E`` a symmetric
+      matrix of independent upper-triangle entries of variance ``s**2``,
+      ``P = V g(lambda) V.T`` a spectral function of ``Y``): Stein's
+      unbiased risk estimate (Stein 1981), ``<P, P - Y>_W + s**2 div_W P(Y)``,
+      with the divergence of a spectral function in closed form
+      (Daleckii-Krein; Candes, Sing-Long and Trzasko 2013, for singular
+      values): ``sum_kl Gamma_kl (a_k a_l + A_kl**2)`` with ``Gamma_kl =
+      (g_k - g_l) / (lambda_k - lambda_l)`` (``g'`` on ties), ``A = V.T D**2
+      V`` and ``a = diag(A)``, less the diagonal entries' share (their
+      variance is ``s**2``, not ``2 s**2``), taken at its delocalised value
+      ``sum_i h_i**4 sum_kl Gamma_kl / d**2`` (its exact value is between 0
+      and ``sum_i h_i**4``, a ``1/d`` share of the whole). Exact in
+      expectation for Gaussian entries; for Laplace entries the same
+      expression with their variance (the spectrum's laws are universal in
+      the entries' variance as ``d`` grows).
+    - *Spectral releases* (SeparateCov, eigenvector sampling: sorted noisy
+      eigenvalues on noisy directions): the values' part is the mean of
+      ``<P*, P* - S>_W`` over draws of sorted noisy eigenvalues on ``S``'s
+      directions (``S = P``, as the bootstrap's surrogate; d-vectors only);
+      SeparateCov's directions add half the squared error of rotating
+      ``S`` by its matrix noise's first-order eigenvector perturbation
+      (:func:`rotation_energy`).
+    Both add the centring error's share ``E|delta|**2 tr(D**2 P D**2) / d``.
+
+The energy of an estimate of pure noise, ``||P0||_W**2`` (mean and spread)
+    Its eigenvalues at truth zero are the semicircle's quantiles (radius
+    ``2 s sqrt(d)``, plus the centring error's rank-one outlier above the BBP
+    threshold) for entry noise, or sorted noise draws for spectral releases;
+    its directions are uniformly random, so ``E ||P0||_W**2 = alpha sum g_k**2
+    + beta sum_{k != l} g_k g_l`` with the Haar moments ``alpha = (t1**2 + 2
+    t2) / (d (d + 2))`` and ``beta = (d t2 - t1**2) / ((d - 1) d (d + 2))``
+    (``t1 = sum h**2``, ``t2 = sum h**4``; ``alpha = 1``, ``beta = 0`` in
+    unweighted units). Its standard deviation is bounded by the Gaussian
+    Poincare inequality for entry noise (``Var F <= s**2 E ||grad F||**2 <= 8
+    c s**2 max(h)**4 E||P0||_W**2``, ``c = 1`` for Gaussian and ``2`` for
+    Laplace entries, whose Poincare constant is twice their variance), and
+    taken from the draws for spectral releases.
+
+Everything here reads the release's eigendecomposition, public scales and
+a fixed generator: post-processing.
+
+References
+----------
+Stein, C. "Estimation of the mean of a multivariate normal distribution".
+Annals of Statistics 9(6), 1981.
+Candes, E. J., Sing-Long, C. A. and Trzasko, J. D. "Unbiased risk estimates
+for singular value thresholding and spectral estimators". IEEE Transactions
+on Signal Processing 61(19), 2013.
+"""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._config import config_context
+from ._shrinkage import SIMULATION_SEED
+
+#: Draws of a spectral release's noisy eigenvalues (d-vectors: cheap).
+N_VALUE_DRAWS = 64
+#: Rows of the pairwise sums per block (bounds the temporary d x d memory).
+_BLOCK = 512
+
+
+@dataclass(frozen=True)
+class Metric:
+    """The weighted metric ``||A||_W = ||D A D||_F`` in a spectrum's basis.
+
+    Parameters
+    ----------
+    weights : ndarray of shape (d,)
+        The scales ``h`` (``D = diag(h)``).
+    overlaps : ndarray of shape (d, d) or None
+        ``(V.T D**2 V)**2`` entrywise; None when the weights are all equal
+        (then it is ``h**4 I``).
+    diagonal : ndarray of shape (d,)
+        ``a = diag(V.T D**2 V)``.
+    fourth : ndarray of shape (d,)
+        ``sum_i h_i**4 V_ik**2``: the weight of eigenvalue ``k`` in
+        ``tr(D**2 P D**2)``.
+    """
+
+    weights: np.ndarray
+    overlaps: np.ndarray
+    diagonal: np.ndarray
+    fourth: np.ndarray
+
+    @classmethod
+    def of(cls, vectors, weights):
+        weights = np.asarray(weights, dtype=float)
+        squared = weights**2
+        if np.all(squared == squared[0]):
+            d = weights.shape[0]
+            return cls(
+                weights, None, np.full(d, squared[0]), np.full(d, squared[0] ** 2)
+            )
+        rotated = vectors.T @ (squared[:, None] * vectors)  # one d x d product
+        return cls(
+            weights,
+            rotated**2,
+            np.diagonal(rotated).copy(),
+            (squared**2) @ vectors**2,
+        )
+
+    def pair_sum(self, left, right):
+        """``sum_kl left_k right_l A_kl**2``, the inner product of two spectra.
+
+        That is ``<V diag(left) V.T, V diag(right) V.T>_W``.
+        """
+        if self.overlaps is None:
+            return float(self.weights[0] ** 4 * np.dot(left, right))
+        return float(left @ self.overlaps @ right)
+
+
+def _divided_differences(values, mapped, slopes, rows):
+    """``Gamma_kl`` for ``k`` in ``rows``: ``(g_k - g_l) / (lambda_k - lambda_l)``.
+
+    On ties (gaps below ``1e-12`` of the spectrum's scale) the mean of the
+    two slopes.
+    """
+    gap = values[rows, None] - values[None, :]
+    scale = max(float(np.max(np.abs(values), initial=0.0)), np.finfo(float).tiny)
+    tied = np.abs(gap) <= 1e-12 * scale
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gamma = (mapped[rows, None] - mapped[None, :]) / gap
+    return np.where(tied, (slopes[rows, None] + slopes[None, :]) / 2.0, gamma)
+
+
+def spectral_divergence(values, mapped, slopes, metric):
+    """``div_W`` of ``Y -> V g(lambda) V.T`` over the upper-triangle entries of ``Y``.
+
+    ``sum_{i<=j} c_ij dP_ij / dy_ij`` with ``c_ij = 2 h_i**2 h_j**2`` off the
+    diagonal and ``h_i**4`` on it, so that ``E <P, E>_W = s**2 E div_W`` for
+    entries of variance ``s**2`` (Stein's identity).
+
+    Parameters
+    ----------
+    values : ndarray of shape (d,)
+        ``lambda``, the eigenvalues of ``Y``.
+    mapped : ndarray of shape (d,)
+        ``g(lambda)``.
+    slopes : ndarray of shape (d,)
+        ``dg_k / dlambda_k``.
+    metric : Metric
+
+    Returns
+    -------
+    divergence : float
+    """
+    d = values.shape[0]
+    total, plain = 0.0, 0.0
+    for start in range(0, d, _BLOCK):
+        rows = np.arange(start, min(start + _BLOCK, d))
+        gamma = _divided_differences(values, mapped, slopes, rows)
+        plain += float(gamma.sum())
+        weight = np.outer(metric.diagonal[rows], metric.diagonal)
+        if metric.overlaps is None:
+            weight[np.arange(rows.size), rows] += metric.weights[0] ** 4
+        else:
+            weight += metric.overlaps[rows]
+        total += float(np.sum(gamma * weight))
+    # The diagonal entries' share, at its delocalised value.
+    return total - float(np.sum(metric.weights**4)) * plain / d**2
+
+
+def centring_energy(mapped, metric, centring):
+    """``E <P, delta delta.T>_W`` for a centring error of mean square norm ``centring``.
+
+    The release carries ``delta delta.T`` itself, so ``delta.T P delta`` is
+    about ``|delta|**2 tr(P) / d`` (a random direction) plus ``|delta|**4``.
+    """
+    d = mapped.shape[0]
+    isotropic = centring / d * float(np.dot(metric.fourth, mapped))
+    return isotropic + centring**2 * float(np.mean(metric.weights**4))
+
+
+def entry_noise_kappa(spectrum, mapped, slopes, metric, *, variance, centring):
+    """Stein's estimate of ``E <P, P - C>_W`` for entry noise of that variance."""
+    values = spectrum.values
+    residual = metric.pair_sum(mapped, mapped - values)
+    divergence = spectral_divergence(values, mapped, slopes, metric)
+    return residual + variance * divergence + centring_energy(mapped, metric, centring)
+
+
+def _haar_energy(mapped, metric):
+    """``E ||V g V.T||_W**2`` over random directions ``V``, per row of ``g``."""
+    d = mapped.shape[-1]
+    t1 = float(np.sum(metric.weights**2))
+    t2 = float(np.sum(metric.weights**4))
+    alpha = (t1 * t1 + 2.0 * t2) / (d * (d + 2.0))
+    beta = (d * t2 - t1 * t1) / ((d - 1.0) * d * (d + 2.0)) if d > 1 else 0.0
+    squares = np.sum(mapped**2, axis=-1)
+    return alpha * squares + beta * (np.sum(mapped, axis=-1) ** 2 - squares)
+
+
+def semicircle_quantiles(n_points, radius):
+    """The ``(k - 1/2) / n`` quantiles of the semicircle on ``[-radius, radius]``."""
+    grid = np.linspace(-1.0, 1.0, 4097)
+    cdf = 0.5 + (grid * np.sqrt(1.0 - grid**2) + np.arcsin(grid)) / np.pi
+    levels = (np.arange(n_points) + 0.5) / n_points
+    return radius * np.interp(levels, cdf, grid)
+
+
+def entry_noise_null(project, metric, *, std, law, centring):
+    """Mean and a standard deviation bound of ``||P0||_W**2`` under entry noise.
+
+    Parameters
+    ----------
+    project : callable
+        The projection on eigenvalues (ascending in, mapped out).
+    metric : Metric
+    std : float
+        Standard deviation ``s`` of each upper-triangle entry.
+    law : {"gaussian", "laplace"}
+    centring : float
+        Mean square norm of the centring error.
+    """
+    d = metric.weights.shape[0]
+    values = semicircle_quantiles(d, 2.0 * std * math.sqrt(d))
+    if centring > std * math.sqrt(d):
+        # Its rank-one outlier, above the BBP threshold.
+        values[-1] = centring + d * std**2 / centring
+    mean = float(_haar_energy(project(values), metric))
+    constant = 1.0 if law == "gaussian" else 2.0
+    bound = math.sqrt(
+        8.0 * constant * std**2 * float(np.max(metric.weights)) ** 4 * mean
+    )
+    return mean, bound
+
+
+def _value_draws(value_noise, n_features):
+    rng = np.random.default_rng(SIMULATION_SEED)
+    with config_context(secure_noise=False):
+        return value_noise.add(np.zeros((N_VALUE_DRAWS, n_features)), rng)
+
+
+def spectral_kappa(
+    mapped,
+    project,
+    metric,
+    *,
+    value_noise,
+    vector_std,
+    centring,
+):
+    """``E <P*, P* - S>_W`` for a spectral release at ``S = V g V.T``.
+
+    Parameters
+    ----------
+    mapped : ndarray of shape (d,)
+        ``g``, the estimate's eigenvalues (ascending, on ``metric``'s basis).
+    project : callable
+        The projection on eigenvalues.
+    metric : Metric
+    value_noise : AdditiveNoise
+        The noise on each eigenvalue.
+    vector_std : float or None
+        Entry standard deviation of the matrix whose eigenvectors are
+        released (SeparateCov), or None (no closed form: 0).
+    centring : float
+        Mean square norm of the centring error.
+    """
+    d = mapped.shape[0]
+    draws = np.sort(mapped + _value_draws(value_noise, d), axis=1)
+    values = np.mean(
+        [metric.pair_sum(p, p - mapped) for p in (project(row) for row in draws)]
+    )
+    vectors = 0.0
+    if vector_std is not None and d > 1:
+        vectors = rotation_energy(mapped, vector_std) * float(
+            np.mean(metric.weights**4)
+        )
+    return max(float(values), 0.0) + vectors + centring_energy(mapped, metric, centring)
+
+
+def rotation_energy(values, std):
+    """``E <R S R.T, R S R.T - S>`` for ``S``'s eigenvectors perturbed by entry noise.
+
+    A rotation ``R`` gives ``<R S R.T, R S R.T - S> = ||R S R.T - S||**2 / 2``
+    and, to first order, ``||R S R.T - S||**2 = sum_{k != l} (lambda_k -
+    lambda_l)**2 (v'_k . v_l)**2`` with overlaps ``s**2 / (lambda_k -
+    lambda_l)**2`` for entry noise of standard deviation ``s``
+    (Davis-Kahan's first order); eigenvalues closer than the noise's level
+    spacing ``s sqrt(d)`` mix fully, at the cost of their gap: each pair
+    costs ``s**2 g**2 / (g**2 + d s**2)`` for its gap ``g``.
+
+    Parameters
+    ----------
+    values : ndarray of shape (d,)
+        ``S``'s eigenvalues.
+    std : float
+        ``s``.
+
+    Returns
+    -------
+    energy : float
+    """
+    d = values.shape[0]
+    total = 0.0
+    for start in range(0, d, _BLOCK):
+        gaps = values[start : start + _BLOCK, None] - values[None, :]
+        gaps **= 2
+        total += float(np.sum(gaps / (gaps + d * std**2)))
+    return 0.5 * std**2 * total
+
+
+def spectral_null(project, metric, *, value_noise, centring):
+    """Mean and standard deviation of ``||P0||_W**2`` for a spectral release.
+
+    At truth zero the released values are sorted noise draws on the
+    eigenvalues of the centring error's outer product (one value
+    ``centring``, the others 0).
+    """
+    d = metric.weights.shape[0]
+    truth = np.zeros(d)
+    truth[-1] = centring
+    draws = np.sort(truth + _value_draws(value_noise, d), axis=1)
+    energies = _haar_energy(np.array([project(row) for row in draws]), metric)
+    return float(np.mean(energies)), float(np.std(energies, ddof=1))

@@ -1,0 +1,155 @@
+"""From SPECTRAL_FROM features on: one eigendecomposition per fit, reused."""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import linalg
+from sklearn.covariance import log_likelihood
+
+from dpcov.covariance import (
+    AdaptiveCovariance,
+    EigenSamplingCovariance,
+    GaussianCovariance,
+    SeparateCovariance,
+)
+from dpcov.decomposition import PCA
+from dpcov.mechanisms._projection import SPECTRAL_FROM
+from dpcov.utils._eigen_calls import count_eigendecompositions
+
+D = SPECTRAL_FROM
+
+
+@pytest.fixture(scope="module")
+def rows():
+    rng = np.random.default_rng(0)
+    return rng.standard_normal((3000, D)) / np.sqrt(np.arange(1, D + 1))
+
+
+def _fit(estimator, X):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with count_eigendecompositions() as calls:
+            estimator.fit(X)
+    return calls
+
+
+# (estimator, eigendecompositions with vectors, without): GaussCov's release;
+# SeparateCov's noisy matrix and the exact moment's eigenvalues (its
+# algorithm's two spectra); AdaptiveCov and PCA run one of them at the end.
+CASES = [
+    (lambda: GaussianCovariance(random_state=0), 1, 0),
+    (lambda: GaussianCovariance(delta=0, random_state=0), 1, 0),
+    (lambda: GaussianCovariance(projection="feasible", random_state=0), 1, 0),
+    (lambda: SeparateCovariance(random_state=0), 1, 1),
+    (lambda: SeparateCovariance(rho=100.0, random_state=0), 1, 1),
+    (lambda: AdaptiveCovariance(rho=0.001, random_state=0), None, None),
+    (lambda: PCA(n_components=10, random_state=0), None, None),
+    (lambda: PCA(n_components="mle", random_state=0), None, None),
+]
+
+
+@pytest.mark.parametrize("make, vectors, values", CASES)
+def test_one_eigendecomposition_per_fit(rows, make, vectors, values):
+    calls = _fit(make(), rows)
+    with_vectors = sum(call.vectors for call in calls)
+    without = len(calls) - with_vectors
+    assert all(call.size == D for call in calls)
+    if vectors is None:  # AdaptiveCov: GaussCov's one, or SeparateCov's two
+        assert (with_vectors, without) in {(1, 0), (1, 1)}
+    else:
+        assert (with_vectors, without) == (vectors, values)
+
+
+def test_the_count_sees_pinvh_and_small_fits_keep_their_own():
+    # The spy counts scikit-learn's pinvh; below SPECTRAL_FROM a fit runs
+    # several (the bootstrap's), as before.
+    X = np.random.default_rng(1).standard_normal((500, 8))
+    with count_eigendecompositions() as calls:
+        linalg.pinvh(np.eye(3))
+    assert len(calls) == 1 and calls[0].vectors
+    assert len(_fit(GaussianCovariance(random_state=0), X)) > 2
+
+
+@pytest.mark.parametrize("cls", [GaussianCovariance, SeparateCovariance])
+def test_precision_and_score_from_the_spectrum(rows, cls):
+    # precision_, get_precision and score are pinvh's on the matrices the
+    # fit releases, within 1e-10.
+    est = cls(epsilon=8.0, eigenvalue_floor="auto", random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(rows)
+    expected = linalg.pinvh(est.covariance_)
+    scale = np.abs(expected).max()
+    np.testing.assert_allclose(est.precision_, expected, atol=1e-10 * scale)
+    np.testing.assert_allclose(est.get_precision(), expected, atol=1e-10 * scale)
+    no_store = cls(epsilon=8.0, store_precision=False, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        no_store.fit(rows)
+    assert no_store.precision_ is None
+    np.testing.assert_allclose(
+        no_store.get_precision(), linalg.pinvh(no_store.covariance_), atol=1e-10 * scale
+    )
+    # score: the model with eigenvalues raised to the noise level.
+    spectrum = est._spectrum
+    model = (spectrum.vectors * est._score_values) @ spectrum.vectors.T
+    test = rows[:500] - est.location_
+    expected_score = log_likelihood(test.T @ test / 500, linalg.pinvh(model))
+    assert est.score(rows[:500]) == pytest.approx(expected_score, rel=1e-10)
+
+
+def test_separate_release_matrix_is_formed_only_when_asked(rows):
+    # SeparateCov's release is its spectrum; with store_raw the matrix is
+    # formed from it, and covariance_ is its clamp to [0, data_norm**2].
+    est = SeparateCovariance(
+        data_norm=3.0,
+        assume_centered=True,
+        store_raw=True,
+        shrinkage=None,
+        random_state=0,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(rows)
+    raw = est.raw_covariance_
+    np.testing.assert_array_equal(raw, raw.T)
+    values, vectors = np.linalg.eigh(raw)
+    clamped = (vectors * np.clip(values, 0.0, 9.0)) @ vectors.T
+    assert np.linalg.norm(est.covariance_ - clamped) <= 1e-10 * np.linalg.norm(clamped)
+
+
+def test_pca_axes_are_the_release_eigenvectors(rows):
+    # PCA reads the covariance estimator's eigendecomposition: its components
+    # are eigenvectors of covariance_ with explained_variance_ its values.
+    pca = PCA(n_components=5, epsilon=8.0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pca.fit(rows)
+    covariance = pca.covariance_estimator_.covariance_
+    along = np.einsum("ij,jk,ik->i", pca.components_, covariance, pca.components_)
+    n = rows.shape[0]
+    np.testing.assert_allclose(pca.explained_variance_, along * n / (n - 1), rtol=1e-9)
+    np.testing.assert_allclose(
+        covariance @ pca.components_.T,
+        pca.components_.T * along,
+        atol=1e-9 * np.abs(covariance).max(),
+    )
+    assert np.all(np.diff(pca.explained_variance_) <= 0)
+
+
+def test_eigen_sampling_with_every_direction_releases_its_basis():
+    # With k = d the sampled basis is the release's eigendecomposition: no
+    # eigendecomposition after the sampler's own.
+    X = np.random.default_rng(2).standard_normal((400, D)) * 0.1
+    est = EigenSamplingCovariance(epsilon=50.0, data_norm=3.0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X)
+    spectrum = est._spectrum
+    np.testing.assert_allclose(
+        spectrum.vectors.T @ spectrum.vectors, np.eye(D), atol=1e-8
+    )
+    np.testing.assert_allclose(
+        spectrum.matrix(), est.covariance_, atol=1e-12 * np.abs(est.covariance_).max()
+    )
