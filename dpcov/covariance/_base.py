@@ -776,8 +776,8 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         :mod:`dpcov.covariance._spectral_shrinkage`), the score model and
         (in :meth:`_record`) the precision all act on the eigenvalues of the
         release's one eigendecomposition (none when the mechanism releases
-        its spectrum). A mechanism without a closed form (the nuclear-norm
-        noise) keeps the bootstrap.
+        its spectrum). A release without a closed form (the nuclear-norm
+        noise; sampled eigenvectors) keeps the bootstrap, on the spectrum.
         """
         bound = min(release.radius, data_norm) ** 2
         weights = np.ones(plan.n_features)
@@ -848,23 +848,27 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         the release's eigenvectors), ``raw_values`` the release's own
         eigenvalues.
         """
+        mean_noise = self._mean_noise(plan, data_norm)
+        if release.entry_noise is None:
+            # No closed form (the nuclear-norm noise; sampled eigenvectors,
+            # whose error has no first-order model): the bootstrap.
+            return self._bootstrap_factor(
+                release, estimate, weights, data_norm, mean_noise
+            )
         metric = Metric.of(estimate.vectors, weights)
         mapped = estimate.values
-        mean_noise = self._mean_noise(plan, data_norm)
         centring = 0.0
         if mean_noise is not None:
             # E |delta|**2 of the mean's noise, at most the rows' radius squared.
             centring = min(plan.n_features * mean_noise.std**2, release.radius**2)
+        noise = release.entry_noise
         if release.value_noise is not None:
-            vector_std = (
-                None if release.entry_noise is None else release.entry_noise.std
-            )
             energy = spectral_kappa(
                 mapped,
                 project,
                 metric,
                 value_noise=release.value_noise,
-                vector_std=vector_std,
+                vector_std=noise.std,
                 centring=centring,
             )
             null_mean, null_std = spectral_null(
@@ -873,8 +877,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             aligned = aligned_noise_energy(
                 None, weights, release.value_noise, spectrum=estimate
             )
-        elif release.entry_noise is not None and release.additive:
-            noise = release.entry_noise
+        else:
             energy = entry_noise_kappa(
                 Spectrum(raw_values, estimate.vectors),
                 mapped,
@@ -887,28 +890,35 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
                 project, metric, std=noise.std, law=noise.law, centring=centring
             )
             aligned = 0.0
-        else:
-            # No closed form: the bootstrap, on matrices.
-            def postprocess(raw):
-                return self._postprocess(
-                    raw,
-                    bound=min(release.radius, data_norm) ** 2,
-                    noise_std=release.noise_std,
-                )
-
-            covariance = estimate.matrix()
-            energy, null = bootstrap_energy(
-                release.simulate,
-                postprocess,
-                covariance,
-                weights,
-                mean_noise=mean_noise,
-                radius=release.radius,
-                additive=release.additive,
-            )
-            return shrinkage_factor(covariance, weights, energy, null)
         norm2 = metric.pair_sum(mapped, mapped)
         return factor_from_energies(norm2, energy, null_mean, null_std, aligned)
+
+    def _bootstrap_factor(self, release, estimate, weights, data_norm, mean_noise):
+        """The bootstrap's factor (:mod:`dpcov.covariance._shrinkage`) on a spectrum."""
+
+        def postprocess(raw):
+            return self._postprocess(
+                raw,
+                bound=min(release.radius, data_norm) ** 2,
+                noise_std=release.noise_std,
+            )
+
+        covariance = estimate.matrix()
+        energy, null = bootstrap_energy(
+            release.simulate,
+            postprocess,
+            covariance,
+            weights,
+            mean_noise=mean_noise,
+            radius=release.radius,
+            additive=release.additive,
+        )
+        aligned = 0.0
+        if release.value_noise is not None:
+            aligned = aligned_noise_energy(
+                None, weights, release.value_noise, spectrum=estimate
+            )
+        return shrinkage_factor(covariance, weights, energy, null, aligned)
 
     def _projected_values(self, values, *, bound, noise_std):
         """:meth:`_postprocess`'s projection on ascending eigenvalues, and its slopes.

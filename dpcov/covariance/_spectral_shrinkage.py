@@ -20,13 +20,14 @@ public inputs without rerunning the mechanism:
       expectation for Gaussian entries; for Laplace entries the same
       expression with their variance (the spectrum's laws are universal in
       the entries' variance as ``d`` grows).
-    - *Spectral releases* (SeparateCov, eigenvector sampling: sorted noisy
-      eigenvalues on noisy directions): the values' part is the mean of
+    - *Spectral releases* (SeparateCov: sorted noisy eigenvalues on the
+      eigenvectors of a noisy matrix): the values' part is the mean of
       ``<P*, P* - S>_W`` over draws of sorted noisy eigenvalues on ``S``'s
       directions (``S = P``, as the bootstrap's surrogate; d-vectors only);
       SeparateCov's directions add half the squared error of rotating
       ``S`` by its matrix noise's first-order eigenvector perturbation
-      (:func:`rotation_energy`).
+      (:func:`rotation_energy`). Sampled eigenvectors (Amin et al. 2019) have no
+      such first-order model: their releases keep the bootstrap.
     Both add the centring error's share ``E|delta|**2 tr(D**2 P D**2) / d``.
 
 The energy of an estimate of pure noise, ``||P0||_W**2`` (mean and spread)
