@@ -163,6 +163,12 @@ class Release:
     spectrum: Spectrum = None
     entry_noise: object = None
 
+    def default_noise_level(self, n_features):
+        """``noise_level``, or its default for additive symmetric noise."""
+        if self.noise_level is None:
+            return 2.0 * np.sqrt(n_features) * self.noise_std
+        return self.noise_level
+
     def noisy_matrix(self):
         """The noisy matrix: ``raw``, or formed from ``spectrum``."""
         return self.raw if self.raw is not None else self.spectrum.matrix()
@@ -751,9 +757,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         values, vectors = symmetric_eigh(covariance, host=np.linalg.eigh)
         score_floor = min(release.noise_std, bound)
         score_covariance = (vectors * np.maximum(values, score_floor)) @ vectors.T
-        noise_level = release.noise_level
-        if noise_level is None:
-            noise_level = 2.0 * np.sqrt(plan.n_features) * release.noise_std
+        noise_level = release.default_noise_level(plan.n_features)
         estimate = Estimate(
             location=location,
             covariance=covariance,
@@ -810,9 +814,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         applied = applied_factor(factor) if self.shrinkage == "auto" else 1.0
         values = mapped if applied == 1.0 else project(applied * mapped)
         covariance = spectrum.matrix(values)
-        noise_level = release.noise_level
-        if noise_level is None:
-            noise_level = 2.0 * np.sqrt(plan.n_features) * release.noise_std
+        noise_level = release.default_noise_level(plan.n_features)
         estimate = Estimate(
             location=location,
             covariance=covariance,

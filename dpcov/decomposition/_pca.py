@@ -147,17 +147,27 @@ def _canonical_ties(values, components, rtol=1e-9):
     computed from the span's projector only (:func:`_span_basis`).
     Post-processing of the release.
     """
+    for start, stop in _tied_runs(values, values.size, rtol):
+        block = components[start:stop]
+        components[start:stop] = _span_basis(block.T @ block, stop - start)
+    return components
+
+
+def _tied_runs(values, until, rtol):
+    """``(start, stop)`` of each run of two or more tied values before ``until``.
+
+    A run starts before ``until``; its values are within ``rtol`` times the
+    largest absolute value of its first.
+    """
     scale = max(float(np.max(np.abs(values), initial=0.0)), np.finfo(float).tiny)
     start, size = 0, values.size
-    while start < size:
+    while start < until:
         stop = start + 1
         while stop < size and abs(values[stop] - values[start]) <= rtol * scale:
             stop += 1
         if stop - start > 1:
-            block = components[start:stop]
-            components[start:stop] = _span_basis(block.T @ block, stop - start)
+            yield start, stop
         start = stop
-    return components
 
 
 def _canonical_ties_top(values, vectors, m, rtol=1e-9):
@@ -171,28 +181,21 @@ def _canonical_ties_top(values, vectors, m, rtol=1e-9):
     the basis vectors ``b_t`` chosen so far is ``B B[j] - sum_t b_t b_t[j]``,
     of squared norm ``P_jj - sum_t b_t[j]**2``.
     """
-    scale = max(float(np.max(np.abs(values), initial=0.0)), np.finfo(float).tiny)
     components = np.array(vectors[:, :m].T)
-    start, size = 0, values.size
-    while start < m:
-        stop = start + 1
-        while stop < size and abs(values[stop] - values[start]) <= rtol * scale:
-            stop += 1
-        if stop - start > 1:
-            block = vectors[:, start:stop]
-            remaining = np.sum(block**2, axis=1)
-            chosen = []
-            for i in range(start, min(stop, m)):
-                norms = np.sqrt(np.maximum(remaining, 0.0))
-                j = int(np.flatnonzero(norms >= (1.0 - 1e-6) * norms.max())[0])
-                column = block @ block[j]
-                for basis in chosen:
-                    column -= basis * basis[j]
-                basis = column / norms[j]
-                chosen.append(basis)
-                remaining -= basis**2
-                components[i] = basis
-        start = stop
+    for start, stop in _tied_runs(values, m, rtol):
+        block = vectors[:, start:stop]
+        remaining = np.sum(block**2, axis=1)
+        chosen = []
+        for i in range(start, min(stop, m)):
+            norms = np.sqrt(np.maximum(remaining, 0.0))
+            j = int(np.flatnonzero(norms >= (1.0 - 1e-6) * norms.max())[0])
+            column = block @ block[j]
+            for basis in chosen:
+                column -= basis * basis[j]
+            basis = column / norms[j]
+            chosen.append(basis)
+            remaining -= basis**2
+            components[i] = basis
     return components
 
 
