@@ -353,8 +353,13 @@ class _DensePass:
         workers = _pass_threads(n_features, step, len(blocks))
         if workers == 1:
             buffer = np.empty((step, n_features))
+            # One in-place Gram accumulator for every block (wide rows):
+            # its triangle is mirrored once, at the end.
+            shared = {"upper": None}
             for block in blocks:
-                _add_sums(sums, self._run_block(X, block, step, buffer))
+                _add_sums(sums, self._run_block(X, block, step, buffer, shared))
+            if shared["upper"] is not None:
+                sums["gram"] += _symmetric_from_upper(shared["upper"])
             return sums
         buffers = queue.SimpleQueue()
         for _ in range(workers):
@@ -372,13 +377,15 @@ class _DensePass:
                 _add_sums(sums, block_sums)
         return sums
 
-    def _run_block(self, X, starts, step, buffer):
-        # The sums over the chunks of rows that start at starts.
+    def _run_block(self, X, starts, step, buffer, shared=None):
+        # The sums over the chunks of rows that start at starts. With shared,
+        # wide rows' Gram updates go to shared["upper"] (one triangle, left to
+        # the caller); otherwise to a triangle of the block's own, mirrored.
         n_features = X.shape[1]
         sums = self._zeros(n_features)
         ones = np.ones(step)
         unformed = self.rows_unformed()
-        upper = None
+        upper = None if shared is None else shared["upper"]
         units = None
         if self.bins is not None:
             out_features = n_features
@@ -420,7 +427,11 @@ class _DensePass:
                 with np.errstate(over="ignore"):
                     sums["square_total"] += np.einsum("ij,ij->j", rows, rows)
             self._add_norm_statistics(sums, norms)
-        if upper is not None:
+        if shared is not None:
+            shared["upper"] = upper
+            if upper is not None:
+                del sums["gram"]  # (zeros: every update went to upper)
+        elif upper is not None:
             sums["gram"] += _symmetric_from_upper(upper)
         return sums
 
