@@ -930,10 +930,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         it is clamped; less ``1 / |active|`` on the active values when the
         trace cap binds).
         """
-        if self.eigenvalue_floor == "auto":
-            floor = min(noise_std, bound)
-        else:
-            floor = min(float(self.eigenvalue_floor), bound)
+        floor = self._eigenvalue_floor(bound=bound, noise_std=noise_std)
         if self.projection == "feasible":
             cap = max(bound - values.shape[0] * floor, 0.0)
             mapped = floor + project_capped_simplex(values - floor, cap)
@@ -1129,12 +1126,15 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         tags.array_api_support = True
         return tags
 
+    def _eigenvalue_floor(self, *, bound, noise_std):
+        """The projection set's lower bound: ``eigenvalue_floor``, at most ``bound``."""
+        if self.eigenvalue_floor == "auto":
+            return min(noise_std, bound)
+        return min(float(self.eigenvalue_floor), bound)
+
     def _postprocess(self, raw, *, bound, noise_std):
         """Project the noisy matrix; the floor is the set's lower bound."""
-        if self.eigenvalue_floor == "auto":
-            floor = min(noise_std, bound)
-        else:
-            floor = min(float(self.eigenvalue_floor), bound)
+        floor = self._eigenvalue_floor(bound=bound, noise_std=noise_std)
         if self.projection == "clamp":
             return project_psd_bounded(raw, bound, floor=floor)
         if self.projection == "feasible":
