@@ -142,6 +142,16 @@ def bootstrap_energy(
     return max(float(np.mean(inner)), 0.0), np.asarray(null)
 
 
+def noise_draws(noise, n_draws, n_features):
+    """``n_draws`` draws of ``noise`` on ``d``-vectors, from the fixed generator.
+
+    Public: the law and scale of a release's noise, not its draws.
+    """
+    rng = np.random.default_rng(SIMULATION_SEED)
+    with config_context(secure_noise=False):
+        return noise.add(np.zeros((n_draws, n_features)), rng)
+
+
 def aligned_noise_energy(estimate, weights, value_noise, spectrum=None):
     """Energy the estimate would have if its eigenvalues were pure noise.
 
@@ -176,9 +186,7 @@ def aligned_noise_energy(estimate, weights, value_noise, spectrum=None):
         values, vectors = spectrum.values, spectrum.vectors
     d = values.shape[0]
     values, vectors = values[::-1], vectors[:, ::-1]
-    rng = np.random.default_rng(SIMULATION_SEED)
-    with config_context(secure_noise=False):
-        draws = value_noise.add(np.zeros((256, d)), rng)
+    draws = noise_draws(value_noise, 256, d)
     ranked = np.mean(np.sort(draws, axis=1)[:, ::-1] ** 2, axis=0)
     along = np.asarray(weights, dtype=float) ** 2 @ vectors**2
     kept = values > 0

@@ -64,8 +64,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._config import config_context
-from ._shrinkage import SIMULATION_SEED
+from ._shrinkage import noise_draws
 
 #: Draws of a spectral release's noisy eigenvalues (d-vectors: cheap).
 N_VALUE_DRAWS = 64
@@ -239,12 +238,6 @@ def entry_noise_null(project, metric, *, std, law, centring):
     return mean, bound
 
 
-def _value_draws(value_noise, n_features):
-    rng = np.random.default_rng(SIMULATION_SEED)
-    with config_context(secure_noise=False):
-        return value_noise.add(np.zeros((N_VALUE_DRAWS, n_features)), rng)
-
-
 def spectral_kappa(
     mapped,
     project,
@@ -265,22 +258,18 @@ def spectral_kappa(
     metric : Metric
     value_noise : AdditiveNoise
         The noise on each eigenvalue.
-    vector_std : float or None
+    vector_std : float
         Entry standard deviation of the matrix whose eigenvectors are
-        released (SeparateCov), or None (no closed form: 0).
+        released (SeparateCov's).
     centring : float
         Mean square norm of the centring error.
     """
     d = mapped.shape[0]
-    draws = np.sort(mapped + _value_draws(value_noise, d), axis=1)
+    draws = np.sort(mapped + noise_draws(value_noise, N_VALUE_DRAWS, d), axis=1)
     values = np.mean(
         [metric.pair_sum(p, p - mapped) for p in (project(row) for row in draws)]
     )
-    vectors = 0.0
-    if vector_std is not None and d > 1:
-        vectors = rotation_energy(mapped, vector_std) * float(
-            np.mean(metric.weights**4)
-        )
+    vectors = rotation_energy(mapped, vector_std) * float(np.mean(metric.weights**4))
     return max(float(values), 0.0) + vectors + centring_energy(mapped, metric, centring)
 
 
@@ -325,6 +314,6 @@ def spectral_null(project, metric, *, value_noise, centring):
     d = metric.weights.shape[0]
     truth = np.zeros(d)
     truth[-1] = centring
-    draws = np.sort(truth + _value_draws(value_noise, d), axis=1)
+    draws = np.sort(truth + noise_draws(value_noise, N_VALUE_DRAWS, d), axis=1)
     energies = _haar_energy(np.array([project(row) for row in draws]), metric)
     return float(np.mean(energies)), float(np.std(energies, ddof=1))

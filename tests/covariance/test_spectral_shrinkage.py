@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from scipy.stats import ortho_group
 
 from dpcov.accounting import ZCDP
 from dpcov.covariance import (
@@ -12,6 +13,7 @@ from dpcov.covariance import (
 from dpcov.covariance._separate import separate_release
 from dpcov.covariance._spectral_shrinkage import (
     Metric,
+    _haar_energy,
     entry_noise_kappa,
     entry_noise_null,
     rotation_energy,
@@ -131,8 +133,6 @@ def test_entry_noise_null_mean_and_spread():
 def test_haar_moments_with_weights():
     # E ||V g V^T||_W^2 over random directions: the closed form against
     # random orthogonal matrices (4 standard errors).
-    from scipy.stats import ortho_group
-
     rng = np.random.default_rng(3)
     d = 16
     weights = rng.uniform(0.2, 3.0, d)
@@ -144,8 +144,6 @@ def test_haar_moments_with_weights():
         M = D @ (V * g) @ V.T @ D
         draws.append(np.sum(M**2))
     metric = Metric.of(np.eye(d), weights)
-    from dpcov.covariance._spectral_shrinkage import _haar_energy
-
     closed = _haar_energy(g, metric)
     assert abs(np.mean(draws) - closed) <= 4 * np.std(draws) / np.sqrt(len(draws))
 
