@@ -93,6 +93,7 @@ from ._spectral_shrinkage import (
     Metric,
     entry_noise_kappa,
     entry_noise_null,
+    sampled_kappa,
     spectral_kappa,
     spectral_null,
 )
@@ -149,6 +150,11 @@ class Release:
         adds it to (GaussCov's; SeparateCov's matrix whose eigenvectors it
         takes): the closed-form shrinkage's noise model
         (:mod:`dpcov.covariance._spectral_shrinkage`).
+    sampled : SampledLaw or None
+        For sampled eigenvectors (Amin et al. 2019), the public law of the
+        release: the shrinkage then takes its energies in closed form at
+        every ``d`` (:func:`~dpcov.covariance._spectral_shrinkage.sampled_kappa`)
+        instead of rerunning the sampler.
     """
 
     raw: np.ndarray
@@ -162,6 +168,7 @@ class Release:
     additive: bool = False
     spectrum: Spectrum = None
     entry_noise: object = None
+    sampled: object = None
 
     def default_noise_level(self, n_features):
         """``noise_level``, or its default for additive symmetric noise."""
@@ -731,7 +738,22 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
 
         covariance = postprocess(release.raw)
         factor = 1.0
-        if release.noise_std > 0 and release.simulate is not None:
+        if release.noise_std > 0 and release.sampled is not None:
+            # Sampled eigenvectors: closed forms on the estimate's spectrum
+            # (the bootstrap would rerun the sampler).
+            factor = self._spectral_factor(
+                release,
+                plan,
+                Spectrum(*symmetric_eigh(covariance, host=np.linalg.eigh)),
+                None,
+                lambda values: self._projected_values(
+                    values, bound=bound, noise_std=release.noise_std
+                )[0],
+                weights,
+                data_norm,
+                raw_values=None,
+            )
+        elif release.noise_std > 0 and release.simulate is not None:
             energy, null = bootstrap_energy(
                 release.simulate,
                 postprocess,
@@ -781,7 +803,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         (in :meth:`_record`) the precision all act on the eigenvalues of the
         release's one eigendecomposition (none when the mechanism releases
         its spectrum). A release without a closed form (the nuclear-norm
-        noise; sampled eigenvectors) keeps the bootstrap, on the spectrum.
+        noise) keeps the bootstrap, on the spectrum.
         """
         bound = min(release.radius, data_norm) ** 2
         weights = np.ones(plan.n_features)
@@ -848,12 +870,11 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
 
         ``estimate`` is the projected release's spectrum (mapped values on
         the release's eigenvectors), ``raw_values`` the release's own
-        eigenvalues.
+        eigenvalues (for entry noise; ``slopes`` too).
         """
         mean_noise = self._mean_noise(plan, data_norm)
-        if release.entry_noise is None:
-            # No closed form (the nuclear-norm noise; sampled eigenvectors,
-            # whose error has no first-order model): the bootstrap.
+        if release.entry_noise is None and release.sampled is None:
+            # No closed form (the nuclear-norm noise): the bootstrap.
             return self._bootstrap_factor(
                 release, estimate, weights, data_norm, mean_noise
             )
@@ -864,7 +885,21 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             # E |delta|**2 of the mean's noise, at most the rows' radius squared.
             centring = min(plan.n_features * mean_noise.std**2, release.radius**2)
         noise = release.entry_noise
-        if release.value_noise is not None:
+        if release.sampled is not None:
+            energy = sampled_kappa(
+                mapped, project, metric, law=release.sampled, centring=centring
+            )
+            null_mean, null_std = spectral_null(
+                project,
+                metric,
+                value_noise=release.value_noise,
+                centring=centring,
+                law=release.sampled,
+            )
+            aligned = aligned_noise_energy(
+                None, weights, release.value_noise, spectrum=estimate
+            )
+        elif release.value_noise is not None:
             energy = spectral_kappa(
                 mapped,
                 project,
@@ -928,10 +963,16 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         Returns the mapped values and ``d g_k / d lambda_k`` (the diagonal of
         the map's Jacobian: 1 where a value moves with its input, 0 where
         it is clamped; less ``1 / |active|`` on the active values when the
-        trace cap binds).
+        trace cap binds). ``values`` may hold one spectrum per row.
         """
         floor = self._eigenvalue_floor(bound=bound, noise_std=noise_std)
         if self.projection == "feasible":
+            if values.ndim == 2:
+                rows = [
+                    self._projected_values(row, bound=bound, noise_std=noise_std)
+                    for row in values
+                ]
+                return np.array([m for m, _ in rows]), np.array([s for _, s in rows])
             cap = max(bound - values.shape[0] * floor, 0.0)
             mapped = floor + project_capped_simplex(values - floor, cap)
             slopes = (mapped > floor).astype(float)

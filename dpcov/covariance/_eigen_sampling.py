@@ -4,6 +4,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
+from dataclasses import dataclass
 from functools import partial
 from numbers import Integral, Real
 
@@ -151,6 +152,74 @@ def _direction_scales(
     ]
 
 
+def _paired_values(noisy, k, bound):
+    """The released eigenvalues from their noisy statistic (rows: draws).
+
+    Post-processing: each eigenvalue (and the tail sum) of a second moment
+    of rows of norm <= R lies in ``[0, R**2]``; they are paired with the
+    directions by rank, largest first. Returns the top ``k`` and the tail
+    sum (empty when ``k = d``).
+    """
+    top = np.clip(-np.sort(-noisy[..., :k], axis=-1), 0.0, bound)
+    return top, np.clip(noisy[..., k:].sum(axis=-1), 0.0, bound)
+
+
+@dataclass(frozen=True)
+class SampledLaw:
+    """The public law of a release of sampled eigenvectors, for its shrinkage.
+
+    Parameters
+    ----------
+    value_noise : AdditiveNoise
+        The noise on the eigenvalue statistic.
+    scales : ndarray of shape (n_sampled,)
+        The exponent of each direction's exponential mechanism on
+        ``u^T second_moment u`` (a function of the released eigenvalues and
+        the budget: public).
+    n_components : int
+        ``k``; with ``k < d`` the other eigenvalues are released as their
+        sum and share its mean.
+    n_features : int
+        ``d``.
+    bound : float
+        ``R**2``: the released values are clipped to ``[0, R**2]``.
+    """
+
+    value_noise: object
+    scales: np.ndarray
+    n_components: int
+    n_features: int
+    bound: float
+
+    @property
+    def n_statistics(self):
+        """Number of noisy values per release: ``k``, plus the tail sum."""
+        return self.n_components + int(self.n_components < self.n_features)
+
+    def released_values(self, truth, draws):
+        """The released eigenvalues, in the order of the directions drawn.
+
+        Parameters
+        ----------
+        truth : ndarray of shape (d,)
+            The second moment's eigenvalues, decreasing.
+        draws : ndarray of shape (m, n_statistics)
+            Draws of the value noise.
+
+        Returns
+        -------
+        values : ndarray of shape (m, d)
+            The top ``k`` values, then the tail's mean repeated ``d - k``
+            times.
+        """
+        d, k = truth.shape[0], self.n_components
+        statistic = truth if k == d else np.append(truth[:k], truth[k:].sum())
+        top, tail = _paired_values(statistic + draws, k, self.bound)
+        if k == d:
+            return top
+        return np.hstack([top, np.repeat(tail[:, None] / (d - k), d - k, axis=1)])
+
+
 def eigen_sampling_release(
     second_moment,
     *,
@@ -218,11 +287,9 @@ def eigen_sampling_release(
         split["eigenvalues"], l2_sensitivity=l2, l1_sensitivity=l1
     )
     noisy = value_noise.add(statistic, rng)
-    # Post-processing: each eigenvalue (and the tail sum) of a second moment of
-    # rows of norm <= R lies in [0, R**2]; pair by rank, largest first.
     bound = radius**2
-    top = np.clip(np.sort(noisy[:k])[::-1], 0.0, bound)
-    tail = float(np.clip(noisy[k], 0.0, bound)) if k < d else 0.0
+    top, tail = _paired_values(noisy, k, bound)
+    tail = float(tail) if k < d else 0.0
 
     step_shares, scales = _direction_scales(
         split,
@@ -260,6 +327,7 @@ def eigen_sampling_release(
             beta=beta,
         ),
         value_noise=value_noise,
+        sampled=SampledLaw(value_noise, np.asarray(scales, dtype=float), k, d, bound),
         # Released eigenvalues are noisy draws: on data without signal their
         # maximum is about sqrt(2 log(2d)) standard deviations.
         noise_level=value_noise.std * math.sqrt(2.0 * math.log(2.0 * d)),

@@ -26,8 +26,12 @@ public inputs without rerunning the mechanism:
       directions (``S = P``, as the bootstrap's surrogate; d-vectors only);
       SeparateCov's directions add half the squared error of rotating
       ``S`` by its matrix noise's first-order eigenvector perturbation
-      (:func:`rotation_energy`). Sampled eigenvectors (Amin et al. 2019) have no
-      such first-order model: their releases keep the bootstrap.
+      (:func:`rotation_energy`).
+    - *Sampled eigenvectors* (Amin et al. 2019): the same values' part, and
+      the variance the drawn directions miss from a model of their law
+      (:func:`sampled_kappa`; :func:`~dpcov.mechanisms.sampled_overlaps`).
+      It replaces the bootstrap at every ``d``, since each bootstrap draw
+      reruns the sampler (most of a fit's time).
     Both add the centring error's share ``E|delta|**2 tr(D**2 P D**2) / d``.
 
 The energy of an estimate of pure noise, ``||P0||_W**2`` (mean and spread)
@@ -64,6 +68,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..mechanisms import sampled_overlaps
 from ._shrinkage import noise_draws
 
 #: Draws of a spectral release's noisy eigenvalues (d-vectors: cheap).
@@ -120,6 +125,12 @@ class Metric:
         if self.overlaps is None:
             return float(self.weights[0] ** 4 * np.dot(left, right))
         return float(left @ self.overlaps @ right)
+
+    def pair_sums(self, left, right):
+        """:meth:`pair_sum` of each row of ``left`` with the same row of ``right``."""
+        if self.overlaps is None:
+            return self.weights[0] ** 4 * np.sum(left * right, axis=-1)
+        return np.sum((left @ self.overlaps) * right, axis=-1)
 
 
 def _divided_differences(values, mapped, slopes, rows):
@@ -238,6 +249,24 @@ def entry_noise_null(project, metric, *, std, law, centring):
     return mean, bound
 
 
+def _project_rows(project, rows):
+    """``project`` (ascending values in, mapped out) on each row, in the row's order."""
+    order = np.argsort(rows, axis=1)
+    mapped = project(np.take_along_axis(rows, order, axis=1))
+    out = np.empty_like(mapped)
+    np.put_along_axis(out, order, mapped, axis=1)
+    return out
+
+
+def _values_energy(mapped, metric, released):
+    """Mean of ``<P*, P* - S>_W`` over released values on ``S``'s directions.
+
+    ``released`` holds the post-processed values of each draw (rows),
+    paired with ``mapped`` (ascending) entry by entry.
+    """
+    return float(np.mean(metric.pair_sums(released, released - mapped)))
+
+
 def spectral_kappa(
     mapped,
     project,
@@ -266,11 +295,56 @@ def spectral_kappa(
     """
     d = mapped.shape[0]
     draws = np.sort(mapped + noise_draws(value_noise, N_VALUE_DRAWS, d), axis=1)
-    values = np.mean(
-        [metric.pair_sum(p, p - mapped) for p in (project(row) for row in draws)]
-    )
+    values = _values_energy(mapped, metric, project(draws))
     vectors = rotation_energy(mapped, vector_std) * float(np.mean(metric.weights**4))
-    return max(float(values), 0.0) + vectors + centring_energy(mapped, metric, centring)
+    return max(values, 0.0) + vectors + centring_energy(mapped, metric, centring)
+
+
+def sampled_kappa(mapped, project, metric, *, law, centring):
+    """``E <P*, P* - S>_W`` for sampled eigenvectors (Amin et al. 2019) at ``S``.
+
+    ``S = V g V.T`` with ``g = mapped``. A release at ``S`` pairs values
+    ``p_i`` (the mechanism's noisy, sorted and clipped eigenvalues of ``S``,
+    post-processed) with directions ``u_i`` drawn by the exponential
+    mechanism, so in unweighted units ``<P*, P* - S> = sum_i p_i (p_i -
+    g_i) + sum_i p_i (g_i - u_i^T S u_i)``, ``g`` decreasing: the values'
+    error on ``S``'s directions plus the variance each drawn direction
+    misses. The first is averaged over draws of the values, in the metric;
+    the second uses ``E u_i^T S u_i = sum_l O_il g_l`` with the expected
+    squared overlaps ``O`` of
+    :func:`~dpcov.mechanisms.sampled_overlaps` at the release's exponents
+    (the values and the directions are drawn independently given the
+    exponents), weighted by ``mean(h**4)`` as the rotation term of
+    :func:`spectral_kappa` is. With ``k < d`` the tail's value sits on the
+    complement, which holds ``m_l = 1 - sum_i O_il`` of each eigenvector.
+
+    Parameters
+    ----------
+    mapped : ndarray of shape (d,)
+        ``g``, ascending, on ``metric``'s basis.
+    project : callable
+        The projection on eigenvalues.
+    metric : Metric
+    law : SampledLaw
+        The release's public law
+        (:class:`~dpcov.covariance._eigen_sampling.SampledLaw`).
+    centring : float
+        Mean square norm of the centring error.
+    """
+    d, k = mapped.shape[0], law.n_components
+    truth = mapped[::-1]  # decreasing: the order the directions are drawn in
+    draws = noise_draws(law.value_noise, N_VALUE_DRAWS, law.n_statistics)
+    released = _project_rows(project, law.released_values(truth, draws))
+    values = _values_energy(mapped, metric, released[:, ::-1])
+    overlaps, remaining = sampled_overlaps(truth, law.scales, complete=k == d)
+    carried = np.mean(released, axis=0)
+    missed = truth[: overlaps.shape[0]] - overlaps @ truth
+    vectors = float(carried[: overlaps.shape[0]] @ missed)
+    if k < d:  # the tail's value on the complement
+        vectors += float(carried[k] * (truth[k:].sum() - remaining @ truth))
+    vectors *= float(np.mean(metric.weights**4))
+    energy = max(values, 0.0) + vectors + centring_energy(mapped, metric, centring)
+    return max(energy, 0.0)
 
 
 def rotation_energy(values, std):
@@ -304,16 +378,22 @@ def rotation_energy(values, std):
     return 0.5 * std**2 * total
 
 
-def spectral_null(project, metric, *, value_noise, centring):
+def spectral_null(project, metric, *, value_noise, centring, law=None):
     """Mean and standard deviation of ``||P0||_W**2`` for a spectral release.
 
     At truth zero the released values are sorted noise draws on the
     eigenvalues of the centring error's outer product (one value
-    ``centring``, the others 0).
+    ``centring``, the others 0), or, given a sampled release's ``law``,
+    its values released from them.
     """
     d = metric.weights.shape[0]
     truth = np.zeros(d)
     truth[-1] = centring
-    draws = np.sort(truth + noise_draws(value_noise, N_VALUE_DRAWS, d), axis=1)
-    energies = _haar_energy(np.array([project(row) for row in draws]), metric)
+    if law is None:
+        draws = np.sort(truth + noise_draws(value_noise, N_VALUE_DRAWS, d), axis=1)
+    else:
+        draws = law.released_values(
+            truth[::-1], noise_draws(value_noise, N_VALUE_DRAWS, law.n_statistics)
+        )
+    energies = _haar_energy(_project_rows(project, draws), metric)
     return float(np.mean(energies)), float(np.std(energies, ddof=1))

@@ -12,7 +12,7 @@ algorithms that compose these primitives sit beside their estimators, in
 # SPDX-License-Identifier: BSD-3-Clause
 
 from ._additive import AdditiveNoise, calibrate_additive
-from ._bingham import bingham_envelope, sample_bingham
+from ._bingham import bingham_envelope, bingham_moments, sample_bingham
 from ._calibration import (
     bounded_range_epsilon,
     exponential_scale,
@@ -20,7 +20,7 @@ from ._calibration import (
     laplace_scale,
     truncated_laplace_params,
 )
-from ._eigen_sampling import sample_eigenvectors
+from ._eigen_sampling import sample_eigenvectors, sampled_overlaps
 from ._exponential import exponential_mechanism, exponential_probabilities
 from ._histogram import stable_histogram, stable_histogram_threshold
 from ._nuclear import (
@@ -74,6 +74,7 @@ __all__ = [
     "AdditiveNoise",
     "calibrate_additive",
     "bingham_envelope",
+    "bingham_moments",
     "covariance_deviation",
     "gaussian_norm_tail",
     "wigner_norm_bound",
@@ -110,6 +111,7 @@ __all__ = [
     "sample_bingham",
     "sample_nuclear_laplace",
     "sample_eigenvectors",
+    "sampled_overlaps",
     "spectral_map",
     "stability_noise",
     "stability_test",

@@ -19,8 +19,15 @@ exact whatever the accuracy of ``b``; ``b`` only sets the acceptance rate,
 which is best at the root of ``sum_j 1 / (b + 2 a_j) = 1`` (``a_j`` the
 eigenvalues of ``A``), about ``sqrt(2 / (e q))`` in the concentrated limit.
 
+The same root gives the law's second moments (:func:`bingham_moments`):
+it is the saddle point of Kume and Wood's approximation of the Bingham
+normalising constant [KW05]_, whose derivatives are the moments.
+
 References
 ----------
+.. [KW05] Kume, A. and Wood, A. T. A. "Saddlepoint approximations for the
+   Bingham and Fisher-Bingham normalising constants". Biometrika 92(2),
+   2005.
 .. [KGM18] Kent, J. T., Ganeiber, A. M. and Mardia, K. V. "A New Unified
    Approach for the Simulation of a Wide Class of Directional Distributions".
    Journal of Computational and Graphical Statistics 27(2), 2018.
@@ -32,6 +39,7 @@ References
 import math
 
 import numpy as np
+from scipy.special import i0e, i1e
 
 from . import _noise
 
@@ -61,16 +69,97 @@ def bingham_envelope(concentrations):
     # envelope, so a few iterations suffice.
     if not np.any(a > 0.0):  # uniform law: the proposal is exact, M = 1
         return float(q), 0.0
-    b = 1.0
+    b = min(_saddle_root(a, 1.0), float(q))
+    log_bound = -(q - b) / 2.0 + (q / 2.0) * math.log(q / b)
+    return b, log_bound
+
+
+def _saddle_root(a, start):
+    """The root of ``sum_j 1 / (b + 2 a_j) = 1`` by Newton's method from ``start``.
+
+    ``start`` must be at most the root: then the iterates climb to it
+    monotonically (the function is decreasing and convex).
+    """
+    b = start
     for _ in range(50):
         inv = 1.0 / (b + 2.0 * a)
         excess = inv.sum() - 1.0
         if excess <= 1e-12:
             break
         b += excess / (inv @ inv)
-    b = min(b, float(q))
-    log_bound = -(q - b) / 2.0 + (q / 2.0) * math.log(q / b)
-    return b, log_bound
+    return b
+
+
+def bingham_moments(concentrations):
+    """Second moments ``E[x_j**2]`` of the Bingham law ``exp(-sum_j a_j x_j**2)``.
+
+    On the circle (``q = 2``) exactly: ``E[x_2**2] = (1 - I_1(g/2) /
+    I_0(g/2)) / 2`` for the gap ``g = a_2 - a_1``. From ``q = 3``, the
+    derivatives of the second-order saddlepoint approximation of the
+    normalising constant (Kume and Wood 2005, their ``c_3``): with ``b`` the
+    root of :func:`bingham_envelope` and ``r_j = 2 / (b + 2 a_j)`` (so that
+    ``sum_j r_j = 2``), ``E[x_j**2] = r_j / 2 - dT / da_j`` for the
+    correction ``T = -log(A_2) / 2 + 3 A_4 / (2 A_2**2) - 5 A_3**2 / (3
+    A_2**3)``, ``A_k = sum_j r_j**k``, differentiated through the root. The
+    first term alone is the Laplace (Gaussian) approximation on the
+    concentrated side and exact for the uniform law. Against the exact
+    one-spike law (a ratio of Kummer functions) for ``q`` from 3 to 50 and
+    concentrations from 0.1 to 200: at most 0.047 off, near the
+    concentration where the law turns from spread to peaked at ``q = 3``
+    and 4, 0.03 at ``q = 10``, 0.01 from ``q = 20``; against 20000 exact
+    draws (:func:`sample_bingham`) on 20 random spectra, ``q`` from 3 to
+    30: at most 0.045 per coordinate (0.12 for the first term alone).
+
+    Parameters
+    ----------
+    concentrations : ndarray of shape (q,)
+        ``a_j >= 0``, the smallest 0 (``inf`` where a coordinate is
+        excluded).
+
+    Returns
+    -------
+    moments : ndarray of shape (q,)
+        Non-negative, summing to 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcov.mechanisms import bingham_moments
+    >>> bingham_moments(np.zeros(4))
+    array([0.25, 0.25, 0.25, 0.25])
+    >>> print(np.round(bingham_moments(np.array([0.0, 2.0])), 4))
+    [0.7232 0.2768]
+    """
+    a = np.asarray(concentrations, dtype=float)
+    q = a.size
+    if q == 1:
+        return np.ones(1)
+    finite = np.isfinite(a)
+    if not finite.all():
+        moments = np.zeros(q)
+        moments[finite] = bingham_moments(a[finite])
+        return moments
+    if q == 2:
+        low = 0.5 * (1.0 - i1e(abs(a[1] - a[0]) / 2.0) / i0e(abs(a[1] - a[0]) / 2.0))
+        return np.array([1.0 - low, low] if a[0] <= a[1] else [low, 1.0 - low])
+    # By the arithmetic-harmonic mean inequality, sum_j 1 / (b + 2 a_j) >=
+    # q**2 / (q b + 2 sum_j a_j), which is 1 at b = q - 2 mean(a): a start
+    # below the root, exact for the uniform law.
+    b = _saddle_root(a, max(1.0, q - 2.0 * float(a.mean())))
+    r = 2.0 / (b + 2.0 * a)
+    powers = np.cumprod(np.broadcast_to(r, (5, q)), axis=0)  # r**1 .. r**5
+    a2, a3, a4, a5 = powers[1:].sum(axis=1)
+    # dT/dA_k, and dA_k/da_j = -k r_j**(k+1) + k A_(k+1) r_j**2 / A_2 through
+    # the root (Kume and Wood's lambda_j - t is 1 / r_j).
+    t2 = -0.5 / a2 - 3.0 * a4 / a2**3 + 5.0 * a3**2 / a2**4
+    t3 = -10.0 / 3.0 * a3 / a2**3
+    t4 = 1.5 / a2**2
+    correction = (
+        np.array([-2.0 * t2, -3.0 * t3, -4.0 * t4]) @ powers[2:]
+        + (2.0 * t2 * a3 + 3.0 * t3 * a4 + 4.0 * t4 * a5) / a2 * powers[1]
+    )
+    moments = np.maximum(powers[0] / 2.0 - correction, 0.0)
+    return moments / moments.sum()
 
 
 def _acg_rejection(rng, concentrations):
