@@ -26,7 +26,7 @@ from dpcov.covariance import GaussianCovariance
 from dpcov.decomposition import PCA, ApproximateSubspace
 from dpcov.exceptions import NoHeavyCell
 
-from ..harness import Study, rst_table
+from ..harness import Study, line_figure, rst_table
 from ._spectral import old_seed
 
 N, K, GAMMA, EPSILON, DELTA = 4000, 3, 1e-9, 1.0, 1e-6
@@ -155,6 +155,38 @@ class _SubspaceStudy(Study):
         return head + "\n\n" + rst_table([o for o in out if o["runs"]], columns)
 
 
+def _figure(rows):
+    # Medians with their 95% intervals: the private estimators on a linear
+    # scale, then all of them on a log scale with the non-private floor.
+    private = ["ApproximateSubspace", "PCA (Adaptive)", "PCA (Gauss)"]
+    lines = []
+    for row in rows:
+        cells = {m: row[f"{m} error"] for m in [*private, "non-private"]}
+        lines.append({"d": row["d"], "panel": "private estimators", **cells})
+        lines[-1].pop("non-private")
+        lines.append({"d": row["d"], "panel": "log scale, non-private too", **cells})
+    figure = line_figure(
+        lines,
+        x="d",
+        series={
+            "ApproximateSubspace (successful runs)": "ApproximateSubspace",
+            **{m: m for m in private[1:]},
+            "non-private": "non-private",
+        },
+        panel=lambda r: r["panel"],
+        xlabel="dimension d",
+        ylabel="||P_hat - P||_2 (median, 95% interval)",
+        logx=True,
+        logy=True,
+        reference=(1.0, "error 1: no information"),
+        columns=2,
+    )
+    figure.axes[0].set_yscale("linear")
+    figure.axes[0].set_ylim(0.0, 1.1)
+    figure.axes[1].legend(fontsize="small")
+    return figure
+
+
 STUDY = _SubspaceStudy(
     name="subspace",
     title=__doc__.splitlines()[0],
@@ -180,4 +212,6 @@ STUDY = _SubspaceStudy(
     },
     quick={"d": [100], "repeats": 2},
     docs="docs/user_guide/_bench_subspace.rst",
+    figure=_figure,
+    image="docs/_static/bench_subspace.png",
 )
