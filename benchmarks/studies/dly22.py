@@ -172,7 +172,7 @@ def _figure(rows):
     )
     last.axhline(1.0, color="grey", linewidth=1)
     last.set(
-        title="AdaptiveCov / min(GaussCov, SeparateCov)",
+        title="AdaptiveCov / min(Gauss, Separate)",
         xlabel="cell (the tables in order)",
         ylabel="ratio of mean errors",
     )
