@@ -45,6 +45,14 @@ def _complement(basis, compressed, u):
     return new_basis[:, 1:], (reflected + reflected.T) / 2.0
 
 
+def _checked_scales(scales, d):
+    """The steps' exponents as a list: at most one per dimension."""
+    scales = list(scales)
+    if len(scales) > d:
+        raise ValueError(f"at most {d} directions in dimension {d}, got {len(scales)}")
+    return scales
+
+
 def sample_eigenvectors(rng, matrix, scales, *, complete=False):
     """Draw orthonormal directions by iterated exponential mechanisms.
 
@@ -83,9 +91,7 @@ def sample_eigenvectors(rng, matrix, scales, *, complete=False):
     """
     matrix = np.asarray(matrix, dtype=float)
     d = matrix.shape[0]
-    scales = list(scales)
-    if len(scales) > d:
-        raise ValueError(f"at most {d} directions in dimension {d}, got {len(scales)}")
+    scales = _checked_scales(scales, d)
     basis = np.eye(d)
     compressed = (matrix + matrix.T) / 2.0
     directions = []
@@ -162,9 +168,7 @@ def sampled_overlaps(values, scales, *, complete=False):
     """
     values = np.asarray(values, dtype=float)
     d = values.shape[0]
-    scales = list(scales)
-    if len(scales) > d:
-        raise ValueError(f"at most {d} directions in dimension {d}, got {len(scales)}")
+    scales = _checked_scales(scales, d)
     basis = np.eye(d)
     rows = []
     for scale in scales:
