@@ -258,11 +258,10 @@ class Estimate:
         ``covariance``'s; PCA reads its axes from it, since the zero matrix
         has none). None with ``spectrum``.
     spectrum : Spectrum or None
-        From :data:`SPECTRAL_FROM` features on (sampled eigenvectors: at
-        every ``d``), without a box: the eigendecomposition of
-        ``covariance`` (then ``score_covariance`` and ``unshrunk`` are None:
-        they are ``spectrum`` with the values ``max(values, score_floor)``
-        and ``unshrunk_values``).
+        From :data:`SPECTRAL_FROM` features on, without a box: the
+        eigendecomposition of ``covariance`` (then ``score_covariance`` and
+        ``unshrunk`` are None: they are ``spectrum`` with the values
+        ``max(values, score_floor)`` and ``unshrunk_values``).
     unshrunk_values : ndarray of shape (n_features,) or None
         With ``spectrum``: the eigenvalues before the shrinkage.
     score_floor : float or None
@@ -722,9 +721,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
 
     def _postprocess_release(self, release, plan, *, location, data_norm):
         """The shrunk and projected covariance, the score model and the noise figure."""
-        if plan.n_features >= SPECTRAL_FROM or release.sampled is not None:
-            # Sampled eigenvectors take their closed forms on the spectrum at
-            # every d (the bootstrap would rerun the sampler).
+        if plan.n_features >= SPECTRAL_FROM:
             return self._postprocess_spectrum(
                 release, plan, location=location, data_norm=data_norm
             )
@@ -741,7 +738,22 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
 
         covariance = postprocess(release.raw)
         factor = 1.0
-        if release.noise_std > 0 and release.simulate is not None:
+        if release.noise_std > 0 and release.sampled is not None:
+            # Sampled eigenvectors: closed forms on the estimate's spectrum
+            # (the bootstrap would rerun the sampler).
+            factor = self._spectral_factor(
+                release,
+                plan,
+                Spectrum(*symmetric_eigh(covariance, host=np.linalg.eigh)),
+                None,
+                lambda values: self._projected_values(
+                    values, bound=bound, noise_std=release.noise_std
+                )[0],
+                weights,
+                data_norm,
+                raw_values=None,
+            )
+        elif release.noise_std > 0 and release.simulate is not None:
             energy, null = bootstrap_energy(
                 release.simulate,
                 postprocess,
@@ -785,8 +797,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
     def _postprocess_spectrum(self, release, plan, *, location, data_norm):
         """:meth:`_postprocess_release` from one eigendecomposition of the release.
 
-        From :data:`SPECTRAL_FROM` features on (for sampled eigenvectors,
-        at every ``d``): the projection, the
+        From :data:`SPECTRAL_FROM` features on: the projection, the
         shrinkage (its energies in closed form,
         :mod:`dpcov.covariance._spectral_shrinkage`), the score model and
         (in :meth:`_record`) the precision all act on the eigenvalues of the
