@@ -247,7 +247,7 @@ def recorded_calls(target, name):
         yield calls
 
 
-def fitted_step(estimator, X, step):
+def fitted_step(estimator, X, step, **fit_params):
     """One fit with a spy on a noisy step of ``estimator``, as a sampler.
 
     Fits ``estimator`` on ``X`` once with a spy on its method ``step`` (which
@@ -257,11 +257,11 @@ def fitted_step(estimator, X, step):
     before any noise is drawn, ``draw`` has the law of the fit's output of
     that step: a neighbour audit draws from it instead of refitting, and
     skips the rest of the fit (a covariance fit's shrinkage bootstrap costs
-    many times its mechanism).
+    many times its mechanism). ``fit_params`` go to ``fit`` (``groups``).
     """
     method = getattr(estimator, step)
     with recorded_calls(estimator, step) as calls:
-        estimator.fit(X)
+        estimator.fit(X, **fit_params)
     ((args, kwargs, output),) = calls
     kwargs = {key: value for key, value in kwargs.items() if key != "rng"}
 
@@ -271,7 +271,7 @@ def fitted_step(estimator, X, step):
     return output, draw
 
 
-def fitted_mechanism(estimator, X, *, half_widths=None):
+def fitted_mechanism(estimator, X, *, half_widths=None, **fit_params):
     """:func:`fitted_step` on a covariance fit's mechanism, its release checked.
 
     The mechanism (``_mechanism``) adds the noise to the exact second moment
@@ -282,7 +282,7 @@ def fitted_mechanism(estimator, X, *, half_widths=None):
     box's, when the mechanism works in the box's unit coordinates
     (``raw_covariance_`` is then ``raw * h h^T``).
     """
-    release, draw = fitted_step(estimator, X, "_mechanism")
+    release, draw = fitted_step(estimator, X, "_mechanism", **fit_params)
     if estimator.store_raw:
         units = 1.0 if half_widths is None else np.outer(half_widths, half_widths)
         np.testing.assert_allclose(

@@ -267,6 +267,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
     {rho}
     {data_norm}
     {bounds}
+    {max_rows_per_group}
     {assume_centered}
     {projection}
     {eigenvalue_floor}
@@ -408,6 +409,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
         rho=None,
         data_norm=None,
         bounds=None,
+        max_rows_per_group=None,
         assume_centered=False,
         projection="clamp",
         eigenvalue_floor=0.0,
@@ -426,6 +428,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
             rho=rho,
             data_norm=data_norm,
             bounds=bounds,
+            max_rows_per_group=max_rows_per_group,
             assume_centered=assume_centered,
             projection=projection,
             eigenvalue_floor=eigenvalue_floor,

@@ -27,7 +27,7 @@ A private covariance fit runs the same steps whatever the mechanism:
 
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from scipy import linalg
@@ -73,6 +73,7 @@ from ..utils._gram._binned import binned_grams_fit
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._input_messages import NonFiniteInput
 from ..utils._private_ranges import check_bounds_without_rows, ranges_first_pass
+from ..utils._random import spawn_generators
 from ..utils._sklearn_compat import (
     Interval,
     Options,
@@ -81,6 +82,7 @@ from ..utils._sklearn_compat import (
     check_params_always,
 )
 from ..utils._threads import small_matrix_blas
+from ..utils._units import UnitRows, check_group_parameters, check_unit_input
 from ._shrinkage import (
     aligned_noise_energy,
     applied_factor,
@@ -372,6 +374,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         "data_norm": [Interval(Real, 1e-150, 1e150, closed="both"), None],
         # A pair (lower, upper); its entries are checked in fit (check_bounds).
         "bounds": ["array-like", StrOptions({"private"}), None],
+        "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "projection": [StrOptions({"clamp", "feasible", "psd"})],
         "eigenvalue_floor": [
             StrOptions({"auto"}),
@@ -391,6 +394,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         rho=None,
         data_norm=None,
         bounds=None,
+        max_rows_per_group=None,
         assume_centered=False,
         projection="clamp",
         eigenvalue_floor=0.0,
@@ -405,6 +409,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         self.rho = rho
         self.data_norm = data_norm
         self.bounds = bounds
+        self.max_rows_per_group = max_rows_per_group
         self.assume_centered = assume_centered
         self.projection = projection
         self.eigenvalue_floor = eigenvalue_floor
@@ -473,7 +478,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         )
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, *, groups=None):
         """Fit the private covariance estimate to X.
 
         Parameters
@@ -490,6 +495,12 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             ``random_state`` (up to rounding).
         y : Ignored
             Not used, present for API consistency by convention.
+        groups : array-like of shape (n_samples,), default=None
+            The person of each row, with ``max_rows_per_group`` set: the
+            privacy unit is then the person (see ``max_rows_per_group``).
+            Group labels, row counts and the number of persons appear in no
+            message and no attribute. In memory only (a NumPy array or a
+            SciPy sparse matrix; not with ``bounds="private"``).
 
         Returns
         -------
@@ -500,12 +511,16 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         # a private estimator validates its parameters regardless. The budget
         # is checked against the accountant before the data are read.
         check_params_always(self)
+        name = type(self).__name__
+        check_group_parameters(groups, self.max_rows_per_group, name=name)
         budget = self._check_budget()
         # The entries (NaN, infinity) are checked in the first pass, chunk by
         # chunk as it reads them, which comes before the fit is recorded and
         # before anything private is drawn: no read of its own.
         X = validate_rows(self, X, **FIT_INPUTS)
         lazy = is_dask_array(X)
+        if groups is not None:
+            check_unit_input(X, groups, bounds=self.bounds, name=name)
         n_features = X.shape[1]
         # The d x d linear algebra after the passes (eigendecompositions,
         # projections) runs single-threaded for d <= 1000; the passes keep
@@ -513,7 +528,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         namespace = namespace_of(X)
         try:
             with small_matrix_blas(n_features), device_algebra(X):
-                self._fit_rows(X, budget=budget, lazy=lazy)
+                self._fit_rows(X, budget=budget, lazy=lazy, groups=groups)
         except NonFiniteInput as error:
             # Raised outside the except block: nothing chained.
             failed = error
@@ -528,15 +543,24 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             return self
         raise failed.named(f"{type(self).__name__}.fit")
 
-    def _fit_rows(self, X, *, budget, lazy):
+    def _fit_rows(self, X, *, budget, lazy, groups=None):
         """The fit, after the validation: plan, read, release, post-process, record.
 
         Each step is a method a subclass can replace on its own. The noise
         generator is consumed in this order: the private radius (when
         ``data_norm`` and ``bounds`` are None), the mean (unless
-        ``assume_centered``), then the covariance mechanism.
+        ``assume_centered``), then the covariance mechanism. With ``groups``,
+        a generator spawned from it first chooses each person's rows, and
+        ``X`` becomes their :class:`~dpcov.utils._units.UnitRows`: every
+        step then sees persons where it saw rows (``X.shape[0]`` is the
+        number of persons and the sums are over persons).
         """
         rng = self._noise_generator(budget)
+        if groups is not None:
+            (order,) = spawn_generators(rng, 1)
+            X = UnitRows.select(
+                X, groups, self.max_rows_per_group, order, name=type(self).__name__
+            )
         # Plan on public values, then read the data; nothing is drawn before
         # the fit is recorded (the budget spent).
         plan = self._plan(X.shape, budget)

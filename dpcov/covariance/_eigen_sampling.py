@@ -370,6 +370,7 @@ class EigenSamplingCovariance(BasePrivateCovariance):
     {rho}
     {data_norm}
     {bounds}
+    {max_rows_per_group}
     {assume_centered}
     {projection}
     {eigenvalue_floor}
@@ -503,6 +504,7 @@ class EigenSamplingCovariance(BasePrivateCovariance):
         rho=None,
         data_norm=None,
         bounds=None,
+        max_rows_per_group=None,
         assume_centered=False,
         projection="clamp",
         eigenvalue_floor=0.0,
@@ -522,6 +524,7 @@ class EigenSamplingCovariance(BasePrivateCovariance):
             rho=rho,
             data_norm=data_norm,
             bounds=bounds,
+            max_rows_per_group=max_rows_per_group,
             assume_centered=assume_centered,
             projection=projection,
             eigenvalue_floor=eigenvalue_floor,

@@ -102,6 +102,7 @@ class GaussianCovariance(BasePrivateCovariance):
     {rho}
     {data_norm}
     {bounds}
+    {max_rows_per_group}
     {assume_centered}
     {projection}
     {eigenvalue_floor}

@@ -185,6 +185,7 @@ class NuclearLaplaceCovariance(BasePrivateCovariance):
     {rho}
     {data_norm}
     {bounds}
+    {max_rows_per_group}
     {assume_centered}
     {projection}
     {eigenvalue_floor}
@@ -278,6 +279,7 @@ class NuclearLaplaceCovariance(BasePrivateCovariance):
         rho=None,
         data_norm=None,
         bounds=None,
+        max_rows_per_group=None,
         assume_centered=False,
         projection="clamp",
         eigenvalue_floor=0.0,
@@ -296,6 +298,7 @@ class NuclearLaplaceCovariance(BasePrivateCovariance):
             rho=rho,
             data_norm=data_norm,
             bounds=bounds,
+            max_rows_per_group=max_rows_per_group,
             assume_centered=assume_centered,
             projection=projection,
             eigenvalue_floor=eigenvalue_floor,

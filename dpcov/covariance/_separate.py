@@ -157,6 +157,7 @@ class SeparateCovariance(BasePrivateCovariance):
     {rho}
     {data_norm}
     {bounds}
+    {max_rows_per_group}
     {assume_centered}
     {projection}
     {eigenvalue_floor}

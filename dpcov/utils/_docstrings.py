@@ -89,6 +89,19 @@ bounds : tuple of (lower, upper) or "private", default=None
     needs a few thousand rows at ``epsilon=1`` (``fit`` says how many).
     Cannot be combined with ``data_norm``; with both None the row-norm bound
     is found privately.""",
+    "max_rows_per_group": """
+max_rows_per_group : int, default=None
+    Public bound ``k`` on the rows one person contributes, with ``groups``
+    passed to ``fit`` (the person of each row): the privacy unit is then the
+    person, not the row. At most ``k`` rows of each person are kept, chosen
+    at random among the person's rows; each person contributes the average
+    of its rows' outer products (and of its rows, for the mean), clipped as
+    a whole to the norm bound, so one person moves the fit by one row's
+    worth whatever its number of rows, and the noise is calibrated to the
+    number of persons. The guarantee is then for replacing one person's
+    rows (their number included; the number of persons is public, the
+    number of rows is not). ``None``: each row is a person, and passing
+    ``groups`` is refused. See :ref:`privacy_units`.""",
     "assume_centered": """
 assume_centered : bool, default=False
     If True, estimate the second-moment matrix ``X.T @ X / n`` about the

@@ -1,0 +1,303 @@
+"""Privacy units: the rows of one person, bounded as one contribution.
+
+A table with several rows per person (visits per patient, sessions per
+user) is protected per person when ``groups`` names the person of each row
+and a public ``max_rows_per_group`` (``k``) bounds what a person gives:
+
+1. **Rows.** At most ``k`` rows of each person are kept, chosen uniformly
+   among the person's own rows (a random order within each person, never
+   the table's order, which would favour early visits).
+2. **One contribution.** Person ``p`` with ``k_p <= k`` kept (processed)
+   rows ``y_1, ..., y_{k_p}`` contributes the averages
+   ``A_p = (1/k_p) sum_i y_i y_i^T`` to the second moment and
+   ``a_p = (1/k_p) sum_i y_i`` to the sum; the statistics are sums over the
+   ``m`` persons, and ``m`` replaces the number of rows.
+3. **Clipped as a whole.** A clip to norm ``r`` scales all of a person's
+   rows by ``min(1, r / rho_p)``, where ``rho_p**2 = (1/k_p) sum_i |y_i|**2``
+   is the trace of ``A_p`` (the person's root-mean-square norm), so that
+   ``trace(A_p) <= r**2`` and ``|a_p| <= r`` (Jensen). A row on its own is
+   the case ``k_p = 1``.
+
+Why averaging, not a ``k``-row sensitivity: a sum of up to ``k`` clipped
+rows per person moves by ``k`` rows' worth when a person changes, which is
+group privacy and gains nothing over a row-level fit at ``epsilon / k``.
+The average moves by one row's worth. Every second-moment bound dpcov's
+covariance mechanisms use holds for any positive semi-definite term of
+trace at most ``r**2``, not only for a rank-one ``y y^T`` (see
+``dpcov.mechanisms._sensitivity``), so their calibrations stand with ``m``
+persons in place of ``n`` rows. The target changes with the unit: each
+person, not each row, weighs ``1/m``; under a model where every row has the
+same second moment, whatever the person's number of rows, both targets
+agree.
+
+The neighbouring relation is replace-one *person*: the set of persons (so
+``m``) is public, and one person's rows may change arbitrarily, their number
+included, so the number of rows is private and nothing here reports it.
+"""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._gram._dense import _chunk_rows
+from ._gram._rows import _MAX, _row_norms
+from ._input_messages import NonFiniteInput
+
+ROUTING_HINT = (
+    "Inside cross_val_score, GridSearchCV or a Pipeline, groups reach fit only "
+    "through metadata routing: sklearn.set_config(enable_metadata_routing=True) "
+    "and estimator.set_fit_request(groups=True)."
+)
+
+
+def check_group_parameters(groups, max_rows_per_group, *, name):
+    """Refuse ``groups`` without ``max_rows_per_group``, or the reverse.
+
+    Both or neither: ``groups`` alone would fit rows with an unbounded
+    number per person, and ``max_rows_per_group`` alone means the groups
+    were lost on their way to ``fit`` (a ``cross_val_score(..., groups=g)``
+    without metadata routing gives them to the splitter only), where fitting
+    rows as persons would silently break the per-person guarantee.
+    """
+    if groups is None and max_rows_per_group is None:
+        return
+    if groups is None:
+        raise ValueError(
+            f"{name} has max_rows_per_group={max_rows_per_group} but fit received "
+            "no groups: pass groups=... (the person of each row) to fit. "
+            + ROUTING_HINT
+        )
+    if max_rows_per_group is None:
+        raise ValueError(
+            f"{name}.fit received groups but max_rows_per_group is None: set "
+            "max_rows_per_group, the public bound on the rows a person "
+            "contributes (rows beyond it are left out at random). Without "
+            "groups, each row is a person."
+        )
+
+
+def check_unit_input(X, groups, *, bounds, name):
+    """Refuse, before any read, what the per-person fit does not support."""
+    if not (isinstance(X, np.ndarray) or sp.issparse(X)):
+        raise ValueError(
+            f"{name}.fit with groups needs X in memory as a NumPy array or a "
+            "SciPy sparse matrix (not a Dask array or another array namespace)."
+        )
+    if isinstance(bounds, str) and bounds == "private":
+        raise ValueError(
+            f'{name}.fit with groups does not support bounds="private" (the '
+            "private ranges count rows, not persons): pass public bounds or "
+            "a data_norm, or leave both None for the private radius."
+        )
+    _checked_groups(groups, X.shape[0], name=name)
+
+
+@dataclass(frozen=True)
+class UnitRows:
+    """Rows grouped by person, for :func:`~dpcov.utils._gram.row_statistics`.
+
+    It stands for the input in a fit: ``shape`` is ``(m, n_features)`` with
+    ``m`` persons, and ``row_statistics`` sums over persons (see the module's
+    description).
+
+    Attributes
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+        The validated rows.
+    rows : ndarray of shape (n_kept,)
+        Indices of the kept rows, person after person.
+    starts : ndarray of shape (m + 1,)
+        Where each person's rows start in ``rows``.
+    """
+
+    X: object
+    rows: np.ndarray
+    starts: np.ndarray
+
+    @classmethod
+    def select(cls, X, groups, max_rows_per_group, rng, *, name):
+        """Keep at most ``max_rows_per_group`` rows per person, at random.
+
+        Parameters
+        ----------
+        X : ndarray or sparse matrix of shape (n_samples, n_features)
+            Validated rows.
+        groups : array-like of shape (n_samples,)
+            The person of each row (any labels ``numpy.unique`` can sort).
+        max_rows_per_group : int
+            ``k``.
+        rng : numpy.random.Generator
+            Orders each person's rows (the selection is uniform among the
+            person's rows; the guarantee holds for any selection).
+        name : str
+            The estimator, for messages.
+        """
+        groups = _checked_groups(groups, X.shape[0], name=name)
+        _, codes = np.unique(groups, return_inverse=True)
+        codes = codes.reshape(-1)
+        # Sorted by person, then by a random key: each person's rows in a
+        # uniformly random order; the first k of each are kept.
+        order = np.lexsort((rng.random(codes.size), codes))
+        sorted_codes = codes[order]
+        first = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+        rank = np.arange(codes.size) - np.repeat(
+            first, np.diff(np.r_[first, codes.size])
+        )
+        kept = order[rank < max_rows_per_group]
+        counts = np.minimum(np.diff(np.r_[first, codes.size]), max_rows_per_group)
+        return cls(X=X, rows=kept, starts=np.r_[0, np.cumsum(counts)])
+
+    @property
+    def shape(self):
+        return (self.starts.size - 1, self.X.shape[1])
+
+    @property
+    def dtype(self):
+        return self.X.dtype
+
+    def statistics(
+        self,
+        *,
+        box=None,
+        clip_norm=None,
+        center=None,
+        final_clip=None,
+        gram=False,
+        total=False,
+        square_norm=False,
+        norm_sums=None,
+        check_finite=False,
+        chunk_rows=None,
+    ):
+        """Sums over persons of their averaged, person-clipped rows.
+
+        The steps are those of ``row_statistics`` (box, clip, centre, final
+        clip), each clip applied to the person as a whole; ``square_norm``
+        sums ``rho_p**2`` and ``norm_sums`` maps the persons' ``rho_p`` (the
+        root-mean-square norms entering the final clip).
+        """
+        from ._gram import RowStatistics
+
+        m, d = self.shape
+        counts = np.diff(self.starts)
+        sums = {}
+        if gram:
+            sums["gram"] = np.zeros((d, d))
+        if total:
+            sums["total"] = np.zeros(d)
+        if square_norm:
+            sums["square_norm"] = 0.0
+        if norm_sums is not None:
+            sums["norm_sums"] = _norm_sums_zeros(norm_sums)
+        step = _chunk_rows(d, chunk_rows)
+        # Chunks of whole persons, about `step` rows each (a person's rows
+        # are at most max_rows_per_group).
+        cuts = np.searchsorted(self.starts, np.arange(0, self.starts[-1], step))
+        cuts = np.unique(np.r_[np.minimum(cuts, m), m])
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+                chunk = self.X[self.rows[self.starts[a] : self.starts[b]]]
+                y = chunk.toarray() if sp.issparse(chunk) else np.array(chunk)
+                y = y.astype(np.float64, copy=False)
+                if check_finite and not np.isfinite(y).all():
+                    raise NonFiniteInput()
+                n_rows = counts[a:b]
+                person = np.repeat(np.arange(b - a), n_rows)
+                if box is not None:
+                    lower, upper = box
+                    np.clip(y, lower, upper, out=y)
+                    y -= lower / 2 + upper / 2
+                    y /= upper / 2 - lower / 2
+                if clip_norm is not None:
+                    y = _clip_persons(y, person, n_rows, clip_norm)[0]
+                if center is not None:
+                    y -= center
+                if square_norm or norm_sums is not None or final_clip is not None:
+                    y, rms = _clip_persons(y, person, n_rows, final_clip)
+                    if square_norm:
+                        sums["square_norm"] += float(np.sum(rms * rms))
+                    if norm_sums is not None:
+                        sums["norm_sums"] += np.asarray(norm_sums(rms))
+                weight = 1.0 / n_rows[person]
+                if total:
+                    sums["total"] += weight @ y
+                if gram:
+                    z = y * np.sqrt(weight)[:, np.newaxis]
+                    sums["gram"] += z.T @ z
+        return RowStatistics(n_rows=m, **sums)
+
+
+def _checked_groups(groups, n_samples, *, name):
+    # A 1-D array of labels, one per row, without NaN; the message names no
+    # label and no count.
+    try:
+        groups = np.asarray(groups)
+    except Exception:
+        groups = None
+    if groups is None or groups.ndim != 1 or groups.shape[0] != n_samples:
+        raise ValueError(
+            f"{name}.fit: groups must be a 1-D array with one label per row of X."
+        )
+    if groups.dtype.kind == "f" and np.isnan(groups).any():
+        raise ValueError(f"{name}.fit: groups contains NaN; give every row a person.")
+    if groups.dtype.kind == "O":
+        if any(label is None or label != label for label in groups):
+            raise ValueError(
+                f"{name}.fit: groups contains a missing label; give every row a "
+                "person."
+            )
+        try:
+            np.unique(groups)
+        except TypeError:
+            raise ValueError(
+                f"{name}.fit: groups must be labels of one sortable type "
+                "(all numbers or all strings)."
+            ) from None
+    return groups
+
+
+def _norm_sums_zeros(norm_sums):
+    empty = np.asarray(norm_sums(np.empty(0)))
+    dtype = np.int64 if np.issubdtype(empty.dtype, np.integer) else np.float64
+    return np.zeros(empty.shape, dtype=dtype)
+
+
+def _clip_persons(y, person, n_rows, radius):
+    """Scale each person's rows by ``min(1, radius / rho_p)``; the ``rho_p``.
+
+    ``rho_p`` is the root-mean-square norm of the person's rows (``inf``
+    beyond float64, where the person's rows are scaled by a power of two
+    first, so that the result has norm ``radius`` as for any far person).
+    ``radius=None`` computes ``rho_p`` only. ``y`` may be changed in place.
+    """
+    norms = _row_norms(y)
+    starts = np.r_[0, np.cumsum(n_rows)[:-1]]
+    peak = np.maximum.reduceat(norms, starts)
+    # rho = peak sqrt(mean((|y| / peak)**2)): no square overflows.
+    ratio = np.divide(
+        norms, peak[person], out=np.zeros_like(norms), where=peak[person] > 0
+    )
+    rms = peak * np.sqrt(np.bincount(person, ratio * ratio) / n_rows)
+    if radius is None:
+        return y, rms
+    scale = np.minimum(
+        1.0, np.divide(radius, rms, out=np.ones_like(rms), where=rms > 0)
+    )
+    far = ~(rms <= _MAX) | ((scale > 0) & (scale < np.finfo(np.float64).tiny))
+    if far.any():
+        # A person far beyond the radius (rho beyond float64, or a factor
+        # that is no normal float): its rows scaled by 2**-e, e from the
+        # person's largest entry (exact), then to rho = radius as a whole.
+        for p in np.flatnonzero(far):
+            mine = person == p
+            _, e = np.frexp(np.abs(y[mine]).max())
+            part = np.ldexp(y[mine], -e)
+            part_rms = np.sqrt(np.mean(np.einsum("ij,ij->i", part, part)))
+            y[mine] = part * (radius / part_rms)
+        scale[far] = 1.0
+    y *= scale[person][:, np.newaxis]
+    return y, rms

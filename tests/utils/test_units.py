@@ -1,0 +1,193 @@
+"""Rows grouped by person: the selection, the per-person sums, the refusals."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dpcov.utils._gram import row_statistics
+from dpcov.utils._units import (
+    UnitRows,
+    check_group_parameters,
+    check_unit_input,
+)
+
+from .._privacy_checks import clopper_pearson
+
+
+def _visits(rng, n_persons=40, most=7, d=3, scale=2.0):
+    counts = rng.integers(1, most + 1, n_persons)
+    groups = rng.permutation(np.repeat(np.arange(n_persons), counts))
+    X = rng.normal(scale=scale, size=(groups.size, d))
+    return X, groups
+
+
+def _by_hand(X, groups, units, *, box=None, clip=None, center=None, final=None):
+    """Each kept person's clipped average, the slow way: ({person: rows}, sums)."""
+    kept = units.rows
+    gram, total, rms_all = 0.0, 0.0, []
+    for label in np.unique(groups):
+        rows = X[kept[groups[kept] == label]].astype(float)
+        if box is not None:
+            lower, upper = box
+            rows = (np.clip(rows, lower, upper) - (lower + upper) / 2) / (
+                (upper - lower) / 2
+            )
+        if clip is not None:
+            rho = np.sqrt(np.mean(np.sum(rows**2, axis=1)))
+            rows = rows * min(1.0, clip / rho) if rho > 0 else rows
+        if center is not None:
+            rows = rows - center
+        rho = np.sqrt(np.mean(np.sum(rows**2, axis=1)))
+        rms_all.append(rho)
+        if final is not None and rho > final:
+            rows = rows * (final / rho)
+        gram = gram + rows.T @ rows / len(rows)
+        total = total + rows.mean(axis=0)
+    return gram, total, np.array(rms_all)
+
+
+def test_selection_keeps_at_most_k_rows_of_each_person():
+    rng = np.random.default_rng(0)
+    X, groups = _visits(rng)
+    units = UnitRows.select(X, groups, 3, np.random.default_rng(1), name="E")
+    assert units.shape == (40, 3)
+    for p in range(40):
+        mine = units.rows[units.starts[p] : units.starts[p + 1]]
+        # One person per block, its own rows, min(count, 3) of them, no repeat.
+        assert np.unique(groups[mine]).size == 1
+        label = groups[mine[0]]
+        assert mine.size == min(np.sum(groups == label), 3)
+        assert np.unique(mine).size == mine.size
+
+
+def test_selection_is_uniform_among_a_persons_rows():
+    # One person with 10 rows, k = 3: each row is kept with probability 3/10
+    # whatever its position. 2000 selections; each count must lie in its
+    # two-sided Clopper-Pearson interval at level 1e-3 / 10 (Bonferroni over
+    # the rows), so a bias towards early rows (kept by order: probability 1
+    # for the first three) fails.
+    groups = np.r_[np.zeros(10, int), np.ones(4, int)]
+    X = np.zeros((14, 2))
+    kept = np.zeros(14, int)
+    n_draws = 2000
+    for seed in range(n_draws):
+        units = UnitRows.select(X, groups, 3, np.random.default_rng(seed), name="E")
+        kept[units.rows] += 1
+    level = 1e-3 / 14
+    for row in range(14):
+        share = 0.3 if row < 10 else 0.75  # the second person: 3 of its 4 rows
+        low, high = clopper_pearson(kept[row], n_draws, level)
+        assert low <= share <= high
+    assert kept[:10].sum() == kept[10:].sum() == 3 * n_draws
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_sums_over_persons_match_the_definition(sparse):
+    # Box, clip as a whole, centre, final clip: each person's averaged rows,
+    # summed over persons, against a slow loop over persons; small chunks
+    # (whole persons each) give the same sums.
+    rng = np.random.default_rng(2)
+    X, groups = _visits(rng, scale=3.0)
+    units = UnitRows.select(X, groups, 4, np.random.default_rng(3), name="E")
+    box = (np.full(3, -4.0), np.array([4.0, 6.0, 5.0]))
+    center = np.array([0.1, -0.2, 0.05])
+    gram, total, rms = _by_hand(
+        X, groups, units, box=box, clip=1.2, center=center, final=0.9
+    )
+    for chunk_rows in (None, 5):
+        source = (
+            UnitRows(sp.csr_matrix(X), units.rows, units.starts) if sparse else units
+        )
+        stats = row_statistics(
+            source,
+            box=box,
+            clip_norm=1.2,
+            center=center,
+            final_clip=0.9,
+            gram=True,
+            total=True,
+            square_norm=True,
+            norm_sums=lambda norms: np.array([np.sum(norms > 0.9)]),
+            chunk_rows=chunk_rows,
+        )
+        assert stats.n_rows == 40
+        np.testing.assert_allclose(stats.gram, gram, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(stats.total, total, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(stats.square_norm, np.sum(rms**2), rtol=1e-12)
+        assert stats.norm_sums.dtype == np.int64
+        assert stats.norm_sums[0] == np.sum(rms > 0.9)
+
+
+def test_a_person_clipped_as_a_whole_has_trace_at_most_r_squared():
+    # A person's averaged outer products after the clip: trace <= r**2 and
+    # the averaged row's norm <= r, whatever the rows; a row on its own
+    # (k_p = 1) is clipped exactly as row_statistics clips rows.
+    rng = np.random.default_rng(4)
+    X, groups = _visits(rng, n_persons=30, scale=10.0)
+    units = UnitRows.select(X, groups, 5, np.random.default_rng(0), name="E")
+    for p in range(30):
+        mine = units.rows[units.starts[p] : units.starts[p + 1]]
+        one = UnitRows(X, mine, np.array([0, mine.size]))
+        stats = one.statistics(clip_norm=1.5, gram=True, total=True)
+        assert np.trace(stats.gram) <= 1.5**2 * (1 + 1e-12)
+        assert np.linalg.norm(stats.total) <= 1.5 * (1 + 1e-12)
+    row = UnitRows(X, np.array([7]), np.array([0, 1]))
+    np.testing.assert_allclose(
+        row.statistics(clip_norm=1.5, gram=True).gram,
+        row_statistics(X[7:8], clip_norm=1.5, gram=True).gram,
+        rtol=1e-14,
+    )
+
+
+def test_far_persons_are_clipped_without_a_warning():
+    # Finite rows whose squared norms overflow (and one beyond float64's norm
+    # range): clipped to root-mean-square norm r, in their direction, with no
+    # floating-point warning (which would appear on one neighbour only).
+    X = np.array([[1.5e308, 1.5e308], [3e200, 0.0], [0.5, 0.0], [1e-300, 0.0]])
+    groups = np.array([0, 1, 1, 2])
+    units = UnitRows.select(X, groups, 5, np.random.default_rng(0), name="E")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with np.errstate(all="raise"):
+            stats = units.statistics(clip_norm=2.0, gram=True, total=True)
+    # Person 0: one row along (1, 1) whose norm is beyond float64, now of
+    # norm 2; person 1: two rows along e1, one negligible against the other,
+    # so rho = 2 puts the far row at 2 sqrt(2) (average outer product 4,
+    # average row sqrt(2)); person 2: unclipped and negligible.
+    np.testing.assert_allclose(stats.gram, [[6.0, 2.0], [2.0, 2.0]], rtol=1e-12)
+    np.testing.assert_allclose(stats.total, [2 * np.sqrt(2), np.sqrt(2)], rtol=1e-12)
+
+
+def test_parameters_come_in_pairs_and_the_message_names_routing():
+    check_group_parameters(None, None, name="E")
+    with pytest.raises(ValueError, match="metadata routing"):
+        check_group_parameters(None, 3, name="E")
+    with pytest.raises(ValueError, match="max_rows_per_group is None"):
+        check_group_parameters(np.zeros(4), None, name="E")
+
+
+@pytest.mark.parametrize(
+    "groups, match",
+    [
+        (np.zeros((4, 1)), "1-D array with one label per row"),
+        (np.zeros(5), "1-D array with one label per row"),
+        (np.array([0.0, np.nan, 1.0, 1.0]), "contains NaN"),
+        (np.array(["a", None, "b", "b"], dtype=object), "missing label"),
+        (np.array(["a", 1, "b", 2], dtype=object), "one sortable type"),
+    ],
+)
+def test_bad_groups_are_refused_without_their_labels(groups, match):
+    with pytest.raises(ValueError, match=match) as error:
+        check_unit_input(np.zeros((4, 2)), groups, bounds=None, name="E")
+    assert "'a'" not in str(error.value) and "nan," not in str(error.value)
+
+
+def test_unsupported_inputs_are_refused_before_reading():
+    da = pytest.importorskip("dask.array")
+    groups = np.zeros(4)
+    with pytest.raises(ValueError, match="in memory"):
+        check_unit_input(da.zeros((4, 2)), groups, bounds=None, name="E")
+    with pytest.raises(ValueError, match='bounds="private"'):
+        check_unit_input(np.zeros((4, 2)), groups, bounds="private", name="E")
