@@ -70,6 +70,12 @@ from ..utils._geometry import (
 )
 from ..utils._gram import is_dask_array, row_statistics
 from ..utils._gram._binned import binned_grams_fit
+from ..utils._gram._units import (
+    UnitRows,
+    check_group_parameters,
+    check_unit_input,
+    persons_in_messages,
+)
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._input_messages import NonFiniteInput
 from ..utils._private_ranges import check_bounds_without_rows, ranges_first_pass
@@ -82,7 +88,6 @@ from ..utils._sklearn_compat import (
     check_params_always,
 )
 from ..utils._threads import small_matrix_blas
-from ..utils._units import UnitRows, check_group_parameters, check_unit_input
 from ._shrinkage import (
     aligned_noise_energy,
     applied_factor,
@@ -551,7 +556,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         ``data_norm`` and ``bounds`` are None), the mean (unless
         ``assume_centered``), then the covariance mechanism. With ``groups``,
         a generator spawned from it first chooses each person's rows, and
-        ``X`` becomes their :class:`~dpcov.utils._units.UnitRows`: every
+        ``X`` becomes their :class:`~dpcov.utils._gram._units.UnitRows`: every
         step then sees persons where it saw rows (``X.shape[0]`` is the
         number of persons and the sums are over persons).
         """
@@ -563,8 +568,9 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             )
         # Plan on public values, then read the data; nothing is drawn before
         # the fit is recorded (the budget spent).
-        plan = self._plan(X.shape, budget)
-        self._check_public(plan.n_samples, plan.n_features)
+        with persons_in_messages(isinstance(X, UnitRows)):
+            plan = self._plan(X.shape, budget)
+            self._check_public(plan.n_samples, plan.n_features)
         if plan.geometry.ranges is None:
             first = self._first_pass(X, plan, lazy=lazy)
             self._spend_budget(budget)  # every check above used public values only

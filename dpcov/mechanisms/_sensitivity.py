@@ -8,6 +8,13 @@ the estimators calibrate their noise by calling these functions, and
 neighbouring pairs, extreme rows included. The arithmetic of each function is
 that of the estimators before the bounds were gathered here, operation for
 operation, so that their noise scales are unchanged to the last bit.
+
+The second-moment bounds (the ``rank_one_*`` functions and those built on
+them) use only that a row's term ``y y^T`` is positive semi-definite with
+trace at most ``t``, never that it has rank one: each proof below goes
+through for any such term. So they hold, with persons for rows, for a person
+whose rows are averaged and clipped as a whole (``(1/k) sum_i y_i y_i^T``
+of trace at most ``R**2``; see ``dpcov.utils._gram._units``).
 """
 
 # Authors: The dpcov developers
@@ -39,7 +46,8 @@ def rank_one_frobenius_distance(trace_bound):
     """
     # ||A - B||_F**2 = ||A||_F**2 + ||B||_F**2 - 2 <A, B>, with ||y y^T||_F =
     # |y|**2 <= t and <A, B> = (y.y')**2 >= 0: at most 2 t**2, attained by
-    # orthogonal rows of squared norm t.
+    # orthogonal rows of squared norm t. (For PSD A, B of trace <= t alike:
+    # ||A||_F <= tr A and <A, B> >= 0.)
     return math.sqrt(2.0) * trace_bound
 
 
@@ -61,8 +69,8 @@ def rank_one_nuclear_distance(trace_bound):
         (removing a row lowers them by ``|y|**2`` in total, adding one raises
         them by ``|y'|**2`` in total).
     """
-    # ||A - B||_* <= tr A + tr B <= 2 t, attained by orthogonal rows (the
-    # difference then has eigenvalues t and -t).
+    # ||A - B||_* <= tr A + tr B <= 2 t (any PSD A, B), attained by
+    # orthogonal rows (the difference then has eigenvalues t and -t).
     return 2.0 * trace_bound
 
 

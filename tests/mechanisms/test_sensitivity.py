@@ -593,3 +593,51 @@ def test_class_statistics_refuse_a_count_weight_above_the_radius():
     # Above R, a change of class would move the vector by more than 2 R.
     with pytest.raises(ValueError, match="weight"):
         class_statistics_sensitivities(1.0, 3, 1.5)
+
+
+def _person_terms(rng, d, t, n_pairs):
+    """Pairs of PSD terms of trace <= t: a person's averaged outer products
+    ``(1/k) sum y_i y_i^T`` after the person is clipped as a whole, with k
+    from 1 to 6 (the rank-one rows among them), and the extreme pair of
+    orthogonal rank-one terms of trace t."""
+    pairs = [
+        (
+            t * np.outer(np.eye(d)[0], np.eye(d)[0]),
+            t * np.outer(np.eye(d)[1], np.eye(d)[1]),
+        )
+    ]
+    for _ in range(n_pairs):
+        pair = []
+        for _ in range(2):
+            rows = rng.normal(size=(rng.integers(1, 7), d)) * rng.uniform(0.1, 3.0)
+            term = rows.T @ rows / len(rows)
+            pair.append(term * min(1.0, t / np.trace(term)))
+        pairs.append(tuple(pair))
+    return pairs
+
+
+def test_second_moment_bounds_hold_for_a_person_s_psd_term():
+    # dpcov.utils._gram._units: a person contributes a PSD term of trace <= t
+    # (not rank one) in place of a row's y y^T. Every second-moment bound must
+    # hold for such terms: the Frobenius and nuclear distances, the sorted
+    # eigenvalues of a sum with one term replaced (L2 and L1), and the rise
+    # of the trace, a quadratic form and each eigenvalue when a term is added
+    # (between 0 and t).
+    rng = np.random.default_rng(0)
+    d, t = 4, 1.7
+    base = rng.normal(size=(8, d))
+    rest = base.T @ base
+    for a, b in _person_terms(rng, d, t, 300):
+        assert np.linalg.norm(a - b) <= rank_one_frobenius_distance(t) * (1 + 1e-12)
+        nuclear = np.abs(np.linalg.eigvalsh(a - b)).sum()
+        assert nuclear <= rank_one_nuclear_distance(t) * (1 + 1e-12)
+        l2, l1 = eigenvalue_sensitivities(math.sqrt(t), 1)
+        change = symmetric_eigvalsh(rest + a) - symmetric_eigvalsh(rest + b)
+        assert np.linalg.norm(change) <= l2 * (1 + 1e-12)
+        assert np.abs(change).sum() <= l1 * (1 + 1e-12)
+        rise = symmetric_eigvalsh(rest + a) - symmetric_eigvalsh(rest)
+        unit = rng.normal(size=d)
+        unit /= np.linalg.norm(unit)
+        bound = rank_one_monotone_sensitivity(t)
+        for value in (*rise, np.trace(a), unit @ a @ unit):
+            assert -1e-12 <= value <= bound * (1 + 1e-12)

@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from dpcov.utils._gram import row_statistics
-from dpcov.utils._units import (
+from dpcov.utils._gram._units import (
     UnitRows,
     check_group_parameters,
     check_unit_input,
@@ -130,12 +130,12 @@ def test_a_person_clipped_as_a_whole_has_trace_at_most_r_squared():
     for p in range(30):
         mine = units.rows[units.starts[p] : units.starts[p + 1]]
         one = UnitRows(X, mine, np.array([0, mine.size]))
-        stats = one.statistics(clip_norm=1.5, gram=True, total=True)
+        stats = row_statistics(one, clip_norm=1.5, gram=True, total=True)
         assert np.trace(stats.gram) <= 1.5**2 * (1 + 1e-12)
         assert np.linalg.norm(stats.total) <= 1.5 * (1 + 1e-12)
     row = UnitRows(X, np.array([7]), np.array([0, 1]))
     np.testing.assert_allclose(
-        row.statistics(clip_norm=1.5, gram=True).gram,
+        row_statistics(row, clip_norm=1.5, gram=True).gram,
         row_statistics(X[7:8], clip_norm=1.5, gram=True).gram,
         rtol=1e-14,
     )
@@ -151,7 +151,7 @@ def test_far_persons_are_clipped_without_a_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with np.errstate(all="raise"):
-            stats = units.statistics(clip_norm=2.0, gram=True, total=True)
+            stats = row_statistics(units, clip_norm=2.0, gram=True, total=True)
     # Person 0: one row along (1, 1) whose norm is beyond float64, now of
     # norm 2; person 1: two rows along e1, one negligible against the other,
     # so rho = 2 puts the far row at 2 sqrt(2) (average outer product 4,

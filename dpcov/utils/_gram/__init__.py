@@ -88,6 +88,7 @@ from ._dense import BLOCK_CHUNKS, CHUNK_BYTES, _ordered_map, _pass_threads
 from ._pass import _Pass
 from ._rows import _clip, _row_norms
 from ._sparse import SPARSE_CHUNK_ROWS, _cumulative_pairs, _sparse_chunks
+from ._units import UnitRows
 from ._xp import xp_sums
 
 
@@ -164,9 +165,10 @@ def row_statistics(
     X : ndarray, sparse matrix or dask.array.Array of shape (n_samples, n_features)
         Input rows (float32 or float64); never modified. A Dask array is
         reduced by Dask (blocks of whole rows); anything else is read in
-        chunks of ``chunk_rows`` rows. A :class:`~dpcov.utils._units.UnitRows`
-        (rows grouped by person) gives sums over persons. A SciPy sparse matrix or array is
-        never densified as a whole (see the module's description).
+        chunks of ``chunk_rows`` rows. A SciPy sparse matrix or array is
+        never densified as a whole (see the module's description). A
+        :class:`~dpcov.utils._gram._units.UnitRows` (rows grouped by person)
+        gives sums over persons.
     box : tuple of (lower, upper), default=None
         First, each feature is clipped to ``[lower, upper]`` (arrays of shape
         ``(n_features,)``, validated by
@@ -209,23 +211,23 @@ def row_statistics(
     statistics : RowStatistics
         The requested sums; the others are None.
     """
-    from .._units import UnitRows  # (it imports this package's helpers)
-
     if isinstance(X, UnitRows):
         # Rows grouped by person: sums over persons (dpcov.utils._units).
         if transform is not None or bins is not None or square_total:
             raise NotImplementedError("Not available per person.")
-        return X.statistics(
-            box=box,
-            clip_norm=clip_norm,
-            center=center,
-            final_clip=final_clip,
-            gram=gram,
-            total=total,
-            square_norm=square_norm,
-            norm_sums=norm_sums,
-            check_finite=check_finite,
-            chunk_rows=chunk_rows,
+        return RowStatistics(
+            **X.statistics(
+                box=box,
+                clip_norm=clip_norm,
+                center=center,
+                final_clip=final_clip,
+                gram=gram,
+                total=total,
+                square_norm=square_norm,
+                norm_sums=norm_sums,
+                check_finite=check_finite,
+                chunk_rows=chunk_rows,
+            )
         )
     spec = _Pass(
         box=None

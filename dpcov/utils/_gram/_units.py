@@ -38,14 +38,16 @@ included, so the number of rows is private and nothing here reports it.
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import contextlib
+import re
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-from ._gram._dense import _chunk_rows
-from ._gram._rows import _MAX, _row_norms
-from ._input_messages import NonFiniteInput
+from .._input_messages import NonFiniteInput
+from ._dense import _chunk_rows
+from ._rows import _MAX, _row_norms
 
 ROUTING_HINT = (
     "Inside cross_val_score, GridSearchCV or a Pipeline, groups reach fit only "
@@ -94,6 +96,27 @@ def check_unit_input(X, groups, *, bounds, name):
             "a data_norm, or leave both None for the private radius."
         )
     _checked_groups(groups, X.shape[0], name=name)
+
+
+@contextlib.contextmanager
+def persons_in_messages(active=True):
+    """Refusals of a plan made for persons: no count, persons for samples.
+
+    The public checks before a fit (the minimum number of rows a private
+    radius needs, ...) state the number of rows they were given. For a fit
+    over persons that number is the number of persons, which no message
+    states: a ``ValueError`` raised inside the block is raised again with
+    its count removed and "samples" read as "persons".
+    """
+    if not active:
+        yield
+        return
+    try:
+        yield
+    except ValueError as error:
+        text = re.sub(r";? got \d+(?: samples?)?(?=[.;,])", "", str(error))
+        text = re.sub(r"\bsamples?\b", "persons", text)
+        raise ValueError(text) from None
 
 
 @dataclass(frozen=True)
@@ -178,10 +201,9 @@ class UnitRows:
         The steps are those of ``row_statistics`` (box, clip, centre, final
         clip), each clip applied to the person as a whole; ``square_norm``
         sums ``rho_p**2`` and ``norm_sums`` maps the persons' ``rho_p`` (the
-        root-mean-square norms entering the final clip).
+        root-mean-square norms entering the final clip). Returns the fields
+        of a ``RowStatistics``, ``n_rows`` the number of persons.
         """
-        from ._gram import RowStatistics
-
         m, d = self.shape
         counts = np.diff(self.starts)
         sums = {}
@@ -228,7 +250,7 @@ class UnitRows:
                 if gram:
                     z = y * np.sqrt(weight)[:, np.newaxis]
                     sums["gram"] += z.T @ z
-        return RowStatistics(n_rows=m, **sums)
+        return {"n_rows": m, **sums}
 
 
 def _checked_groups(groups, n_samples, *, name):
@@ -247,8 +269,7 @@ def _checked_groups(groups, n_samples, *, name):
     if groups.dtype.kind == "O":
         if any(label is None or label != label for label in groups):
             raise ValueError(
-                f"{name}.fit: groups contains a missing label; give every row a "
-                "person."
+                f"{name}.fit: groups contains a missing label; give every row a person."
             )
         try:
             np.unique(groups)
