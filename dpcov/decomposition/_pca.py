@@ -39,6 +39,11 @@ from ..utils._array_api import (
 )
 from ..utils._docstrings import fill_doc
 from ..utils._gram import is_dask_array, rows_in_blocks
+from ..utils._gram._units import (
+    check_group_parameters,
+    check_unit_input,
+    persons_in_messages,
+)
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._input_messages import NonFiniteInput
 from ..utils._private_ranges import check_bounds_without_rows
@@ -59,6 +64,7 @@ DELEGATED_PARAMS = (
     "rho",
     "data_norm",
     "bounds",
+    "max_rows_per_group",
     "assume_centered",
     "random_state",
 )
@@ -311,6 +317,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
     {rho}
     {data_norm}
     {bounds}
+    {max_rows_per_group}
     covariance : estimator instance, "top_k" or None, default=None
         The private covariance estimator to build on, e.g.
         ``SeparateCovariance(projection="feasible")``. PCA clones it and sets
@@ -386,8 +393,9 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
     n_components_ : int
         Number of components kept (chosen from the noisy spectrum for a float
         or "mle" ``n_components``).
-    n_samples_ : int
-        Number of rows (public under replace-one neighbours).
+    n_samples_ : int or None
+        Number of rows (public under replace-one neighbours); None when
+        fitted over persons (``groups``), where no count is stated.
     noise_variance_ : float
         Mean of the private variances of the components after the kept ones,
         up to ``min(n_samples, n_features)`` (the probabilistic PCA noise
@@ -510,6 +518,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         rho=None,
         data_norm=None,
         bounds=None,
+        max_rows_per_group=None,
         covariance=None,
         copy=True,
         whiten=False,
@@ -528,6 +537,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         self.rho = rho
         self.data_norm = data_norm
         self.bounds = bounds
+        self.max_rows_per_group = max_rows_per_group
         self.covariance = covariance
         self.copy = copy
         self.whiten = whiten
@@ -581,12 +591,13 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             rho=self.rho,
             data_norm=self.data_norm,
             bounds=self.bounds,
+            max_rows_per_group=self.max_rows_per_group,
             assume_centered=self.assume_centered,
             random_state=self.random_state,
         )
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, *, groups=None):
         """Fit the private principal axes to X.
 
         Parameters
@@ -599,17 +610,20 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             ``fit``).
         y : Ignored
             Not used, present for API consistency by convention.
+        groups : array-like of shape (n_samples,), default=None
+            The person of each row, with ``max_rows_per_group`` set (see
+            the covariance estimators' ``fit``).
 
         Returns
         -------
         self : object
             Returns the instance itself.
         """
-        self._fit(X)
+        self._fit(X, groups)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit_transform(self, X, y=None):
+    def fit_transform(self, X, y=None, *, groups=None):
         """Fit the private principal axes to X and project X on them.
 
         Parameters
@@ -618,13 +632,15 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             Training data.
         y : Ignored
             Not used, present for API consistency by convention.
+        groups : array-like of shape (n_samples,), default=None
+            The person of each row, with ``max_rows_per_group`` set.
 
         Returns
         -------
         X_new : ndarray of shape (n_samples, n_components)
             Projections of the rows of X (whitened if ``whiten``).
         """
-        X = self._fit(X)
+        X = self._fit(X, groups)
         if is_dask_array(X):
             return self.transform(X)
         with quiet_float_errors():
@@ -669,11 +685,13 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             project, chunks=(X.chunks[0], (self.n_components_,)), dtype=dtype
         )
 
-    def _fit(self, X):
+    def _fit(self, X, groups=None):
         # The budget is checked against the accountant before the data are
         # read. The inner covariance estimator (PCA's one release) records it,
         # under PCA's name, after its own public checks.
         check_params_always(self)
+        name = type(self).__name__
+        check_group_parameters(groups, self.max_rows_per_group, name=name)
         budget = self._check_budget()
         # NaN and infinity are refused by the covariance estimator's first
         # pass (no read of their own), under PCA's name. An array of another
@@ -682,8 +700,14 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         # PCA's seed is its covariance estimator's: PCA says so, once.
         warn_if_seeded(self, budget)
         n_samples, n_features = X.shape
-        max_components = self._check_n_components(n_samples, n_features)
-        estimator = self._release_covariance(X, max_components)
+        if groups is not None:
+            # Over persons: the persons are PCA's samples (their number is
+            # public under replace-one-person neighbours; the rows' is not).
+            check_unit_input(X, groups, bounds=self.bounds, name=name)
+            n_samples = np.unique(groups).size
+        with persons_in_messages(groups is not None):
+            max_components = self._check_n_components(n_samples, n_features)
+        estimator = self._release_covariance(X, max_components, groups)
         spectrum = self._spectrum(estimator, n_features, X)
         # scikit-learn's n - 1 denominator (undefined for one sample: NaN, as
         # scikit-learn's 0 / 0).
@@ -693,6 +717,8 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         namespace = namespace_of(X)
         dtype = X.dtype if namespace is None else _numpy_dtype(X.dtype, namespace[0])
         self._record_fit(estimator, dtype, spectrum, k, ddof, rest, n_samples)
+        if groups is not None:
+            self.n_samples_ = None  # no count over persons
         if namespace is not None:
             # The fitted arrays go back to the input's namespace and device.
             fitted_to_namespace(self, _FITTED_ARRAYS, namespace)
@@ -750,7 +776,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             )
         return max_components
 
-    def _release_covariance(self, X, max_components):
+    def _release_covariance(self, X, max_components, groups=None):
         # PCA's one release: the inner covariance estimator, fitted on X.
         estimator = self._covariance_estimator(max_components)
         if self.accountant is not None:
@@ -763,7 +789,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
                 # PCA warns under its own name, at the user's call.
                 warnings.simplefilter("ignore", NoiseDominatedWarning)
                 warnings.simplefilter("ignore", SeededNoiseWarning)
-                estimator.fit(X)
+                estimator.fit(X, groups=groups)
         except NonFiniteInput as error:
             failed = error
         else:

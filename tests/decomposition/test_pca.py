@@ -632,3 +632,33 @@ def test_top_components_of_tied_runs_are_the_full_canonical_basis():
         np.testing.assert_allclose(
             _canonical_ties_top(values, Q, m), full[:m], atol=1e-12
         )
+
+
+def test_pca_over_persons_is_its_covariance_fit_over_persons():
+    # groups reach the covariance estimator, with PCA's max_rows_per_group:
+    # the release is that estimator's person-level fit (same seed), and the
+    # fitted PCA states no count (n_samples_ is None).
+    rng = np.random.default_rng(0)
+    counts = rng.integers(1, 9, 500)
+    groups = rng.permutation(np.repeat(np.arange(500), counts))
+    X = rng.normal(size=(500, 4))[groups] + 0.3 * rng.normal(size=(groups.size, 4))
+    params = dict(epsilon=2.0, data_norm=3.0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pca = PCA(2, max_rows_per_group=4, covariance=GaussianCovariance(), **params)
+        pca.fit(X, groups=groups)
+        alone = GaussianCovariance(max_rows_per_group=4, **params)
+        alone.fit(X, groups=groups)
+    np.testing.assert_array_equal(
+        pca.covariance_estimator_.covariance_, alone.covariance_
+    )
+    assert pca.n_samples_ is None
+    with pytest.raises(ValueError, match="metadata routing"):
+        PCA(2, max_rows_per_group=4, **params).fit(X)
+    with pytest.raises(ValueError, match="pass these parameters to PCA"):
+        PCA(
+            2,
+            max_rows_per_group=4,
+            covariance=GaussianCovariance(max_rows_per_group=4),
+            **params,
+        ).fit(X, groups=groups)
