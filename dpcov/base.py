@@ -71,6 +71,7 @@ PRIVACY_PARAMETER_CONSTRAINTS = {
 #: (epsilon, delta, rho) spent.
 PRIVACY_RECORD = (
     "guarantee_",
+    "privacy_unit_",
     "budget_split_",
     "noise_sampler_",
     "epsilon_spent_",
@@ -235,6 +236,8 @@ def record_privacy(estimator, guarantee, split, *, delta, epsilon=None):
     """
     estimator.budget_split_ = split
     estimator.guarantee_ = guarantee
+    unit = getattr(estimator, "_privacy_unit", None)
+    estimator.privacy_unit_ = "row" if unit is None else unit()
     estimator.noise_sampler_ = sampler_name()
     estimator.epsilon_spent_, estimator.delta_spent_, estimator.rho_spent_ = (
         privacy_spent(guarantee, delta, epsilon=epsilon)
@@ -399,8 +402,15 @@ class PrivateEstimatorMixin(OutputRangeMixin):
             )
         accountant = getattr(self, "accountant", None)
         if accountant is not None:
-            accountant.check(cost, label=type(self).__name__)
+            accountant.check(cost, label=type(self).__name__, unit=self._privacy_unit())
         return cost
+
+    def _privacy_unit(self):
+        # "person" for a fit over persons (max_rows_per_group set: fit then
+        # refuses to run without groups), else "row".
+        if getattr(self, "max_rows_per_group", None) is not None:
+            return "person"
+        return "row"
 
     def _spend_budget(self, cost):
         # After input validation, before any private step: record the fit (the
@@ -409,7 +419,7 @@ class PrivateEstimatorMixin(OutputRangeMixin):
         accountant = getattr(self, "accountant", None)
         if accountant is not None:
             label = self._accounting_label or type(self).__name__
-            accountant.spend(cost, label=label)
+            accountant.spend(cost, label=label, unit=self._privacy_unit())
 
     def _noise_generator(self, budget):
         # The generator of the fit's noise, after the input is validated and

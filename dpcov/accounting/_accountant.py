@@ -11,6 +11,9 @@ from ._composition import _bits_float, _float_bits, _left, compose
 from ._conversions import _check_nonnegative, _pure_rho, zcdp_epsilon
 from ._guarantees import ZCDP, ApproxDP, PureDP
 
+#: The privacy units a ledger entry may have.
+UNITS = ("row", "person")
+
 
 class BudgetAccountant:
     """A ledger of the privacy spent by fits on the same rows, with a cap.
@@ -73,11 +76,21 @@ class BudgetAccountant:
         Cap on the total in zCDP (pure fits count ``epsilon**2 / 2``).
         (epsilon, delta)-only fits have no zCDP guarantee and are refused.
         Exclusive with ``epsilon``.
+    unit : {"row", "person"}, default="row"
+        What the totals protect. A fit over persons (``groups`` with
+        ``max_rows_per_group``) protects a person, and so each row (a row
+        replaced is one person's rows changed): a ``"row"`` ledger records
+        both kinds of fit, its totals holding per row. A row-level fit does
+        not protect a person with several rows (they add up), so a
+        ``"person"`` ledger refuses it before it reads the data.
 
     Attributes
     ----------
     ledger : list of tuple (str, PureDP or ZCDP or ApproxDP)
         Copy of the recorded fits: a label and a guarantee each.
+    units : list of str
+        The privacy unit of each recorded fit (``"row"`` or ``"person"``),
+        in the ledger's order.
 
     See Also
     --------
@@ -102,9 +115,11 @@ class BudgetAccountant:
     dpcov.exceptions.BudgetExceeded: SeparateCovariance: ZCDP(rho=...) would ...
     """
 
-    def __init__(self, epsilon=None, delta=0.0, rho=None):
+    def __init__(self, epsilon=None, delta=0.0, rho=None, unit="row"):
         if epsilon is not None and rho is not None:
             raise ValueError("set a cap in epsilon or in rho, not both.")
+        if unit not in UNITS:
+            raise ValueError(f"unit must be 'row' or 'person', got {unit!r}.")
         if epsilon is not None:
             _check_nonnegative("epsilon", epsilon)
         if rho is not None:
@@ -115,7 +130,9 @@ class BudgetAccountant:
         self.epsilon_cap = None if epsilon is None else float(epsilon)
         self.delta_cap = float(delta)
         self.rho_cap = None if rho is None else float(rho)
+        self.unit = unit
         self._ledger = []
+        self._units = []
         self._lock = threading.Lock()
 
     # The accountant is shared state: copies (clone, deepcopy) are the same
@@ -333,7 +350,7 @@ class BudgetAccountant:
                 return PureDP(_left(self.epsilon_cap, pure))
 
             def fits(value):
-                return self._refusal([("remaining", ZCDP(value))]) is None
+                return self._refusal([("remaining", ZCDP(value))], [self.unit]) is None
 
             if not fits(0.0):
                 return ZCDP(0.0)
@@ -353,8 +370,22 @@ class BudgetAccountant:
                     high = middle
             return ZCDP(_bits_float(low))
 
-    def _refusal(self, entries):
-        # Why adding ``entries`` would break the cap (None if it would not).
+    @property
+    def units(self):
+        """The privacy unit of each recorded fit, in the ledger's order."""
+        with self._lock:
+            return list(self._units)
+
+    def _refusal(self, entries, units):
+        # Why adding ``entries`` would break the cap or the unit (None if it
+        # would not).
+        if self.unit == "person" and any(unit != "person" for unit in units):
+            return (
+                "is a row-level guarantee, which does not protect a person "
+                "with several rows, and this accountant's totals protect "
+                "persons (unit='person'); fit with groups and "
+                "max_rows_per_group, or record it in a row-level accountant"
+            )
         kinds = {type(g) for _, g in entries}
         if self.rho_cap is not None:
             if ApproxDP in kinds:
@@ -378,7 +409,16 @@ class BudgetAccountant:
             )
         return None
 
-    def _entries(self, guarantee, label):
+    def _entries(self, guarantee, label, unit):
+        # The entries ``guarantee`` adds, and their units.
+        if unit not in UNITS:
+            raise ValueError(f"unit must be 'row' or 'person', got {unit!r}.")
+        entries = self._labelled(guarantee, label)
+        if isinstance(guarantee, BudgetAccountant):
+            return entries, guarantee.units
+        return entries, [unit]
+
+    def _labelled(self, guarantee, label):
         if getattr(self, "_detached", False):
             # A BaseException, so that scikit-learn's searches do not turn it
             # into "All the fits failed" (see AccountantCopyError).
@@ -405,7 +445,7 @@ class BudgetAccountant:
             )
         return [(str(label), guarantee)]
 
-    def check(self, guarantee, *, label="fit"):
+    def check(self, guarantee, *, label="fit", unit="row"):
         """Raise if spending ``guarantee`` would exceed the cap; record nothing.
 
         Parameters
@@ -415,19 +455,22 @@ class BudgetAccountant:
             would spend.
         label : str, default="fit"
             Name used in the error message.
+        unit : {"row", "person"}, default="row"
+            The fit's privacy unit (an accountant's entries keep theirs).
 
         Raises
         ------
         BudgetExceeded
-            If the total would exceed the cap.
+            If the total would exceed the cap, or a row-level fit would be
+            recorded in a ``unit="person"`` accountant.
         """
-        entries = self._entries(guarantee, label)
+        entries, units = self._entries(guarantee, label, unit)
         with self._lock:
-            reason = self._refusal(entries)
+            reason = self._refusal(entries, units)
         if reason is not None:
             raise BudgetExceeded(self._message(label, guarantee, reason))
 
-    def spend(self, guarantee, *, label="fit"):
+    def spend(self, guarantee, *, label="fit", unit="row"):
         """Record ``guarantee`` if it fits under the cap, atomically.
 
         Parameters
@@ -439,6 +482,9 @@ class BudgetAccountant:
         label : str, default="fit"
             Label of the ledger entry (ignored for an accountant, whose labels
             are kept).
+        unit : {"row", "person"}, default="row"
+            The fit's privacy unit (ignored for an accountant, whose entries
+            keep theirs).
 
         Returns
         -------
@@ -448,13 +494,15 @@ class BudgetAccountant:
         Raises
         ------
         BudgetExceeded
-            If the total would exceed the cap; nothing is recorded.
+            If the total would exceed the cap, or a row-level fit would be
+            recorded in a ``unit="person"`` accountant; nothing is recorded.
         """
-        entries = self._entries(guarantee, label)
+        entries, units = self._entries(guarantee, label, unit)
         with self._lock:
-            reason = self._refusal(entries)
+            reason = self._refusal(entries, units)
             if reason is None:
                 self._ledger.extend(entries)
+                self._units.extend(units)
         if reason is not None:
             raise BudgetExceeded(self._message(label, guarantee, reason))
         return self

@@ -49,7 +49,7 @@ class FileLedger(BudgetAccountant):
         super().__init__(**cap)
         self.path = Path(path)
 
-    def spend(self, guarantee, *, label="fit"):
+    def spend(self, guarantee, *, label="fit", unit="row"):
         """Record ``guarantee`` (see :meth:`BudgetAccountant.spend`) and save.
 
         Parameters
@@ -58,13 +58,15 @@ class FileLedger(BudgetAccountant):
             What a fit spends.
         label : str, default="fit"
             Label of the ledger entry.
+        unit : {"row", "person"}, default="row"
+            The fit's privacy unit.
 
         Returns
         -------
         self : FileLedger
             The ledger.
         """
-        super().spend(guarantee, label=label)
+        super().spend(guarantee, label=label, unit=unit)
         text = json.dumps(ledger_json(self), indent=2, allow_nan=False) + "\n"
         try:
             write_atomically([(self.path, lambda handle: handle.write(text.encode()))])

@@ -272,6 +272,9 @@ class ExactSubspace(BaseSubspace):
         Dimension ``k``.
     guarantee_ : dpcov.accounting.ApproxDP
         (``epsilon``, ``delta``) of the fit.
+    privacy_unit_ : {"row", "person"}
+        Whom the guarantee protects: a row, or a person (a fit with
+        ``groups`` and ``max_rows_per_group``; see :ref:`privacy_units`).
     epsilon_spent_ : float
         ``epsilon``.
     delta_spent_ : float

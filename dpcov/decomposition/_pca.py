@@ -418,6 +418,9 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         that a float ``n_components`` and ``whiten`` use is mostly noise.
     guarantee_ : dpcov.accounting.PureDP or dpcov.accounting.ZCDP
         The guarantee of the fit.
+    privacy_unit_ : {"row", "person"}
+        Whom the guarantee protects: a row, or a person (a fit with
+        ``groups`` and ``max_rows_per_group``; see :ref:`privacy_units`).
     epsilon_spent_ : float
         Epsilon of the guarantee (of the implied (epsilon, delta)-DP).
     delta_spent_ : float

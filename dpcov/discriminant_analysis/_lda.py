@@ -207,6 +207,9 @@ class LinearDiscriminantAnalysis(
         private ranges), else None.
     guarantee_ : dpcov.accounting.PureDP or dpcov.accounting.ZCDP
         The guarantee of the fit.
+    privacy_unit_ : {"row", "person"}
+        Whom the guarantee protects: a row, or a person (a fit with
+        ``groups`` and ``max_rows_per_group``; see :ref:`privacy_units`).
     epsilon_spent_ : float
         Epsilon of the guarantee.
     delta_spent_ : float

@@ -134,6 +134,9 @@ class SimpleImputer(
         and no ``bounds``.
     guarantee_ : dpcov.accounting.PureDP or dpcov.accounting.ZCDP
         The guarantee of the fit (zero with ``strategy="constant"``).
+    privacy_unit_ : {"row", "person"}
+        Whom the guarantee protects: a row, or a person (a fit with
+        ``groups`` and ``max_rows_per_group``; see :ref:`privacy_units`).
     epsilon_spent_ : float
         Epsilon of the guarantee.
     delta_spent_ : float

@@ -408,6 +408,9 @@ class LinearRegression(_BaseSSP):
         The target's range.
     guarantee_ : dpcov.accounting.PureDP or dpcov.accounting.ZCDP
         The guarantee of the fit.
+    privacy_unit_ : {"row", "person"}
+        Whom the guarantee protects: a row, or a person (a fit with
+        ``groups`` and ``max_rows_per_group``; see :ref:`privacy_units`).
     epsilon_spent_ : float
         Epsilon of the guarantee.
     delta_spent_ : float
@@ -539,6 +542,9 @@ class Ridge(_BaseSSP):
         The target's range.
     guarantee_ : dpcov.accounting.PureDP or dpcov.accounting.ZCDP
         The guarantee of the fit.
+    privacy_unit_ : {"row", "person"}
+        Whom the guarantee protects: a row, or a person (a fit with
+        ``groups`` and ``max_rows_per_group``; see :ref:`privacy_units`).
     epsilon_spent_ : float
         Epsilon of the guarantee.
     delta_spent_ : float

@@ -373,6 +373,9 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         Gaussian standard deviation (zCDP).
     guarantee_ : PureDP or ApproxDP
         The whole search's guarantee.
+    privacy_unit_ : {"row", "person"}
+        Whom the guarantee protects: a row, or a person (a fit with
+        ``groups`` and ``max_rows_per_group``; see :ref:`privacy_units`).
     epsilon_spent_ : float
         Its epsilon, at most ``epsilon``.
     delta_spent_ : float

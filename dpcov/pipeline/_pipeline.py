@@ -376,6 +376,9 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
     ----------
     guarantee_ : dpcov.accounting.PureDP or dpcov.accounting.ZCDP
         The composition of the private steps' guarantees.
+    privacy_unit_ : {"row", "person"}
+        Whom the guarantee protects: a row, or a person (a fit with
+        ``groups`` and ``max_rows_per_group``; see :ref:`privacy_units`).
     epsilon_spent_ : float
         Epsilon of ``guarantee_`` (at ``delta_spent_``).
     delta_spent_ : float

@@ -224,6 +224,9 @@ class StandardScaler(
         when nothing is released).
     guarantee_ : dpcov.accounting.PureDP or dpcov.accounting.ZCDP
         The guarantee of the fit (zero when nothing is released).
+    privacy_unit_ : {"row", "person"}
+        Whom the guarantee protects: a row, or a person (a fit with
+        ``groups`` and ``max_rows_per_group``; see :ref:`privacy_units`).
     epsilon_spent_ : float
         Epsilon of the guarantee (pure, or of the implied (epsilon, delta)-DP;
         ``inf`` for zCDP with ``delta=0``).

@@ -43,6 +43,9 @@ delta : float, default=1e-6
     "privacy_attributes_zcdp": """
 guarantee_ : dpcov.accounting.ZCDP
     The guarantee of the whole fit (composition of its steps).
+privacy_unit_ : {"row", "person"}
+    Whom the guarantee protects: a row, or a person (a fit with
+    ``groups`` and ``max_rows_per_group``; see :ref:`privacy_units`).
 epsilon_spent_ : float
     Epsilon of the implied (epsilon, delta)-DP guarantee (``inf`` when
     ``rho`` is set and ``delta=0``).
@@ -210,6 +213,9 @@ signal_to_noise_ : float
     :class:`~dpcov.exceptions.NoiseDominatedWarning`.
 guarantee_ : dpcov.accounting.PureDP or dpcov.accounting.ZCDP
     The guarantee of the whole fit (composition of its steps).
+privacy_unit_ : {"row", "person"}
+    Whom the guarantee protects: a row, or a person (a fit with
+    ``groups`` and ``max_rows_per_group``; see :ref:`privacy_units`).
 epsilon_spent_ : float
     Epsilon of the guarantee (pure, or of the implied (epsilon, delta)-DP;
     ``inf`` for zCDP with ``delta=0``).

@@ -189,8 +189,8 @@ def test_threads_never_overspend(monkeypatch):
     acc = BudgetAccountant(epsilon=1.0)
     refusal = BudgetAccountant._refusal
 
-    def slow_refusal(self, entries):
-        reason = refusal(self, entries)
+    def slow_refusal(self, entries, units):
+        reason = refusal(self, entries, units)
         time.sleep(1e-3)  # between the check and the record
         return reason
 
@@ -611,3 +611,30 @@ def test_pipeline_cost_refuses_what_it_cannot_count():
     )
     with pytest.raises(ValueError, match="cannot compose zCDP with approximate"):
         pipeline_cost(approx)
+
+
+def test_a_person_ledger_refuses_row_level_fits_before_reading():
+    # A person-level guarantee protects each row too (a row replaced is one
+    # person's rows changed), so a row ledger records both; a row-level fit
+    # does not protect a person with several rows, so a person ledger
+    # refuses it before the fit reads anything, and records nothing.
+    rng = np.random.default_rng(0)
+    groups = np.repeat(np.arange(500), 3)
+    X = rng.uniform(-0.5, 0.5, size=(1500, 3))
+    persons = BudgetAccountant(epsilon=4.0, delta=1e-6, unit="person")
+    rows = BudgetAccountant(epsilon=4.0, delta=1e-6)
+    for accountant in (persons, rows):
+        SeparateCovariance(
+            data_norm=1.0, max_rows_per_group=3, accountant=accountant
+        ).fit(X, groups=groups)
+    with pytest.raises(BudgetExceeded, match="does not protect a person"):
+        SeparateCovariance(data_norm=1.0, accountant=persons).fit(X)
+    SeparateCovariance(data_norm=1.0, accountant=rows).fit(X)
+    assert persons.units == ["person"] and rows.units == ["person", "row"]
+    assert len(persons) == 1
+    # An accountant's ledger spent into another keeps its units.
+    assert BudgetAccountant(unit="row").spend(rows).units == ["person", "row"]
+    with pytest.raises(BudgetExceeded, match="unit='person'"):
+        BudgetAccountant(unit="person").spend(rows)
+    with pytest.raises(ValueError, match="unit must be"):
+        BudgetAccountant(unit="group")

@@ -280,3 +280,13 @@ def test_a_refusal_for_too_few_persons_states_no_count():
         GaussianCovariance(max_rows_per_group=5).fit(X, groups=groups)
     assert "100" not in str(error.value) and "2000" not in str(error.value)
     assert "samples" not in str(error.value)
+
+
+def test_the_fit_records_its_unit():
+    X, groups = _visits(9)
+    params = dict(data_norm=2.0, random_state=0)
+    with pytest.warns(Warning):
+        by_person = GaussianCovariance(max_rows_per_group=4, **params)
+        by_person.fit(X, groups=groups)
+        by_row = GaussianCovariance(**params).fit(X)
+    assert by_person.privacy_unit_ == "person" and by_row.privacy_unit_ == "row"
