@@ -80,6 +80,7 @@ PARAMETER_OPTIONS = (
     "data_norm",
     "bounds",
     "n_components",
+    "max_rows_per_group",
 )
 
 

@@ -120,6 +120,12 @@ def _checked_estimator(args):
         )
     if not supervised and args.target is not None:
         raise CommandError(f"{cls.__name__} fits no target: drop --target")
+    if (args.group_column is None) != (args.max_rows_per_group is None):
+        raise CommandError(
+            "--group-column and --max-rows-per-group come together: the column "
+            "names the person of each row, the bound caps the rows a person "
+            "contributes"
+        )
     estimator = build_estimator(cls, args)
     try:
         # Before the data are read; the message quotes only the parameters.
@@ -220,11 +226,28 @@ def _read_fit_and_write(plan, args):
         X, names = read_matrix(
             plan.files.input, delimiter=plan.delimiter, header=args.header
         )
-        y = None
-        if args.target is not None:
-            X, y, names = _split_target(X, names, args.target, plan.files.input)
+        y = groups = None
+        path = plan.files.input
+        columns = {"target": args.target, "group": args.group_column}
+        index = {
+            what: _column_index(names, spec, X.shape[1], path, what)
+            for what, spec in columns.items()
+            if spec is not None
+        }
+        if len(set(index.values())) < len(index):
+            raise CommandError(f"{path}: --target and --group-column name one column")
+        if index and X.shape[1] <= len(index):
+            raise CommandError(f"{path}: no feature column is left")
+        if "target" in index:
+            y = X[:, index["target"]]
+        if "group" in index:
+            groups = X[:, index["group"]]
+        if index:
+            X = np.delete(X, list(index.values()), axis=1)
+            if names is not None:
+                names = [n for j, n in enumerate(names) if j not in index.values()]
         bar.update(1, label=f"fitting {type(plan.estimator).__name__}")
-        _fit(plan.estimator, X, y, secure_noise=args.secure_noise)
+        _fit(plan.estimator, X, y, groups=groups, secure_noise=args.secure_noise)
         bar.update(1, label="writing")
         released = _released(plan.estimator, plan.attribute, plan.files.fmt)
         text = _report_text(plan, X, names)
@@ -233,41 +256,36 @@ def _read_fit_and_write(plan, args):
     return X, names, released
 
 
-def _split_target(X, names, target, path):
-    # The target column (by declared name or 1-based position) apart from
-    # the features; the message names columns only.
-    if names is not None and target in names:
-        column = names.index(target)
-    else:
-        try:
-            column = int(target) - 1
-        except ValueError:
-            column = -1
-        if not 0 <= column < X.shape[1]:
-            raise CommandError(
-                f"{path}: --target {target!r} names no column (a header name, "
-                f"or a position from 1 to {X.shape[1]})"
-            )
-    if X.shape[1] < 2:
-        raise CommandError(f"{path}: --target leaves no feature column")
-    y = X[:, column]
-    X = np.delete(X, column, axis=1)
-    if names is not None:
-        names = [name for j, name in enumerate(names) if j != column]
-    return X, y, names
+def _column_index(names, spec, width, path, what):
+    # The 0-based index of the column --target or --group-column names (by
+    # declared name or 1-based position); the message names columns only.
+    if names is not None and spec in names:
+        return names.index(spec)
+    try:
+        column = int(spec) - 1
+    except ValueError:
+        column = -1
+    if not 0 <= column < width:
+        flag = "--target" if what == "target" else "--group-column"
+        raise CommandError(
+            f"{path}: {flag} {spec!r} names no column (a header name, "
+            f"or a position from 1 to {width})"
+        )
+    return column
 
 
-def _fit(estimator, X, y=None, *, secure_noise):
+def _fit(estimator, X, y=None, *, groups=None, secure_noise):
     # Fit under the hardened-noise setting; a failure becomes one line that
     # quotes no data.
     try:
         # None keeps the process's setting (DPCOV_SECURE_NOISE).
         secure = True if secure_noise else None
         with config_context(secure_noise=secure):
+            fit_params = {} if groups is None else {"groups": groups}
             if y is None:
-                estimator.fit(X)
+                estimator.fit(X, **fit_params)
             else:
-                estimator.fit(X, y)
+                estimator.fit(X, y, **fit_params)
     except CommandError:
         raise
     except Exception as exc:  # noqa: BLE001
@@ -318,7 +336,11 @@ def _print_summary(plan, X, names, released):
     # What was read and written, the guarantee spent and the ledger's state.
     files = plan.files
     after = ", after a header row" if names is not None else ""
-    print(f"read {X.shape[0]} rows of {X.shape[1]} columns from {files.input}{after}")
+    if getattr(plan.estimator, "privacy_unit_", "row") == "row":
+        rows = f"{X.shape[0]} rows"
+    else:
+        rows = "the rows"  # over persons, the number of rows is private
+    print(f"read {rows} of {X.shape[1]} columns from {files.input}{after}")
     print(f"wrote {plan.attribute} {released.shape} to {files.output}")
     print(f"wrote the report to {files.report}")
     print(f"guarantee: {_describe(plan.estimator)}")

@@ -172,7 +172,11 @@ def load_ledger(path, *, epsilon=None, delta=None, rho=None):
             data = json.load(handle)
         stored = {k: data["cap"][k] for k in ("epsilon", "delta", "rho")}
         fits = [
-            (str(e["label"]), _guarantee_from_json(e["guarantee"]))
+            (
+                str(e["label"]),
+                _guarantee_from_json(e["guarantee"]),
+                str(e.get("unit", "row")),  # files from before units: rows
+            )
             for e in data["fits"]
         ]
         accountant = FileLedger(
@@ -189,8 +193,8 @@ def load_ledger(path, *, epsilon=None, delta=None, rho=None):
                 f"be changed to {value} (start a new ledger)"
             )
     history = BudgetAccountant()
-    for label, guarantee in fits:
-        history.spend(guarantee, label=label)
+    for label, guarantee, unit in fits:
+        history.spend(guarantee, label=label, unit=unit)
     try:
         # The recorded fits go in without rewriting the file.
         BudgetAccountant.spend(accountant, history)
@@ -212,8 +216,8 @@ def ledger_json(accountant):
     Returns
     -------
     data : dict
-        JSON-safe data: the cap, every fit's label and guarantee, and the
-        total.
+        JSON-safe data: the cap, every fit's label, guarantee and privacy
+        unit, and the total.
     """
     cap = to_json(
         {
@@ -226,8 +230,10 @@ def ledger_json(accountant):
         "dpcov_ledger": 1,
         "cap": cap,
         "fits": [
-            {"label": label, "guarantee": to_json(guarantee)}
-            for label, guarantee in accountant.ledger
+            {"label": label, "guarantee": to_json(guarantee), "unit": unit}
+            for (label, guarantee), unit in zip(
+                accountant.ledger, accountant.units, strict=True
+            )
         ],
         "total": {
             "guarantee": to_json(accountant.total()),
@@ -282,7 +288,7 @@ def _refusal(accountant, cost, label):
     else:
         after = BudgetAccountant(delta=accountant.delta_cap)
         after.spend(accountant)
-        after.spend(cost, label=label)
+        after.spend(cost, label=label, unit="row")
         reason = (
             f"it would bring the ledger's total to {_total_text(after, accountant)}"
             f", over its cap {cap}"
@@ -320,7 +326,7 @@ def refuse_over_cap(accountant, estimator, label):
     """
     try:
         cost = estimator.privacy_cost()
-        accountant.check(cost, label=label)
+        accountant.check(cost, label=label, unit=estimator._privacy_unit())
     except BudgetExceeded:
         raise CommandError(_refusal(accountant, cost, label)) from None
     except ValueError as exc:

@@ -295,6 +295,21 @@ def add_fit_arguments(parser):
         "--param classes=[...])",
     )
     parser.add_argument(
+        "--group-column",
+        metavar="COLUMN",
+        help="the column that names the person of each row (its name with a "
+        "header, or its 1-based position): read for grouping, not a feature; "
+        "with --max-rows-per-group, the privacy unit is the person",
+    )
+    parser.add_argument(
+        "--max-rows-per-group",
+        type=int,
+        metavar="K",
+        help="public bound on the rows one person contributes (with "
+        "--group-column): at most K rows of each person, chosen at random, "
+        "averaged into one contribution (covariance estimators and PCA)",
+    )
+    parser.add_argument(
         "--delimiter",
         default=",",
         help='CSV field delimiter (default ","; "\\t" = tab)',

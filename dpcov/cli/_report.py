@@ -113,13 +113,16 @@ def build_report(estimator, *, X, input_path, output_path, attribute, feature_na
         JSON-safe data.
     """
     released = np.asarray(getattr(estimator, attribute))
+    unit = getattr(estimator, "privacy_unit_", "row")
     report = {
         "dpcov_version": __version__,
         "estimator": type(estimator).__name__,
         "params": to_json(estimator.get_params(deep=False)),
         "input": str(input_path),
-        "n_samples": int(X.shape[0]),
+        # Over persons the number of rows is private: not stated.
+        "n_samples": int(X.shape[0]) if unit == "row" else None,
         "n_features": int(X.shape[1]),
+        "privacy_unit": unit,
     }
     if feature_names is not None:
         report["feature_names"] = feature_names

@@ -417,6 +417,7 @@ def test_ledger_keeps_a_fit_that_failed_after_it_was_recorded(tmp_path, monkeypa
         {
             "label": "ApproximateSubspace",
             "guarantee": {"notion": "approx", "epsilon": 1.0, "delta": 1e-6},
+            "unit": "row",
         }
     ]
     assert sorted(os.listdir(tmp_path)) == ["l.json", "r.npy"]
@@ -1027,6 +1028,53 @@ def test_models_fit_with_a_target_column(tmp_path, monkeypatch, capsys):
         (
             ["fit", "reg.csv", "-e", "ridge", "--target", "9", "--bounds=-1,1"],
             "names no column",
+        ),
+    ]:
+        assert main(bad) != 0
+        assert message in capsys.readouterr().err
+
+
+def test_a_group_column_fits_persons(tmp_path, monkeypatch, capsys):
+    # --group-column names the person of each row (read, not a feature) and
+    # --max-rows-per-group bounds a person's rows: the release is the
+    # estimator's person-level fit, the report and the summary state no row
+    # count, and the ledger records the unit.
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    groups = rng.integers(0, 800, size=3000)
+    X = rng.normal(size=(800, 3))[groups] + 0.3 * rng.normal(size=(3000, 3))
+    with open(tmp_path / "visits.csv", "w") as handle:
+        handle.write("a,patient,b,c\n")
+        np.savetxt(handle, np.c_[X[:, :1], groups, X[:, 1:]], delimiter=",", fmt="%.6f")
+    argv = ["fit", "visits.csv", "-e", "gauss", "--data-norm", "3", "-o", "c.npy"]
+    argv += ["--group-column", "patient", "--max-rows-per-group", "5"]
+    argv += ["--random-state", "0", "--ledger", "l.json"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "3000" not in out
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = GaussianCovariance(
+            data_norm=3.0, max_rows_per_group=5, random_state=0
+        ).fit(np.round(X, 6), groups=groups)
+    np.testing.assert_allclose(np.load("c.npy"), expected.covariance_, rtol=1e-12)
+    report = json.loads((tmp_path / "c.json").read_text())
+    assert report["n_samples"] is None and report["privacy_unit"] == "person"
+    assert report["feature_names"] == ["a", "b", "c"]
+    ledger = json.loads((tmp_path / "l.json").read_text())
+    assert [fit["unit"] for fit in ledger["fits"]] == ["person"]
+    # A reloaded ledger keeps the unit of each fit.
+    assert main([*argv[:-2], "--ledger", "l.json", "-o", "d.npy"]) == 0
+    ledger = json.loads((tmp_path / "l.json").read_text())
+    assert [fit["unit"] for fit in ledger["fits"]] == ["person", "person"]
+    capsys.readouterr()
+    for bad, message in [
+        (argv[:6] + ["--group-column", "patient"], "come together"),
+        (argv[:6] + ["--max-rows-per-group", "5"], "come together"),
+        (
+            ["fit", "visits.csv", "-e", "lda", "--target", "a", "--data-norm", "2"]
+            + ["--group-column", "2", "--max-rows-per-group", "5"],
+            "no parameter 'max_rows_per_group'",
         ),
     ]:
         assert main(bad) != 0
