@@ -18,7 +18,7 @@ sensitivities), and the variance ``E[z^2] - E[z]^2`` is post-processing.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
@@ -37,9 +37,11 @@ from ..utils._array_api import (
 from ..utils._docstrings import fill_doc
 from ..utils._geometry import plan_geometry, release_ranges
 from ..utils._gram import is_dask_array, row_statistics
+from ..utils._gram._units import UnitRows, check_group_parameters, check_unit_input
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._input_messages import NonFiniteInput
 from ..utils._private_ranges import check_bounds_without_rows, ranges_first_pass
+from ..utils._random import spawn_generators
 from ..utils._sklearn_compat import (
     Interval,
     Options,
@@ -193,6 +195,15 @@ class StandardScaler(
         mean, so both are released whenever ``with_std`` is True; with
         ``with_mean=False`` and ``with_std=False`` nothing is released and
         the fit costs no privacy.
+    max_rows_per_group : int, default=None
+        Public bound ``k`` on the rows one person contributes, with
+        ``groups`` passed to ``fit`` (the person of each row): the privacy
+        unit is then the person. At most ``k`` rows of each person are kept,
+        chosen at random; each person contributes the average of its rows'
+        clipped values and of their squares, which lie in the same ranges as
+        one row's, so the noise is that of one row among as many rows as
+        persons. The guarantee is then for replacing one person's rows
+        (their number included). See :ref:`privacy_units`.
     copy : bool, default=True
         If False, ``transform`` and ``inverse_transform`` work in place when
         the input is a writeable float array.
@@ -215,8 +226,9 @@ class StandardScaler(
         ``sqrt(var_)``, used by ``transform`` (1 where ``var_`` is zero,
         which only ``epsilon=inf`` allows, as in scikit-learn). None when
         ``with_std`` is False.
-    n_samples_seen_ : int
-        Number of rows (public under replace-one neighbours).
+    n_samples_seen_ : int or None
+        Number of rows (public under replace-one neighbours); None when
+        fitted over persons (``groups``), where no count is stated.
     bounds_ : tuple of ndarray
         The validated ``(lower, upper)``, each of shape (n_features,)
         (public: the parameter), or the private ranges with
@@ -338,6 +350,7 @@ class StandardScaler(
         "bounds": _bounds_constraint(),
         "with_mean": ["boolean"],
         "with_std": ["boolean"],
+        "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "copy": ["boolean"],
         "accountant": [BudgetAccountant, None],
         "random_state": ["random_state", np.random.Generator],
@@ -352,6 +365,7 @@ class StandardScaler(
         bounds=None,
         with_mean=True,
         with_std=True,
+        max_rows_per_group=None,
         copy=True,
         accountant=None,
         random_state=None,
@@ -362,6 +376,7 @@ class StandardScaler(
         self.bounds = bounds
         self.with_mean = with_mean
         self.with_std = with_std
+        self.max_rows_per_group = max_rows_per_group
         self.copy = copy
         self.accountant = accountant
         self.random_state = random_state
@@ -426,7 +441,7 @@ class StandardScaler(
         )
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, *, groups=None):
         """Release the private mean and variance of the clipped features.
 
         Parameters
@@ -437,6 +452,9 @@ class StandardScaler(
             without loading it.
         y : Ignored
             Not used, present for API consistency by convention.
+        groups : array-like of shape (n_samples,), default=None
+            The person of each row, with ``max_rows_per_group`` set (see
+            :ref:`privacy_units`); in memory only, with public ``bounds``.
 
         Returns
         -------
@@ -447,25 +465,36 @@ class StandardScaler(
         # a private estimator validates its parameters regardless, and checks
         # its budget against the accountant before reading the data.
         check_params_always(self)
+        name = type(self).__name__
+        check_group_parameters(groups, self.max_rows_per_group, name=name)
         if self.bounds is None:
-            raise ValueError(_NO_BOUNDS.format(name=type(self).__name__))
+            raise ValueError(_NO_BOUNDS.format(name=name))
         budget = self._check_budget()
         # NaN and infinity are refused by the first pass over the rows, as it
         # reads them (no read of their own), before the budget is spent.
         X = validate_rows(
             self, X, accept_dask=True, accept_array_api=True, defer_finite=True
         )
+        if groups is not None:
+            check_unit_input(X, groups, bounds=self.bounds, name=name)
         try:
-            return self._fit_rows(X, budget)
+            return self._fit_rows(X, budget, groups)
         except NonFiniteInput as error:
             failed = error  # (raised outside the except block: nothing chained)
         raise failed.named(f"{type(self).__name__}.fit")
 
-    def _fit_rows(self, X, budget):
+    def _fit_rows(self, X, budget, groups=None):
         # The fit after validation: plan, first pass, spend, release, record.
+        # With groups, X becomes the persons' rows (UnitRows): X.shape[0] is
+        # the number of persons and the sums are over persons.
         lazy = is_dask_array(X)
-        n_samples, n_features = X.shape
         rng = self._noise_generator(budget)
+        if groups is not None:
+            (order,) = spawn_generators(rng, 1)
+            X = UnitRows.select(
+                X, groups, self.max_rows_per_group, order, name=type(self).__name__
+            )
+        n_samples, n_features = X.shape
         release = self.with_mean or self.with_std
         geometry, moments = self._plan(budget, n_samples, n_features)
         # One pass: the sums of the unit coordinates and of their squares (a
@@ -553,7 +582,8 @@ class StandardScaler(
         self.mean_ = mean
         self.var_ = var
         self.scale_ = scale
-        self.n_samples_seen_ = int(X.shape[0])
+        # Over persons the number of rows is private: no count.
+        self.n_samples_seen_ = None if isinstance(X, UnitRows) else int(X.shape[0])
         self.bounds_ = box
         self._record_privacy(
             compose(split.values()) if split else self.privacy_cost(), split

@@ -509,3 +509,36 @@ def test_bounds_scaler_bad_input_leaks_nothing(method, input_name):
         scaler.fit(bad_rows())
     error, text, caught = bad_outcome(scaler, method, X)
     assert_bad_outcome(expected, error, text, caught, method)
+
+
+def test_scaler_over_persons_averages_each_person_in_the_box():
+    # Each person contributes the average of its rows' clipped unit
+    # coordinates and of their squares (both within one row's ranges), so
+    # the release is the mean over persons of those averages plus noise at
+    # the scale of a row-level fit on as many rows as persons; the fit
+    # states no count.
+    rng = np.random.default_rng(0)
+    counts = rng.integers(1, 9, 300)
+    groups = rng.permutation(np.repeat(np.arange(300), counts))
+    X = rng.normal(size=(300, 2))[groups] * 3 + rng.normal(size=(groups.size, 2))
+    lower, upper = np.array([-4.0, -6.0]), np.array([4.0, 5.0])
+    params = dict(bounds=(lower, upper), rho=0.5, random_state=0)
+    with recorded_releases() as releases:
+        scaler = StandardScaler(max_rows_per_group=8, **params)
+        scaler.fit(X, groups=groups)
+    unit = (np.clip(X, lower, upper) - (lower + upper) / 2) / ((upper - lower) / 2)
+    means = np.array([unit[groups == p].mean(axis=0) for p in range(300)])
+    squares = np.array([(unit[groups == p] ** 2).mean(axis=0) for p in range(300)])
+    (release,) = releases
+    weight, noise = moment_noise(
+        ZCDP(0.5), n_samples=300, n_features=2, with_second_moment=True
+    )
+    np.testing.assert_allclose(
+        release.value,
+        np.r_[means.mean(axis=0), weight * squares.mean(axis=0)],
+        rtol=1e-12,
+    )
+    assert release.scale == pytest.approx(noise.scale, rel=1e-12)
+    assert scaler.n_samples_seen_ is None and scaler.privacy_unit_ == "person"
+    with pytest.raises(ValueError, match="metadata routing"):
+        StandardScaler(max_rows_per_group=8, **params).fit(X)

@@ -213,7 +213,7 @@ def row_statistics(
     """
     if isinstance(X, UnitRows):
         # Rows grouped by person: sums over persons (dpcov.utils._units).
-        if transform is not None or bins is not None or square_total:
+        if transform is not None or bins is not None:
             raise NotImplementedError("Not available per person.")
         return RowStatistics(
             **X.statistics(
@@ -223,6 +223,7 @@ def row_statistics(
                 final_clip=final_clip,
                 gram=gram,
                 total=total,
+                square_total=square_total,
                 square_norm=square_norm,
                 norm_sums=norm_sums,
                 check_finite=check_finite,

@@ -191,6 +191,7 @@ class UnitRows:
         final_clip=None,
         gram=False,
         total=False,
+        square_total=False,
         square_norm=False,
         norm_sums=None,
         check_finite=False,
@@ -211,6 +212,8 @@ class UnitRows:
             sums["gram"] = np.zeros((d, d))
         if total:
             sums["total"] = np.zeros(d)
+        if square_total:
+            sums["square_total"] = np.zeros(d)
         if square_norm:
             sums["square_norm"] = 0.0
         if norm_sums is not None:
@@ -247,6 +250,8 @@ class UnitRows:
                 weight = 1.0 / n_rows[person]
                 if total:
                     sums["total"] += weight @ y
+                if square_total:
+                    sums["square_total"] += weight @ (y * y)
                 if gram:
                     z = y * np.sqrt(weight)[:, np.newaxis]
                     sums["gram"] += z.T @ z
