@@ -20,6 +20,7 @@ from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
 from sklearn.frozen import FrozenEstimator
 from sklearn.pipeline import FeatureUnion, Pipeline
+from sklearn.utils import _safe_indexing
 from sklearn.utils.metaestimators import available_if
 
 from ..accounting import ZCDP, BudgetAccountant, PureDP, compose, split_budget
@@ -40,8 +41,9 @@ from ..utils._gram import is_dask_array
 from ..utils._gram._dask import rows_in_blocks
 from ..utils._gram._rows import _clip
 from ..utils._gram._sparse import _sparse_clip, _sparse_row_norms
+from ..utils._gram._units import check_group_parameters, kept_rows, persons_in_messages
 from ..utils._input import validate_rows
-from ..utils._random import check_random_state
+from ..utils._random import check_random_state, spawn_generators
 from ..utils._sklearn_compat import (
     Hidden,
     Interval,
@@ -348,6 +350,14 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         With ``epsilon``; None means ``1e-6``, the estimators' default.
     rho : float, default=None
         A zCDP budget, used instead of ``epsilon`` and ``delta``.
+    max_rows_per_group : int, default=None
+        With ``groups`` passed to ``fit`` (the person of each row): the
+        privacy unit of every step is the person. At most this many rows of
+        each person are kept, chosen at random once for all steps, and
+        every private step fits persons on them (its own
+        ``max_rows_per_group``, when set, must be the same; a step that
+        does not take ``groups`` is refused before anything is read). See
+        :ref:`privacy_units`.
     accountant : dpcov.accounting.BudgetAccountant, default=None
         Checked for the whole budget before the first step is fitted, and
         given to the private steps that have none of their own; their
@@ -433,6 +443,7 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
             Options(Real, {np.inf}),
             None,
         ],
+        "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "accountant": [BudgetAccountant, None],
         "random_state": ["random_state", np.random.Generator],
         "verbose": ["boolean"],
@@ -445,6 +456,7 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         epsilon=None,
         delta=None,
         rho=None,
+        max_rows_per_group=None,
         accountant=None,
         random_state=None,
         verbose=False,
@@ -453,6 +465,7 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         self.epsilon = epsilon
         self.delta = delta
         self.rho = rho
+        self.max_rows_per_group = max_rows_per_group
         self.accountant = accountant
         self.random_state = random_state
 
@@ -599,7 +612,7 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         return _cost(budget, self._private_leaves(), shares)
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y=None, **params):
+    def fit(self, X, y=None, *, groups=None, **params):
         """Fit the steps in turn, each at its share and with its upstream range.
 
         Parameters
@@ -608,6 +621,9 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
             Training data, for the first step.
         y : array-like of shape (n_samples,), default=None
             Targets, passed to every step's fit.
+        groups : array-like of shape (n_samples,), default=None
+            The person of each row, with ``max_rows_per_group`` set: every
+            private step fits persons (see ``max_rows_per_group``).
         **params : dict
             ``step__parameter`` fit parameters, routed to their step.
 
@@ -616,16 +632,26 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         self : object
             The fitted pipeline.
         """
+        name = type(self).__name__
+        check_group_parameters(groups, self.max_rows_per_group, name=name)
         # Plan on public values: the budget and each private step's share.
         budget, direct, shares = self._plan_shares(X)
-        # Check before spending: a refusal here reads no row and spends nothing.
-        self._check_before_fit(X, y, budget, shares)
         routed = _route(params, [name for name, _ in self.steps])
+        n_units = None
+        if groups is not None:
+            # Every private step fits persons; then at most k rows of each
+            # person are kept, once for all steps (each step keeps them all).
+            self._check_person_steps()
+            X, y, groups, n_units = self._rows_of_persons(X, y, groups)
+        # Check before spending: a refusal here reads no row and spends nothing.
+        self._check_before_fit(X, y, budget, shares, n_units)
         generators = self._step_generators(_unseeded(direct))
         # Run the steps as clones; their fits record into a ledger that the
         # accountant takes at the end (or, when a step fails, what ran before).
         ledger = BudgetAccountant() if self.accountant is not None else None
-        fitted, ranges = self._run_steps(X, y, routed, shares, generators, ledger)
+        fitted, ranges = self._run_steps(
+            X, y, routed, shares, generators, ledger, groups
+        )
         # Recorded before the steps are put in place: a refusal (another fit
         # spent the shared accountant meanwhile) leaves the pipeline unfitted.
         _spend_ledger(self.accountant, ledger)
@@ -657,7 +683,51 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         shares = {} if budget is None else self._shares(budget, direct)
         return budget, direct, shares
 
-    def _check_before_fit(self, X, y, budget, shares):
+    def _check_person_steps(self):
+        # With groups: every private step is a direct step that takes
+        # max_rows_per_group, with no conflicting value of its own. Refused
+        # before anything is read.
+        who = type(self).__name__
+        direct = {name for name, _ in self._private_direct_steps()}
+        for path, leaf in self._private_leaves():
+            label = path.rstrip("_")
+            if label not in direct:
+                raise ValueError(
+                    f"{who} with groups: step {label!r} is a private estimator "
+                    "inside a composite step, which groups cannot reach; make "
+                    "it a step of the pipeline."
+                )
+            own = leaf.get_params(deep=False)
+            if "max_rows_per_group" not in own:
+                raise ValueError(
+                    f"{who} with groups: step {label!r} "
+                    f"({type(leaf).__name__}) does not fit persons (no "
+                    "max_rows_per_group); see the user guide's 'One person, "
+                    "many rows' for the estimators that do."
+                )
+            if own["max_rows_per_group"] not in (None, self.max_rows_per_group):
+                raise ValueError(
+                    f"{who}: step {label!r} has max_rows_per_group="
+                    f"{own['max_rows_per_group']}, the pipeline "
+                    f"{self.max_rows_per_group}: set it on the pipeline only."
+                )
+
+    def _rows_of_persons(self, X, y, groups):
+        # At most max_rows_per_group rows of each person, chosen at random
+        # once for all steps (each step then keeps all of a person's rows):
+        # X, y and groups on those rows, and the number of persons.
+        n_samples = _num_samples(X)
+        rng = check_random_state(self.random_state)
+        (order,) = spawn_generators(rng, 1)
+        rows, starts = kept_rows(
+            groups, n_samples, self.max_rows_per_group, order, name=type(self).__name__
+        )
+        groups = np.asarray(groups)[rows]
+        X = _safe_indexing(X, rows)
+        y = None if y is None else _safe_indexing(y, rows)
+        return X, y, groups, starts.size - 1
+
+    def _check_before_fit(self, X, y, budget, shares, n_units=None):
         # The refusals before any step reads a row: a public first step's raw
         # rows, the accountant's remaining budget, then each step's checks of
         # public values and targets (an integer n_components against the rows,
@@ -666,10 +736,12 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         _check_raw_rows(self.steps, X)
         if self.accountant is not None:
             cost = _cost(budget, self._private_leaves(), shares)
-            self.accountant.check(cost, label=type(self).__name__)
-        self._check_steps_before_spending(X, y, shares)
+            self.accountant.check(
+                cost, label=type(self).__name__, unit=self._privacy_unit()
+            )
+        self._check_steps_before_spending(X, y, shares, n_units)
 
-    def _run_steps(self, X, y, routed, shares, generators, ledger):
+    def _run_steps(self, X, y, routed, shares, generators, ledger, groups=None):
         # Fit clones of the steps in turn, each at its settings, on the rows
         # the step before hands off; returns the fitted clones as (index,
         # name, step) and the ranges received, by name. They are put in place
@@ -686,19 +758,22 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
                 with timed:  # one line per step, as scikit-learn's Pipeline
                     continue
             step = _fit_copy(step)
-            settings = {}
+            settings, params = {}, routed[name]
             if is_private(step):
                 settings = self._step_settings(name, step, shares, generators, ledger)
                 flow = _range_params(step, received)
                 if flow:
                     ranges[name] = received
                 settings.update(flow)
+                if groups is not None:
+                    settings["max_rows_per_group"] = self.max_rows_per_group
+                    params = {**params, "groups": groups}
             with _spent_on_failure(self.accountant, ledger), timed:
                 Xt = _fit_step(
                     step,
                     Xt,
                     y,
-                    routed[name],
+                    params,
                     settings,
                     seeded=name in generators,
                     last=index == last,
@@ -733,10 +808,11 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         record_privacy(self, guarantee, dict(shares), delta=delta, epsilon=asked)
         self.ranges_ = ranges
 
-    def _check_steps_before_spending(self, X, y, shares):
+    def _check_steps_before_spending(self, X, y, shares, n_units=None):
         # Each step that declares them (checks_before_spending) runs its
         # fit's checks that need no row, on a clone at its share of the budget;
-        # every step's refusal is collected and said at once.
+        # every step's refusal is collected and said at once. Over persons
+        # (n_units), the steps' samples are the persons, and no count is said.
         try:
             n_samples = _num_samples(X)
             n_features = _num_features(X)
@@ -744,7 +820,11 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
             return
         if not isinstance(n_samples, Integral):
             return  # rows not counted yet (a Dask array of unknown chunks)
-        self._refuse_before_spending(n_samples, y, shares, n_features)
+        if n_units is None:
+            self._refuse_before_spending(n_samples, y, shares, n_features)
+            return
+        with persons_in_messages():
+            self._refuse_before_spending(n_units, y, shares, n_features, count=False)
 
     def _check_before_spending(self, n_samples, y=None, *, n_features=None):
         """The steps' checks of public values that need no row, before any release.
@@ -761,7 +841,9 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         shares = {} if budget is None else self._shares(budget, direct)
         self._refuse_before_spending(n_samples, y, shares, n_features)
 
-    def _refuse_before_spending(self, n_samples, y, shares, n_features=None):
+    def _refuse_before_spending(
+        self, n_samples, y, shares, n_features=None, *, count=True
+    ):
         # One ValueError naming every step whose checks before spending
         # refuse, each with its own message: the first step is checked at the
         # rows' width (n_features, when known; the whole plan of its fit),
@@ -800,7 +882,8 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
                     except ValueError as error:
                         problems.append((label, str(error)))
         if problems:
-            raise ValueError(_refusals(type(self).__name__, n_samples, problems))
+            said = n_samples if count else None
+            raise ValueError(_refusals(type(self).__name__, said, problems))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -1077,9 +1160,10 @@ def _refusals(who, n_samples, problems):
         name, message = problems[0]
         return f"{who}, step {name!r}: {message}"
     steps = " ".join(f"Step {name!r}: {message}" for name, message in problems)
+    rows = "rows" if n_samples is None else f"{n_samples} rows"
     return (
         f"{who} refuses {len(problems)} of its steps before reading the "
-        f"{n_samples} rows (nothing is spent). {steps}"
+        f"{rows} (nothing is spent). {steps}"
     )
 
 

@@ -984,3 +984,80 @@ def test_an_approx_dp_step_without_a_budget_records_its_guarantee():
         step.guarantee_.delta,
     )
     assert pipe.rho_spent_ == math.inf
+
+
+def _persons_table(n_persons=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(1, 12, n_persons)
+    groups = rng.permutation(np.repeat(np.arange(n_persons), counts))
+    X = rng.normal(size=(n_persons, 3))[groups] + 0.3 * rng.normal(
+        size=(groups.size, 3)
+    )
+    return X, groups
+
+
+def test_a_pipeline_over_persons_bounds_each_person_once(monkeypatch):
+    # max_rows_per_group on the pipeline: at most k rows of each person are
+    # chosen once, and every private step fits persons on those same rows
+    # (groups and the bound reach each step's fit); the pipeline and its
+    # steps record the person as their unit, and the ledger does too.
+    from dpcov.accounting import BudgetAccountant
+    from tests._privacy_checks import recorded_calls
+
+    X, groups = _persons_table()
+    accountant = BudgetAccountant(epsilon=2.0, delta=1e-6, unit="person")
+    pipe = PrivatePipeline(
+        [("scale", StandardScaler(bounds=(-5.0, 5.0))), ("pca", PCA(2))],
+        epsilon=2.0,
+        max_rows_per_group=4,
+        accountant=accountant,
+        random_state=0,
+    )
+    with (
+        recorded_calls(StandardScaler, "fit") as scaled,
+        recorded_calls(PCA, "fit") as projected,
+        warnings.catch_warnings(),
+    ):
+        warnings.simplefilter("ignore")
+        pipe.fit(X, groups=groups)
+    ((_, scale_kwargs, _),) = scaled
+    ((_, pca_kwargs, _),) = projected
+    seen = scale_kwargs["groups"]
+    np.testing.assert_array_equal(pca_kwargs["groups"], seen)
+    assert np.bincount(seen).max() <= 4
+    assert np.unique(seen).size == 3000  # every person kept
+    assert pipe.privacy_unit_ == "person"
+    assert {step.privacy_unit_ for step in pipe.named_steps.values()} == {"person"}
+    assert accountant.units == ["person", "person"]
+    assert pipe.epsilon_spent_ == pytest.approx(2.0)
+    assert pipe.get_params()["scale__max_rows_per_group"] is None  # unchanged
+
+
+@pytest.mark.parametrize(
+    "steps, match",
+    [
+        ([("impute", SimpleImputer()), ("pca", PCA(2))], "does not fit persons"),
+        ([("pca", PCA(2, max_rows_per_group=3))], "set it on the pipeline only"),
+    ],
+)
+def test_a_pipeline_over_persons_refuses_steps_before_reading(steps, match):
+    X, groups = _persons_table(200)
+    pipe = PrivatePipeline(steps, epsilon=1.0, max_rows_per_group=4)
+    with pytest.raises(ValueError, match=match):
+        pipe.fit(X, groups=groups)
+    assert not hasattr(pipe, "guarantee_")
+    with pytest.raises(ValueError, match="metadata routing"):
+        PrivatePipeline([("pca", PCA(2))], epsilon=1.0, max_rows_per_group=4).fit(X)
+
+
+def test_a_pipeline_refusal_over_persons_states_no_count():
+    # Too few persons for two steps' private radius: one message naming
+    # both, in persons, with neither the number of persons nor of rows.
+    X, groups = _persons_table(100)
+    pipe = PrivatePipeline(
+        [("pca", PCA(2)), ("again", PCA(1))], epsilon=1.0, max_rows_per_group=4
+    )
+    with pytest.raises(ValueError, match="persons") as error:
+        pipe.fit(X, groups=groups)
+    text = str(error.value)
+    assert "100" not in text and str(len(groups)) not in text

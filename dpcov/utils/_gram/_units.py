@@ -159,20 +159,8 @@ class UnitRows:
         name : str
             The estimator, for messages.
         """
-        groups = _checked_groups(groups, X.shape[0], name=name)
-        _, codes = np.unique(groups, return_inverse=True)
-        codes = codes.reshape(-1)
-        # Sorted by person, then by a random key: each person's rows in a
-        # uniformly random order; the first k of each are kept.
-        order = np.lexsort((rng.random(codes.size), codes))
-        sorted_codes = codes[order]
-        first = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
-        rank = np.arange(codes.size) - np.repeat(
-            first, np.diff(np.r_[first, codes.size])
-        )
-        kept = order[rank < max_rows_per_group]
-        counts = np.minimum(np.diff(np.r_[first, codes.size]), max_rows_per_group)
-        return cls(X=X, rows=kept, starts=np.r_[0, np.cumsum(counts)])
+        rows, starts = kept_rows(groups, X.shape[0], max_rows_per_group, rng, name=name)
+        return cls(X=X, rows=rows, starts=starts)
 
     @property
     def shape(self):
@@ -256,6 +244,28 @@ class UnitRows:
                     z = y * np.sqrt(weight)[:, np.newaxis]
                     sums["gram"] += z.T @ z
         return {"n_rows": m, **sums}
+
+
+def kept_rows(groups, n_samples, max_rows_per_group, rng, *, name):
+    """At most ``max_rows_per_group`` rows of each person, chosen at random.
+
+    Returns the indices of the kept rows, person after person (each
+    person's in a uniformly random order), and where each person's start
+    (``m + 1`` offsets). ``groups`` is checked first (one label per row).
+    """
+    groups = _checked_groups(groups, n_samples, name=name)
+    _, codes = np.unique(groups, return_inverse=True)
+    codes = codes.reshape(-1)
+    # Sorted by person, then by a random key: each person's rows in a
+    # uniformly random order; the first k of each are kept.
+    order = np.lexsort((rng.random(codes.size), codes))
+    sorted_codes = codes[order]
+    first = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    sizes = np.diff(np.r_[first, codes.size])
+    rank = np.arange(codes.size) - np.repeat(first, sizes)
+    kept = order[rank < max_rows_per_group]
+    counts = np.minimum(sizes, max_rows_per_group)
+    return kept, np.r_[0, np.cumsum(counts)]
 
 
 def _checked_groups(groups, n_samples, *, name):
