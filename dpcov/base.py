@@ -72,6 +72,7 @@ PRIVACY_PARAMETER_CONSTRAINTS = {
 PRIVACY_RECORD = (
     "guarantee_",
     "privacy_unit_",
+    "neighbours_",
     "budget_split_",
     "noise_sampler_",
     "epsilon_spent_",
@@ -238,6 +239,8 @@ def record_privacy(estimator, guarantee, split, *, delta, epsilon=None):
     estimator.guarantee_ = guarantee
     unit = getattr(estimator, "_privacy_unit", None)
     estimator.privacy_unit_ = "row" if unit is None else unit()
+    relation = getattr(estimator, "_relation", None)
+    estimator.neighbours_ = "replace" if relation is None else relation()
     estimator.noise_sampler_ = sampler_name()
     estimator.epsilon_spent_, estimator.delta_spent_, estimator.rho_spent_ = (
         privacy_spent(guarantee, delta, epsilon=epsilon)
@@ -402,8 +405,17 @@ class PrivateEstimatorMixin(OutputRangeMixin):
             )
         accountant = getattr(self, "accountant", None)
         if accountant is not None:
-            accountant.check(cost, label=type(self).__name__, unit=self._privacy_unit())
+            accountant.check(
+                cost,
+                label=type(self).__name__,
+                unit=self._privacy_unit(),
+                relation=self._relation(),
+            )
         return cost
+
+    def _relation(self):
+        # The neighbouring relation of the fit (its neighbours parameter).
+        return getattr(self, "neighbours", "replace")
 
     def _privacy_unit(self):
         # "person" for a fit over persons (max_rows_per_group set: fit then
@@ -419,7 +431,12 @@ class PrivateEstimatorMixin(OutputRangeMixin):
         accountant = getattr(self, "accountant", None)
         if accountant is not None:
             label = self._accounting_label or type(self).__name__
-            accountant.spend(cost, label=label, unit=self._privacy_unit())
+            accountant.spend(
+                cost,
+                label=label,
+                unit=self._privacy_unit(),
+                relation=self._relation(),
+            )
 
     def _noise_generator(self, budget):
         # The generator of the fit's noise, after the input is validated and

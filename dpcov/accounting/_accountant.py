@@ -14,6 +14,9 @@ from ._guarantees import ZCDP, ApproxDP, PureDP
 #: The privacy units a ledger entry may have.
 UNITS = ("row", "person")
 
+#: The neighbouring relations a ledger entry may have.
+RELATIONS = ("replace", "add_remove")
+
 
 class BudgetAccountant:
     """A ledger of the privacy spent by fits on the same rows, with a cap.
@@ -83,6 +86,15 @@ class BudgetAccountant:
         both kinds of fit, its totals holding per row. A row-level fit does
         not protect a person with several rows (they add up), so a
         ``"person"`` ledger refuses it before it reads the data.
+    relation : {"replace", "add_remove"}, default="replace"
+        The neighbouring relation the totals hold under. A dpcov fit with
+        ``neighbours="add_remove"`` holds under both relations at its budget
+        (its noise keeps the replace-one calibration and its count does not
+        move under replacement), so a ``"replace"`` ledger records both
+        kinds; a fit under ``"replace"`` used the number of units as public,
+        so an ``"add_remove"`` ledger refuses it. (A guarantee that holds
+        under add/remove only, at ``epsilon``, holds under replacement at
+        ``2 epsilon``: record it so in a ``"replace"`` ledger.)
 
     Attributes
     ----------
@@ -91,6 +103,9 @@ class BudgetAccountant:
     units : list of str
         The privacy unit of each recorded fit (``"row"`` or ``"person"``),
         in the ledger's order.
+    relations : list of str
+        The neighbouring relation of each recorded fit, in the ledger's
+        order.
 
     See Also
     --------
@@ -115,11 +130,17 @@ class BudgetAccountant:
     dpcov.exceptions.BudgetExceeded: SeparateCovariance: ZCDP(rho=...) would ...
     """
 
-    def __init__(self, epsilon=None, delta=0.0, rho=None, unit="row"):
+    def __init__(
+        self, epsilon=None, delta=0.0, rho=None, unit="row", relation="replace"
+    ):
         if epsilon is not None and rho is not None:
             raise ValueError("set a cap in epsilon or in rho, not both.")
         if unit not in UNITS:
             raise ValueError(f"unit must be 'row' or 'person', got {unit!r}.")
+        if relation not in RELATIONS:
+            raise ValueError(
+                f"relation must be 'replace' or 'add_remove', got {relation!r}."
+            )
         if epsilon is not None:
             _check_nonnegative("epsilon", epsilon)
         if rho is not None:
@@ -131,8 +152,10 @@ class BudgetAccountant:
         self.delta_cap = float(delta)
         self.rho_cap = None if rho is None else float(rho)
         self.unit = unit
+        self.relation = relation
         self._ledger = []
         self._units = []
+        self._relations = []
         self._lock = threading.Lock()
 
     # The accountant is shared state: copies (clone, deepcopy) are the same
@@ -350,7 +373,8 @@ class BudgetAccountant:
                 return PureDP(_left(self.epsilon_cap, pure))
 
             def fits(value):
-                return self._refusal([("remaining", ZCDP(value))], [self.unit]) is None
+                remaining = [("remaining", ZCDP(value))]
+                return self._refusal(remaining, [self.unit], [self.relation]) is None
 
             if not fits(0.0):
                 return ZCDP(0.0)
@@ -376,9 +400,23 @@ class BudgetAccountant:
         with self._lock:
             return list(self._units)
 
-    def _refusal(self, entries, units):
-        # Why adding ``entries`` would break the cap or the unit (None if it
-        # would not).
+    @property
+    def relations(self):
+        """The neighbouring relation of each recorded fit, in the ledger's order."""
+        with self._lock:
+            return list(self._relations)
+
+    def _refusal(self, entries, units, relations=()):
+        # Why adding ``entries`` would break the cap, the unit or the
+        # relation (None if it would not).
+        if self.relation == "add_remove" and any(r != "add_remove" for r in relations):
+            return (
+                "holds under replace-one neighbours only (the number of units "
+                "was public to it), and this accountant's totals hold under "
+                "add/remove neighbours (relation='add_remove'); fit with "
+                "neighbours='add_remove', or record it in a replace-one "
+                "accountant"
+            )
         if self.unit == "person" and any(unit != "person" for unit in units):
             return (
                 "is a row-level guarantee, which does not protect a person "
@@ -409,14 +447,18 @@ class BudgetAccountant:
             )
         return None
 
-    def _entries(self, guarantee, label, unit):
-        # The entries ``guarantee`` adds, and their units.
+    def _entries(self, guarantee, label, unit, relation):
+        # The entries ``guarantee`` adds, their units and their relations.
         if unit not in UNITS:
             raise ValueError(f"unit must be 'row' or 'person', got {unit!r}.")
+        if relation not in RELATIONS:
+            raise ValueError(
+                f"relation must be 'replace' or 'add_remove', got {relation!r}."
+            )
         entries = self._labelled(guarantee, label)
         if isinstance(guarantee, BudgetAccountant):
-            return entries, guarantee.units
-        return entries, [unit]
+            return entries, guarantee.units, guarantee.relations
+        return entries, [unit], [relation]
 
     def _labelled(self, guarantee, label):
         if getattr(self, "_detached", False):
@@ -445,7 +487,7 @@ class BudgetAccountant:
             )
         return [(str(label), guarantee)]
 
-    def check(self, guarantee, *, label="fit", unit="row"):
+    def check(self, guarantee, *, label="fit", unit="row", relation="replace"):
         """Raise if spending ``guarantee`` would exceed the cap; record nothing.
 
         Parameters
@@ -457,20 +499,23 @@ class BudgetAccountant:
             Name used in the error message.
         unit : {"row", "person"}, default="row"
             The fit's privacy unit (an accountant's entries keep theirs).
+        relation : {"replace", "add_remove"}, default="replace"
+            The fit's neighbouring relation (an accountant's entries keep
+            theirs).
 
         Raises
         ------
         BudgetExceeded
-            If the total would exceed the cap, or a row-level fit would be
-            recorded in a ``unit="person"`` accountant.
+            If the total would exceed the cap, or the fit's unit or relation
+            is not the accountant's (see its ``unit`` and ``relation``).
         """
-        entries, units = self._entries(guarantee, label, unit)
+        entries, units, relations = self._entries(guarantee, label, unit, relation)
         with self._lock:
-            reason = self._refusal(entries, units)
+            reason = self._refusal(entries, units, relations)
         if reason is not None:
             raise BudgetExceeded(self._message(label, guarantee, reason))
 
-    def spend(self, guarantee, *, label="fit", unit="row"):
+    def spend(self, guarantee, *, label="fit", unit="row", relation="replace"):
         """Record ``guarantee`` if it fits under the cap, atomically.
 
         Parameters
@@ -485,6 +530,8 @@ class BudgetAccountant:
         unit : {"row", "person"}, default="row"
             The fit's privacy unit (ignored for an accountant, whose entries
             keep theirs).
+        relation : {"replace", "add_remove"}, default="replace"
+            The fit's neighbouring relation (ignored for an accountant).
 
         Returns
         -------
@@ -494,15 +541,17 @@ class BudgetAccountant:
         Raises
         ------
         BudgetExceeded
-            If the total would exceed the cap, or a row-level fit would be
-            recorded in a ``unit="person"`` accountant; nothing is recorded.
+            If the total would exceed the cap, or the fit's unit or relation
+            is not the accountant's (see its ``unit`` and ``relation``);
+            nothing is recorded.
         """
-        entries, units = self._entries(guarantee, label, unit)
+        entries, units, relations = self._entries(guarantee, label, unit, relation)
         with self._lock:
-            reason = self._refusal(entries, units)
+            reason = self._refusal(entries, units, relations)
             if reason is None:
                 self._ledger.extend(entries)
                 self._units.extend(units)
+                self._relations.extend(relations)
         if reason is not None:
             raise BudgetExceeded(self._message(label, guarantee, reason))
         return self

@@ -49,7 +49,7 @@ class FileLedger(BudgetAccountant):
         super().__init__(**cap)
         self.path = Path(path)
 
-    def spend(self, guarantee, *, label="fit", unit="row"):
+    def spend(self, guarantee, *, label="fit", unit="row", relation="replace"):
         """Record ``guarantee`` (see :meth:`BudgetAccountant.spend`) and save.
 
         Parameters
@@ -60,13 +60,15 @@ class FileLedger(BudgetAccountant):
             Label of the ledger entry.
         unit : {"row", "person"}, default="row"
             The fit's privacy unit.
+        relation : {"replace", "add_remove"}, default="replace"
+            The fit's neighbouring relation.
 
         Returns
         -------
         self : FileLedger
             The ledger.
         """
-        super().spend(guarantee, label=label, unit=unit)
+        super().spend(guarantee, label=label, unit=unit, relation=relation)
         text = json.dumps(ledger_json(self), indent=2, allow_nan=False) + "\n"
         try:
             write_atomically([(self.path, lambda handle: handle.write(text.encode()))])
@@ -176,6 +178,7 @@ def load_ledger(path, *, epsilon=None, delta=None, rho=None):
                 str(e["label"]),
                 _guarantee_from_json(e["guarantee"]),
                 str(e.get("unit", "row")),  # files from before units: rows
+                str(e.get("relation", "replace")),
             )
             for e in data["fits"]
         ]
@@ -193,8 +196,8 @@ def load_ledger(path, *, epsilon=None, delta=None, rho=None):
                 f"be changed to {value} (start a new ledger)"
             )
     history = BudgetAccountant()
-    for label, guarantee, unit in fits:
-        history.spend(guarantee, label=label, unit=unit)
+    for label, guarantee, unit, relation in fits:
+        history.spend(guarantee, label=label, unit=unit, relation=relation)
     try:
         # The recorded fits go in without rewriting the file.
         BudgetAccountant.spend(accountant, history)
@@ -230,9 +233,14 @@ def ledger_json(accountant):
         "dpcov_ledger": 1,
         "cap": cap,
         "fits": [
-            {"label": label, "guarantee": to_json(guarantee), "unit": unit}
-            for (label, guarantee), unit in zip(
-                accountant.ledger, accountant.units, strict=True
+            {
+                "label": label,
+                "guarantee": to_json(guarantee),
+                "unit": unit,
+                "relation": relation,
+            }
+            for (label, guarantee), unit, relation in zip(
+                accountant.ledger, accountant.units, accountant.relations, strict=True
             )
         ],
         "total": {
@@ -326,7 +334,12 @@ def refuse_over_cap(accountant, estimator, label):
     """
     try:
         cost = estimator.privacy_cost()
-        accountant.check(cost, label=label, unit=estimator._privacy_unit())
+        accountant.check(
+            cost,
+            label=label,
+            unit=estimator._privacy_unit(),
+            relation=estimator._relation(),
+        )
     except BudgetExceeded:
         raise CommandError(_refusal(accountant, cost, label)) from None
     except ValueError as exc:

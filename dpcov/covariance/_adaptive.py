@@ -268,6 +268,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
     {data_norm}
     {bounds}
     {max_rows_per_group}
+    {neighbours}
     {assume_centered}
     {projection}
     {eigenvalue_floor}
@@ -410,6 +411,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
         data_norm=None,
         bounds=None,
         max_rows_per_group=None,
+        neighbours="replace",
         assume_centered=False,
         projection="clamp",
         eigenvalue_floor=0.0,
@@ -429,6 +431,7 @@ class AdaptiveCovariance(BasePrivateCovariance):
             data_norm=data_norm,
             bounds=bounds,
             max_rows_per_group=max_rows_per_group,
+            neighbours=neighbours,
             assume_centered=assume_centered,
             projection=projection,
             eigenvalue_floor=eigenvalue_floor,

@@ -35,7 +35,7 @@ from sklearn.covariance import EmpiricalCovariance, log_likelihood
 from sklearn.utils.validation import check_is_fitted
 
 from .._config import get_config
-from ..accounting import BudgetAccountant, compose
+from ..accounting import BudgetAccountant, compose, split_budget
 from ..base import PrivateEstimatorMixin, warn_if_noise_dominated
 from ..mechanisms import (
     DEFAULT_RADIUS_GRID,
@@ -71,6 +71,7 @@ from ..utils._geometry import (
 from ..utils._gram import is_dask_array, row_statistics
 from ..utils._gram._binned import binned_grams_fit
 from ..utils._gram._units import (
+    CountedRows,
     UnitRows,
     check_group_parameters,
     check_unit_input,
@@ -104,6 +105,11 @@ from ._spectral_shrinkage import (
     spectral_kappa,
     spectral_null,
 )
+
+#: Share of the whole budget spent on the noisy count under add/remove
+#: neighbours (sensitivity 1: at (1, 1e-6) its standard deviation is about
+#: 21 units, a relative error of 0.4% at 5000 units).
+COUNT_SHARE = 1.0 / 16
 
 #: Share of the whole budget spent on the private mean when assume_centered is False.
 MEAN_SHARE = 0.125
@@ -205,16 +211,21 @@ class FitPlan:
         (``data_norm``, or ``sqrt(d)`` in the box's unit coordinates; None
         when the fit finds it privately) and the private radius's mechanism.
     split : dict of str to PureDP or ZCDP
-        The budget of each step: ``"bounds"``, ``"radius"`` and ``"mean"``
-        when needed, then ``"covariance"`` (the mechanism's).
+        The budget of each step: ``"count"`` under add/remove neighbours,
+        ``"bounds"``, ``"radius"`` and ``"mean"`` when needed, then
+        ``"covariance"`` (the mechanism's).
+    released_count : int or None
+        Under add/remove neighbours, the released number of units, which the
+        plan was made with (``n_samples``).
     """
 
     geometry: Geometry
     split: dict
+    released_count: int = None
 
     @property
     def n_samples(self):
-        """Number of rows (public under replace-one neighbours)."""
+        """Number of units: public under replace-one neighbours, else released."""
         return self.geometry.n_samples
 
     @property
@@ -380,6 +391,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         # A pair (lower, upper); its entries are checked in fit (check_bounds).
         "bounds": ["array-like", StrOptions({"private"}), None],
         "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
+        "neighbours": [StrOptions({"replace", "add_remove"})],
         "projection": [StrOptions({"clamp", "feasible", "psd"})],
         "eigenvalue_floor": [
             StrOptions({"auto"}),
@@ -400,6 +412,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         data_norm=None,
         bounds=None,
         max_rows_per_group=None,
+        neighbours="replace",
         assume_centered=False,
         projection="clamp",
         eigenvalue_floor=0.0,
@@ -415,6 +428,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         self.data_norm = data_norm
         self.bounds = bounds
         self.max_rows_per_group = max_rows_per_group
+        self.neighbours = neighbours
         self.assume_centered = assume_centered
         self.projection = projection
         self.eigenvalue_floor = eigenvalue_floor
@@ -526,6 +540,13 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         lazy = is_dask_array(X)
         if groups is not None:
             check_unit_input(X, groups, bounds=self.bounds, name=name)
+        if self.neighbours == "add_remove" and isinstance(self.bounds, str):
+            raise ValueError(
+                f'{name}: neighbours="add_remove" does not support '
+                'bounds="private" (the private ranges need the number of rows, '
+                "which is private under add/remove): pass public bounds or a "
+                "data_norm, or leave both None for the private radius."
+            )
         n_features = X.shape[1]
         # The d x d linear algebra after the passes (eigendecompositions,
         # projections) runs single-threaded for d <= 1000; the passes keep
@@ -566,14 +587,32 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             X = UnitRows.select(
                 X, groups, self.max_rows_per_group, order, name=type(self).__name__
             )
+        count = None
+        plan_budget = budget
+        if self.neighbours == "add_remove":
+            # The number of units is private: the entries are checked in a
+            # read of their own, the fit is recorded, and a noisy count is
+            # released first; everything after reads it in place of the
+            # number of units (X.shape[0]), refusals included.
+            count, plan_budget = split_budget(
+                budget, {"count": COUNT_SHARE, "rest": 1.0 - COUNT_SHARE}
+            ).values()
+            row_statistics(X, check_finite=True)
+            self._spend_budget(budget)
+            X = self._release_count(X, count, rng)
         # Plan on public values, then read the data; nothing is drawn before
         # the fit is recorded (the budget spent).
-        with persons_in_messages(isinstance(X, UnitRows)):
-            plan = self._plan(X.shape, budget)
+        with persons_in_messages(isinstance(X, UnitRows), released=count is not None):
+            plan = self._plan(X.shape, plan_budget)
             self._check_public(plan.n_samples, plan.n_features)
+        if count is not None:
+            plan = replace(
+                plan, split={"count": count, **plan.split}, released_count=X.shape[0]
+            )
         if plan.geometry.ranges is None:
             first = self._first_pass(X, plan, lazy=lazy)
-            self._spend_budget(budget)  # every check above used public values only
+            if count is None:
+                self._spend_budget(budget)  # every check above used public values only
         else:
             # bounds="private": the first pass counts for the ranges (a Dask
             # array's entries are checked there); the ranges are released
@@ -603,6 +642,21 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         self._record(estimate, release, plan, data_norm=data_norm)
         warn_if_noise_dominated(self, estimate.signal_to_noise)
         return self
+
+    def _release_count(self, X, budget, rng):
+        """The noisy number of units (rows or persons), under add/remove.
+
+        Adding or removing a unit moves the count by 1; the release is
+        rounded and floored at 1 (post-processing), recorded in
+        ``released_count_``, and ``X`` comes back wrapped so that its
+        ``shape[0]`` is the released count.
+        """
+        exact = X.starts.size - 1 if isinstance(X, UnitRows) else X.shape[0]
+        noise = calibrate_additive(budget, l2_sensitivity=1.0, l1_sensitivity=1.0)
+        released = max(int(np.rint(noise.add(float(exact), rng))), 1)
+        if isinstance(X, UnitRows):
+            return replace(X, count=released)
+        return CountedRows(X, released)
 
     # Plan: public values only (the shape of X, the parameters, the budget).
 
@@ -1047,6 +1101,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         elif hasattr(self, "raw_covariance_"):
             del self.raw_covariance_  # from an earlier fit with store_raw=True
         self.data_norm_ = data_norm
+        self.released_count_ = plan.released_count
         self.bounds_ = plan.box
         steps = {
             name: share for name, share in plan.split.items() if name != "covariance"

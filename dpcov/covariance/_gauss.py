@@ -103,6 +103,7 @@ class GaussianCovariance(BasePrivateCovariance):
     {data_norm}
     {bounds}
     {max_rows_per_group}
+    {neighbours}
     {assume_centered}
     {projection}
     {eigenvalue_floor}

@@ -186,6 +186,7 @@ class NuclearLaplaceCovariance(BasePrivateCovariance):
     {data_norm}
     {bounds}
     {max_rows_per_group}
+    {neighbours}
     {assume_centered}
     {projection}
     {eigenvalue_floor}
@@ -280,6 +281,7 @@ class NuclearLaplaceCovariance(BasePrivateCovariance):
         data_norm=None,
         bounds=None,
         max_rows_per_group=None,
+        neighbours="replace",
         assume_centered=False,
         projection="clamp",
         eigenvalue_floor=0.0,
@@ -299,6 +301,7 @@ class NuclearLaplaceCovariance(BasePrivateCovariance):
             data_norm=data_norm,
             bounds=bounds,
             max_rows_per_group=max_rows_per_group,
+            neighbours=neighbours,
             assume_centered=assume_centered,
             projection=projection,
             eigenvalue_floor=eigenvalue_floor,

@@ -158,6 +158,7 @@ class SeparateCovariance(BasePrivateCovariance):
     {data_norm}
     {bounds}
     {max_rows_per_group}
+    {neighbours}
     {assume_centered}
     {projection}
     {eigenvalue_floor}

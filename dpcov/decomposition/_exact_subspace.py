@@ -275,6 +275,9 @@ class ExactSubspace(BaseSubspace):
     privacy_unit_ : {"row", "person"}
         Whom the guarantee protects: a row, or a person (a fit with
         ``groups`` and ``max_rows_per_group``; see :ref:`privacy_units`).
+    neighbours_ : {"replace", "add_remove"}
+        The neighbouring relation the guarantee holds under (an
+        ``"add_remove"`` fit holds under replacement too).
     epsilon_spent_ : float
         ``epsilon``.
     delta_spent_ : float

@@ -65,6 +65,7 @@ DELEGATED_PARAMS = (
     "data_norm",
     "bounds",
     "max_rows_per_group",
+    "neighbours",
     "assume_centered",
     "random_state",
 )
@@ -318,6 +319,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
     {data_norm}
     {bounds}
     {max_rows_per_group}
+    {neighbours}
     covariance : estimator instance, "top_k" or None, default=None
         The private covariance estimator to build on, e.g.
         ``SeparateCovariance(projection="feasible")``. PCA clones it and sets
@@ -394,7 +396,8 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         Number of components kept (chosen from the noisy spectrum for a float
         or "mle" ``n_components``).
     n_samples_ : int or None
-        Number of rows (public under replace-one neighbours); None when
+        Number of rows (public under replace-one neighbours); under
+        ``neighbours="add_remove"`` the released count of rows; None when
         fitted over persons (``groups``), where no count is stated.
     noise_variance_ : float
         Mean of the private variances of the components after the kept ones,
@@ -421,6 +424,9 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
     privacy_unit_ : {"row", "person"}
         Whom the guarantee protects: a row, or a person (a fit with
         ``groups`` and ``max_rows_per_group``; see :ref:`privacy_units`).
+    neighbours_ : {"replace", "add_remove"}
+        The neighbouring relation the guarantee holds under (an
+        ``"add_remove"`` fit holds under replacement too).
     epsilon_spent_ : float
         Epsilon of the guarantee (of the implied (epsilon, delta)-DP).
     delta_spent_ : float
@@ -522,6 +528,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         data_norm=None,
         bounds=None,
         max_rows_per_group=None,
+        neighbours="replace",
         covariance=None,
         copy=True,
         whiten=False,
@@ -541,6 +548,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         self.data_norm = data_norm
         self.bounds = bounds
         self.max_rows_per_group = max_rows_per_group
+        self.neighbours = neighbours
         self.covariance = covariance
         self.copy = copy
         self.whiten = whiten
@@ -595,6 +603,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             data_norm=self.data_norm,
             bounds=self.bounds,
             max_rows_per_group=self.max_rows_per_group,
+            neighbours=self.neighbours,
             assume_centered=self.assume_centered,
             random_state=self.random_state,
         )
@@ -708,9 +717,16 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             # public under replace-one-person neighbours; the rows' is not).
             check_unit_input(X, groups, bounds=self.bounds, name=name)
             n_samples = np.unique(groups).size
+        released = self.neighbours == "add_remove"
+        if released:
+            # The number of units is private: checked against the features
+            # alone here, then the released count is PCA's number of samples.
+            n_samples = n_features
         with persons_in_messages(groups is not None):
             max_components = self._check_n_components(n_samples, n_features)
         estimator = self._release_covariance(X, max_components, groups)
+        if released:
+            n_samples = estimator.released_count_
         spectrum = self._spectrum(estimator, n_features, X)
         # scikit-learn's n - 1 denominator (undefined for one sample: NaN, as
         # scikit-learn's 0 / 0).

@@ -411,6 +411,9 @@ class LinearRegression(_BaseSSP):
     privacy_unit_ : {"row", "person"}
         Whom the guarantee protects: a row, or a person (a fit with
         ``groups`` and ``max_rows_per_group``; see :ref:`privacy_units`).
+    neighbours_ : {"replace", "add_remove"}
+        The neighbouring relation the guarantee holds under (an
+        ``"add_remove"`` fit holds under replacement too).
     epsilon_spent_ : float
         Epsilon of the guarantee.
     delta_spent_ : float
@@ -545,6 +548,9 @@ class Ridge(_BaseSSP):
     privacy_unit_ : {"row", "person"}
         Whom the guarantee protects: a row, or a person (a fit with
         ``groups`` and ``max_rows_per_group``; see :ref:`privacy_units`).
+    neighbours_ : {"replace", "add_remove"}
+        The neighbouring relation the guarantee holds under (an
+        ``"add_remove"`` fit holds under replacement too).
     epsilon_spent_ : float
         Epsilon of the guarantee.
     delta_spent_ : float

@@ -389,6 +389,9 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
     privacy_unit_ : {"row", "person"}
         Whom the guarantee protects: a row, or a person (a fit with
         ``groups`` and ``max_rows_per_group``; see :ref:`privacy_units`).
+    neighbours_ : {"replace", "add_remove"}
+        The neighbouring relation the guarantee holds under (an
+        ``"add_remove"`` fit holds under replacement too).
     epsilon_spent_ : float
         Epsilon of ``guarantee_`` (at ``delta_spent_``).
     delta_spent_ : float
@@ -737,7 +740,10 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         if self.accountant is not None:
             cost = _cost(budget, self._private_leaves(), shares)
             self.accountant.check(
-                cost, label=type(self).__name__, unit=self._privacy_unit()
+                cost,
+                label=type(self).__name__,
+                unit=self._privacy_unit(),
+                relation=self._relation(),
             )
         self._check_steps_before_spending(X, y, shares, n_units)
 

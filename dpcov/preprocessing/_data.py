@@ -239,6 +239,9 @@ class StandardScaler(
     privacy_unit_ : {"row", "person"}
         Whom the guarantee protects: a row, or a person (a fit with
         ``groups`` and ``max_rows_per_group``; see :ref:`privacy_units`).
+    neighbours_ : {"replace", "add_remove"}
+        The neighbouring relation the guarantee holds under (an
+        ``"add_remove"`` fit holds under replacement too).
     epsilon_spent_ : float
         Epsilon of the guarantee (pure, or of the implied (epsilon, delta)-DP;
         ``inf`` for zCDP with ``delta=0``).

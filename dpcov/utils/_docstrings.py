@@ -46,6 +46,9 @@ guarantee_ : dpcov.accounting.ZCDP
 privacy_unit_ : {"row", "person"}
     Whom the guarantee protects: a row, or a person (a fit with
     ``groups`` and ``max_rows_per_group``; see :ref:`privacy_units`).
+neighbours_ : {"replace", "add_remove"}
+    The neighbouring relation the guarantee holds under (an
+    ``"add_remove"`` fit holds under replacement too).
 epsilon_spent_ : float
     Epsilon of the implied (epsilon, delta)-DP guarantee (``inf`` when
     ``rho`` is set and ``delta=0``).
@@ -105,6 +108,19 @@ max_rows_per_group : int, default=None
     rows (their number included; the number of persons is public, the
     number of rows is not). ``None``: each row is a person, and passing
     ``groups`` is refused. See :ref:`privacy_units`.""",
+    "neighbours": """
+neighbours : {"replace", "add_remove"}, default="replace"
+    The neighbouring relation. ``"replace"``: one unit (a row, or a person
+    with ``groups``) replaced by any other; the number of rows (of persons
+    with ``groups``) is public. ``"add_remove"``: one unit added or
+    removed; that number is then private: the fit first releases a noisy
+    count (1/16 of the budget, sensitivity 1, in ``released_count_``) and
+    uses it wherever it would use the number of units (normalising, the
+    plan, refusals for too few, which then come after the fit is recorded).
+    The sums' noise keeps its replace-one calibration, which bounds adding
+    or removing a unit too, and the count does not move under replacement:
+    an ``"add_remove"`` fit holds under both relations at its budget. See
+    :ref:`privacy_units`.""",
     "assume_centered": """
 assume_centered : bool, default=False
     If True, estimate the second-moment matrix ``X.T @ X / n`` about the
@@ -192,6 +208,10 @@ data_norm_ : float
     ``bounds``, ``sqrt(n_features)``, the bound in the box's unit coordinates.
 bounds_ : tuple of ndarray of shape (n_features,) or None
     The validated ``(lower, upper)`` when ``bounds`` is given, else None.
+released_count_ : int or None
+    Under ``neighbours="add_remove"``, the released (noisy, rounded, at
+    least 1) number of units that the fit used in place of the private
+    one; None under ``"replace"``, where that number is public.
 noise_level_ : float
     Public scale of the largest eigenvalue the noise alone would give, in the
     mechanism's coordinates (the box's unit coordinates with ``bounds``):
@@ -216,6 +236,9 @@ guarantee_ : dpcov.accounting.PureDP or dpcov.accounting.ZCDP
 privacy_unit_ : {"row", "person"}
     Whom the guarantee protects: a row, or a person (a fit with
     ``groups`` and ``max_rows_per_group``; see :ref:`privacy_units`).
+neighbours_ : {"replace", "add_remove"}
+    The neighbouring relation the guarantee holds under (an
+    ``"add_remove"`` fit holds under replacement too).
 epsilon_spent_ : float
     Epsilon of the guarantee (pure, or of the implied (epsilon, delta)-DP;
     ``inf`` for zCDP with ``delta=0``).

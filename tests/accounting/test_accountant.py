@@ -189,8 +189,8 @@ def test_threads_never_overspend(monkeypatch):
     acc = BudgetAccountant(epsilon=1.0)
     refusal = BudgetAccountant._refusal
 
-    def slow_refusal(self, entries, units):
-        reason = refusal(self, entries, units)
+    def slow_refusal(self, entries, units, relations):
+        reason = refusal(self, entries, units, relations)
         time.sleep(1e-3)  # between the check and the record
         return reason
 

@@ -418,6 +418,7 @@ def test_ledger_keeps_a_fit_that_failed_after_it_was_recorded(tmp_path, monkeypa
             "label": "ApproximateSubspace",
             "guarantee": {"notion": "approx", "epsilon": 1.0, "delta": 1e-6},
             "unit": "row",
+            "relation": "replace",
         }
     ]
     assert sorted(os.listdir(tmp_path)) == ["l.json", "r.npy"]

@@ -88,7 +88,7 @@ from ._dense import BLOCK_CHUNKS, CHUNK_BYTES, _ordered_map, _pass_threads
 from ._pass import _Pass
 from ._rows import _clip, _row_norms
 from ._sparse import SPARSE_CHUNK_ROWS, _cumulative_pairs, _sparse_chunks
-from ._units import UnitRows
+from ._units import CountedRows, UnitRows
 from ._xp import xp_sums
 
 
@@ -211,6 +211,10 @@ def row_statistics(
     statistics : RowStatistics
         The requested sums; the others are None.
     """
+    if isinstance(X, CountedRows):
+        # A released count in place of the number of rows: the sums are the
+        # rows' (n_rows, exact, only ever enters them as the sums' count).
+        X = X.X
     if isinstance(X, UnitRows):
         # Rows grouped by person: sums over persons (dpcov.utils._units).
         if transform is not None or bins is not None:

@@ -99,24 +99,54 @@ def check_unit_input(X, groups, *, bounds, name):
 
 
 @contextlib.contextmanager
-def persons_in_messages(active=True):
-    """Refusals of a plan made for persons: no count, persons for samples.
+def persons_in_messages(active=True, *, released=False):
+    """Refusals of a plan made for persons, or with a released count.
 
     The public checks before a fit (the minimum number of rows a private
     radius needs, ...) state the number of rows they were given. For a fit
-    over persons that number is the number of persons, which no message
-    states: a ``ValueError`` raised inside the block is raised again with
-    its count removed and "samples" read as "persons".
+    over persons (``active``) that number is the number of persons, which
+    no message states: a ``ValueError`` raised inside the block is raised
+    again with its count removed and "samples" read as "persons". With
+    ``released`` (add/remove neighbours) the number given is the released
+    count, which a message may state, as such.
     """
-    if not active:
+    if not (active or released):
         yield
         return
     try:
         yield
     except ValueError as error:
-        text = re.sub(r";? got \d+(?: samples?)?(?=[.;,])", "", str(error))
-        text = re.sub(r"\bsamples?\b", "persons", text)
+        got = r";? got (\d+)(?: samples?)?(?=[.;,])"
+        if released:
+            text = re.sub(got, r"; the released (noisy) count is \1", str(error))
+        else:
+            text = re.sub(got, "", str(error))
+        if active:
+            text = re.sub(r"\bsamples?\b", "persons", text)
         raise ValueError(text) from None
+
+
+@dataclass(frozen=True)
+class CountedRows:
+    """Rows whose number is private: ``shape`` reports a released count.
+
+    Under add/remove neighbours the number of rows is private; a fit that
+    released a noisy count wraps its rows in this, so that every step that
+    reads ``X.shape[0]`` (normalising, plans, refusals) reads the released
+    count, while :func:`~dpcov.utils._gram.row_statistics` sums over the
+    rows themselves.
+    """
+
+    X: object
+    count: int
+
+    @property
+    def shape(self):
+        return (self.count, self.X.shape[1])
+
+    @property
+    def dtype(self):
+        return self.X.dtype
 
 
 @dataclass(frozen=True)
@@ -135,11 +165,15 @@ class UnitRows:
         Indices of the kept rows, person after person.
     starts : ndarray of shape (m + 1,)
         Where each person's rows start in ``rows``.
+    count : int, default=None
+        Under add/remove neighbours, the released (noisy) number of persons,
+        which ``shape`` then reports in place of ``m`` (private).
     """
 
     X: object
     rows: np.ndarray
     starts: np.ndarray
+    count: int = None
 
     @classmethod
     def select(cls, X, groups, max_rows_per_group, rng, *, name):
@@ -164,6 +198,8 @@ class UnitRows:
 
     @property
     def shape(self):
+        if self.count is not None:
+            return (self.count, self.X.shape[1])
         return (self.starts.size - 1, self.X.shape[1])
 
     @property
@@ -193,7 +229,7 @@ class UnitRows:
         root-mean-square norms entering the final clip). Returns the fields
         of a ``RowStatistics``, ``n_rows`` the number of persons.
         """
-        m, d = self.shape
+        m, d = self.starts.size - 1, self.X.shape[1]
         counts = np.diff(self.starts)
         sums = {}
         if gram:
