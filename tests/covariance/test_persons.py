@@ -15,6 +15,7 @@ from dpcov.covariance import (
     NuclearLaplaceCovariance,
     SeparateCovariance,
 )
+from dpcov.decomposition import PCA
 from tests._privacy_checks import (
     fitted_mechanism,
     gaussian_shift,
@@ -290,3 +291,92 @@ def test_the_fit_records_its_unit():
         by_person.fit(X, groups=groups)
         by_row = GaussianCovariance(**params).fit(X)
     assert by_person.privacy_unit_ == "person" and by_row.privacy_unit_ == "row"
+
+
+def test_add_remove_releases_a_count_then_normalises_by_it():
+    # neighbours="add_remove": the first release is the number of rows, with
+    # sensitivity 1 at 1/16 of rho (s.d. 1 / sqrt(2 rho / 16)); the
+    # covariance release is the exact sum over the rows divided by the
+    # released count m', with the replace-one scale at m' (R**2 / (m'
+    # sqrt(rho'))) for the rest rho' = 15 rho / 16. A fit that divided by
+    # the exact count, or calibrated at it, fails the equalities.
+    X = np.random.default_rng(10).normal(size=(3000, 3))
+    R, rho = 2.0, 0.5
+    with recorded_releases() as releases:
+        est = GaussianCovariance(
+            rho=rho,
+            data_norm=R,
+            assume_centered=True,
+            neighbours="add_remove",
+            random_state=0,
+        ).fit(X)
+    count, matrix = releases[0], releases[1]
+    assert count.value == 3000 and count.law == "gaussian"
+    assert count.scale == pytest.approx(1 / math.sqrt(2 * rho / 16), rel=1e-12)
+    released = est.released_count_
+    assert released == max(round(float(count.noisy)), 1) and released != 3000
+    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    clipped = X * np.minimum(1.0, R / norms)
+    np.testing.assert_allclose(matrix.value, clipped.T @ clipped / released, rtol=1e-12)
+    expected = R**2 / (released * math.sqrt(15 * rho / 16))
+    assert matrix.scale == pytest.approx(expected, rel=1e-12)
+    assert est.neighbours_ == "add_remove"
+    assert set(est.budget_split_) == {"count", "covariance"}
+
+
+def test_gaussian_add_remove_neighbours_privacy_loss(global_random_seed):
+    # One row R e1 added. On the sum (the release times the released count,
+    # whose law is the exact sum plus Gaussian noise of s.d. R**2 /
+    # sqrt(rho') per entry, whatever the count), entry (0, 0) moves by R**2:
+    # a standardised shift of sqrt(rho'), the replace-one calibration's
+    # sqrt(2 rho') at the add/remove sensitivity R**2 (half the replace
+    # one's sqrt(2) R**2). Half the noise gives twice the shift.
+    n, d, R, rho, reps = 40, 3, 1.0, 0.5, 3000
+    rng = np.random.default_rng(5)
+    base = rng.normal(size=(n, d))
+    base *= 0.5 * R / np.linalg.norm(base, axis=1, keepdims=True)
+    pair = [base, np.vstack([base, R * np.eye(d)[0]])]
+    rng = np.random.default_rng(global_random_seed)
+
+    def stat(X):
+        estimator = GaussianCovariance(
+            rho=rho,
+            data_norm=R,
+            assume_centered=True,
+            neighbours="add_remove",
+            store_raw=True,
+            random_state=rng,
+        )
+        draw = fitted_mechanism(estimator, X)
+        released = estimator.released_count_
+        return [draw(rng).raw[0, 0] * released for _ in range(reps)]
+
+    shift, se = gaussian_shift(stat(pair[0]), stat(pair[1]))
+    assert shift == pytest.approx(math.sqrt(15 * rho / 16), abs=5 * se)
+
+
+def test_add_remove_refusal_comes_after_the_count_and_is_recorded():
+    # Too few rows for the private radius: known only from the released
+    # count, so the refusal comes after the fit is recorded, and its message
+    # names the released count as such.
+    from dpcov.accounting import BudgetAccountant
+    from dpcov.exceptions import BudgetExceeded
+
+    X = np.random.default_rng(11).normal(size=(100, 3))
+    accountant = BudgetAccountant(relation="add_remove")
+    with pytest.raises(ValueError, match=r"the released \(noisy\) count is \d+"):
+        GaussianCovariance(
+            neighbours="add_remove", accountant=accountant, random_state=0
+        ).fit(X)
+    assert len(accountant) == 1 and accountant.relations == ["add_remove"]
+    with pytest.raises(BudgetExceeded, match="replace-one neighbours only"):
+        GaussianCovariance(data_norm=1.0, accountant=accountant).fit(X)
+
+
+def test_pca_add_remove_states_the_released_count():
+    X = np.random.default_rng(12).normal(size=(5000, 4)) * [2.0, 1.0, 0.5, 0.2]
+    with pytest.warns(Warning):
+        pca = PCA(2, epsilon=2.0, neighbours="add_remove", random_state=0).fit(X)
+    inner = pca.covariance_estimator_
+    assert pca.n_samples_ == inner.released_count_ != 5000
+    assert pca.neighbours_ == "add_remove"
