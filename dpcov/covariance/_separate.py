@@ -181,7 +181,8 @@ class SeparateCovariance(BasePrivateCovariance):
     Notes
     -----
     Neighbouring datasets differ in one row (replace-one); ``n_samples`` is
-    public. With rows of norm at most ``R``:
+    public (with ``groups``, read persons for rows; with
+    ``neighbours="add_remove"``, ``n`` is the released count). With rows of norm at most ``R``:
 
     - eigenvectors: the noisy matrix of :class:`GaussianCovariance` at half the
       budget (Gaussian standard deviation ``sqrt(2) R**2 / (n sqrt(rho))``);

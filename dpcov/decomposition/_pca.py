@@ -459,11 +459,14 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
     the covariance (with "top_k": half for the top ``k`` eigenvalues and the
     sum of the others, half for the ``k`` directions).
 
-    The neighbouring relation is replacing one row, so ``n_samples`` is
-    public: ``n_components=None`` keeps ``min(n_samples, n_features)`` and an
+    The neighbouring relation is replacing one row (by default), so
+    ``n_samples`` is public: ``n_components=None`` keeps ``min(n_samples, n_features)`` and an
     int ``n_components`` above it is refused, as in scikit-learn. With one
     sample the fit runs, as scikit-learn's does, and ``explained_variance_``
-    (an ``n - 1`` denominator) is NaN.
+    (an ``n - 1`` denominator) is NaN. Under ``neighbours="add_remove"`` the
+    number of rows is private: an int ``n_components`` is checked against
+    ``n_features`` only, and ``n`` is the covariance estimator's released
+    count (``n_samples_``). With ``groups`` the samples are the persons.
 
     ``fit``, ``fit_transform``, ``transform`` and ``inverse_transform``
     accept SciPy sparse matrices (CSR or CSC), as scikit-learn's PCA does.
