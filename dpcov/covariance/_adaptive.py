@@ -314,7 +314,8 @@ class AdaptiveCovariance(BasePrivateCovariance):
     -----
     Neighbouring datasets differ in one row (replace-one); ``n_samples`` is
     public (with ``groups``, read persons for rows; with
-    ``neighbours="add_remove"``, ``n`` is the released count). With the processed rows of norm at most ``R``, the covariance
+    ``neighbours="add_remove"``, ``n`` is the released count).
+    With the processed rows of norm at most ``R``, the covariance
     share ``B`` of the budget is split as: trace ``B/64``, threshold search
     ``3B/64``, final mechanism ``15B/16`` (``STEP_SHARES``; the reference code
     spends ``B/8, B/8, 3B/4``). The steps compose (sequential composition of

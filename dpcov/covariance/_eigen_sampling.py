@@ -436,7 +436,8 @@ class EigenSamplingCovariance(BasePrivateCovariance):
     -----
     Neighbouring datasets differ in one row (replace-one); ``n_samples`` is
     public (with ``groups``, read persons for rows; with
-    ``neighbours="add_remove"``, ``n`` is the released count). With rows of norm at most ``R`` and the mechanism's budget ``B``:
+    ``neighbours="add_remove"``, ``n`` is the released count).
+    With rows of norm at most ``R`` and the mechanism's budget ``B``:
 
     - eigenvalues, ``B/2``: L2 sensitivity ``sqrt(2) R**2 / n`` (Dong, Liang
       and Yi 2022, Lemma 8), Gaussian standard deviation

@@ -127,7 +127,8 @@ class GaussianCovariance(BasePrivateCovariance):
     -----
     Neighbouring datasets differ in one row (replace-one); ``n_samples`` is
     public (with ``groups``, read persons for rows; with
-    ``neighbours="add_remove"``, ``n`` is the released count). The L2 sensitivity of the upper triangle of ``Y.T @ Y / n`` is
+    ``neighbours="add_remove"``, ``n`` is the released count).
+    The L2 sensitivity of the upper triangle of ``Y.T @ Y / n`` is
     ``sqrt(2) R**2 / n`` (tight for orthogonal rows); its L1 sensitivity is at
     most ``sqrt(d (d + 3) / 2) R**2 / n`` (Cauchy-Schwarz on the diagonal and
     off-diagonal entries separately, given the Frobenius bound), which is

@@ -240,7 +240,8 @@ class NuclearLaplaceCovariance(BasePrivateCovariance):
     -----
     Neighbouring datasets differ in one row (replace-one); ``n_samples`` is
     public (with ``groups``, read persons for rows; with
-    ``neighbours="add_remove"``, ``n`` is the released count). ``W`` factorises as ``R U diag(s) V^T`` with ``R = ||W||_*``
+    ``neighbours="add_remove"``, ``n`` is the released count).
+    ``W`` factorises as ``R U diag(s) V^T`` with ``R = ||W||_*``
     Gamma(``d**2``, ``1/kappa``), ``U, V`` Haar and the profile ``s`` of
     density ``prod_{{i<j}} |s_i**2 - s_j**2|`` on the simplex (d'Orsi and
     Novikov 2025, Lemma 4.3); see :func:`dpcov.mechanisms.sample_nuclear_laplace`.

@@ -182,7 +182,8 @@ class SeparateCovariance(BasePrivateCovariance):
     -----
     Neighbouring datasets differ in one row (replace-one); ``n_samples`` is
     public (with ``groups``, read persons for rows; with
-    ``neighbours="add_remove"``, ``n`` is the released count). With rows of norm at most ``R``:
+    ``neighbours="add_remove"``, ``n`` is the released count).
+    With rows of norm at most ``R``:
 
     - eigenvectors: the noisy matrix of :class:`GaussianCovariance` at half the
       budget (Gaussian standard deviation ``sqrt(2) R**2 / (n sqrt(rho))``);

@@ -460,7 +460,8 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
     sum of the others, half for the ``k`` directions).
 
     The neighbouring relation is replacing one row (by default), so
-    ``n_samples`` is public: ``n_components=None`` keeps ``min(n_samples, n_features)`` and an
+    ``n_samples`` is public: ``n_components=None`` keeps
+    ``min(n_samples, n_features)`` and an
     int ``n_components`` above it is refused, as in scikit-learn. With one
     sample the fit runs, as scikit-learn's does, and ``explained_variance_``
     (an ``n - 1`` denominator) is NaN. Under ``neighbours="add_remove"`` the

@@ -191,3 +191,20 @@ def test_unsupported_inputs_are_refused_before_reading():
         check_unit_input(da.zeros((4, 2)), groups, bounds=None, name="E")
     with pytest.raises(ValueError, match='bounds="private"'):
         check_unit_input(np.zeros((4, 2)), groups, bounds="private", name="E")
+
+
+def test_nan_in_a_row_left_out_is_refused_too():
+    # Whether a fit refuses NaN must not depend on which rows the random
+    # selection kept: a NaN row beyond a person's k is refused every time.
+    from dpcov.utils._input_messages import NonFiniteInput
+
+    X = np.ones((12, 2))
+    X[5, 1] = np.nan
+    groups = np.zeros(12, int)
+    for seed in range(20):
+        units = UnitRows.select(X, groups, 2, np.random.default_rng(seed), name="E")
+        with pytest.raises(NonFiniteInput):
+            row_statistics(units, gram=True, check_finite=True)
+    sparse_units = UnitRows(sp.csr_matrix(X), units.rows, units.starts)
+    with pytest.raises(NonFiniteInput):
+        row_statistics(sparse_units, total=True, check_finite=True)

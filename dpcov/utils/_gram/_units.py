@@ -206,6 +206,13 @@ class UnitRows:
     def dtype(self):
         return self.X.dtype
 
+    def _check_left_out(self, step):
+        # NaN or infinity in a row the selection left out is refused too.
+        left_out = np.ones(self.X.shape[0], dtype=bool)
+        left_out[self.rows] = False
+        if not _rows_finite(self.X, np.flatnonzero(left_out), step):
+            raise NonFiniteInput()
+
     def statistics(
         self,
         *,
@@ -247,6 +254,10 @@ class UnitRows:
         # are at most max_rows_per_group).
         cuts = np.searchsorted(self.starts, np.arange(0, self.starts[-1], step))
         cuts = np.unique(np.r_[np.minimum(cuts, m), m])
+        if check_finite:
+            # Every row, kept or not: whether a fit refuses NaN or infinity
+            # must not depend on which rows the selection kept.
+            self._check_left_out(step)
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
             for a, b in zip(cuts[:-1], cuts[1:], strict=True):
                 chunk = self.X[self.rows[self.starts[a] : self.starts[b]]]
@@ -302,6 +313,16 @@ def kept_rows(groups, n_samples, max_rows_per_group, rng, *, name):
     kept = order[rank < max_rows_per_group]
     counts = np.minimum(sizes, max_rows_per_group)
     return kept, np.r_[0, np.cumsum(counts)]
+
+
+def _rows_finite(X, rows, step):
+    # Whether the rows ``rows`` of X are all finite, read ``step`` at a time.
+    for start in range(0, rows.size, step):
+        chunk = X[rows[start : start + step]]
+        values = chunk.data if sp.issparse(chunk) else np.asarray(chunk)
+        if not np.isfinite(values).all():
+            return False
+    return True
 
 
 def _checked_groups(groups, n_samples, *, name):
