@@ -35,7 +35,7 @@ from sklearn.covariance import EmpiricalCovariance, log_likelihood
 from sklearn.utils.validation import check_is_fitted
 
 from .._config import get_config
-from ..accounting import BudgetAccountant, compose, split_budget
+from ..accounting import BudgetAccountant, compose
 from ..base import PrivateEstimatorMixin, warn_if_noise_dominated
 from ..mechanisms import (
     DEFAULT_RADIUS_GRID,
@@ -71,7 +71,6 @@ from ..utils._geometry import (
 from ..utils._gram import is_dask_array, row_statistics
 from ..utils._gram._binned import binned_grams_fit
 from ..utils._gram._units import (
-    CountedRows,
     UnitRows,
     check_group_parameters,
     check_unit_input,
@@ -79,6 +78,7 @@ from ..utils._gram._units import (
 )
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._input_messages import NonFiniteInput
+from ..utils._private_count import release_count, split_count
 from ..utils._private_ranges import check_bounds_without_rows, ranges_first_pass
 from ..utils._random import spawn_generators
 from ..utils._sklearn_compat import (
@@ -105,11 +105,6 @@ from ._spectral_shrinkage import (
     spectral_kappa,
     spectral_null,
 )
-
-#: Share of the whole budget spent on the noisy count under add/remove
-#: neighbours (sensitivity 1: at (1, 1e-6) its standard deviation is about
-#: 21 units, a relative error of 0.4% at 5000 units).
-COUNT_SHARE = 1.0 / 16
 
 #: Share of the whole budget spent on the private mean when assume_centered is False.
 MEAN_SHARE = 0.125
@@ -594,12 +589,10 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             # read of their own, the fit is recorded, and a noisy count is
             # released first; everything after reads it in place of the
             # number of units (X.shape[0]), refusals included.
-            count, plan_budget = split_budget(
-                budget, {"count": COUNT_SHARE, "rest": 1.0 - COUNT_SHARE}
-            ).values()
+            count, plan_budget = split_count(budget)
             row_statistics(X, check_finite=True)
             self._spend_budget(budget)
-            X = self._release_count(X, count, rng)
+            X, _ = release_count(X, count, rng)
         # Plan on public values, then read the data; nothing is drawn before
         # the fit is recorded (the budget spent).
         with persons_in_messages(isinstance(X, UnitRows), released=count is not None):
@@ -642,21 +635,6 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         self._record(estimate, release, plan, data_norm=data_norm)
         warn_if_noise_dominated(self, estimate.signal_to_noise)
         return self
-
-    def _release_count(self, X, budget, rng):
-        """The noisy number of units (rows or persons), under add/remove.
-
-        Adding or removing a unit moves the count by 1; the release is
-        rounded and floored at 1 (post-processing), recorded in
-        ``released_count_``, and ``X`` comes back wrapped so that its
-        ``shape[0]`` is the released count.
-        """
-        exact = X.starts.size - 1 if isinstance(X, UnitRows) else X.shape[0]
-        noise = calibrate_additive(budget, l2_sensitivity=1.0, l1_sensitivity=1.0)
-        released = max(int(np.rint(noise.add(float(exact), rng))), 1)
-        if isinstance(X, UnitRows):
-            return replace(X, count=released)
-        return CountedRows(X, released)
 
     # Plan: public values only (the shape of X, the parameters, the budget).
 

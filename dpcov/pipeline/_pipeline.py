@@ -48,6 +48,7 @@ from ..utils._sklearn_compat import (
     Hidden,
     Interval,
     Options,
+    StrOptions,
     _fit_context,
     _name_estimators,
     _num_features,
@@ -358,6 +359,12 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         ``max_rows_per_group``, when set, must be the same; a step that
         does not take ``groups`` is refused before anything is read). See
         :ref:`privacy_units`.
+    neighbours : {"replace", "add_remove"}, default="replace"
+        ``"add_remove"`` hands ``neighbours="add_remove"`` to every private
+        step (each releases its own noisy count of units first, from its
+        share of the budget; a step without the parameter is refused before
+        anything is read). The steps' checks that need the number of units
+        then come after their counts, inside their fits.
     accountant : dpcov.accounting.BudgetAccountant, default=None
         Checked for the whole budget before the first step is fitted, and
         given to the private steps that have none of their own; their
@@ -447,6 +454,7 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
             None,
         ],
         "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
+        "neighbours": [StrOptions({"replace", "add_remove"})],
         "accountant": [BudgetAccountant, None],
         "random_state": ["random_state", np.random.Generator],
         "verbose": ["boolean"],
@@ -460,6 +468,7 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         delta=None,
         rho=None,
         max_rows_per_group=None,
+        neighbours="replace",
         accountant=None,
         random_state=None,
         verbose=False,
@@ -469,6 +478,7 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         self.delta = delta
         self.rho = rho
         self.max_rows_per_group = max_rows_per_group
+        self.neighbours = neighbours
         self.accountant = accountant
         self.random_state = random_state
 
@@ -641,6 +651,8 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         budget, direct, shares = self._plan_shares(X)
         routed = _route(params, [name for name, _ in self.steps])
         n_units = None
+        if self.neighbours == "add_remove":
+            self._check_steps_take("neighbours")
         if groups is not None:
             # Every private step fits persons; then at most k rows of each
             # person are kept, once for all steps (each step keeps them all).
@@ -686,28 +698,42 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         shares = {} if budget is None else self._shares(budget, direct)
         return budget, direct, shares
 
-    def _check_person_steps(self):
-        # With groups: every private step is a direct step that takes
-        # max_rows_per_group, with no conflicting value of its own. Refused
-        # before anything is read.
+    def _check_steps_take(self, parameter):
+        # Every private step is a direct step that takes ``parameter``
+        # (max_rows_per_group with groups, neighbours under add/remove),
+        # which the pipeline hands it. Refused before anything is read.
         who = type(self).__name__
+        what = {
+            "max_rows_per_group": ("with groups", "does not fit persons"),
+            "neighbours": (
+                'with neighbours="add_remove"',
+                "does not fit under add/remove neighbours",
+            ),
+        }[parameter]
         direct = {name for name, _ in self._private_direct_steps()}
         for path, leaf in self._private_leaves():
             label = path.rstrip("_")
             if label not in direct:
                 raise ValueError(
-                    f"{who} with groups: step {label!r} is a private estimator "
-                    "inside a composite step, which groups cannot reach; make "
-                    "it a step of the pipeline."
+                    f"{who} {what[0]}: step {label!r} is a private estimator "
+                    "inside a composite step, which the pipeline cannot reach; "
+                    "make it a step of the pipeline."
                 )
-            own = leaf.get_params(deep=False)
-            if "max_rows_per_group" not in own:
+            if parameter not in leaf.get_params(deep=False):
                 raise ValueError(
-                    f"{who} with groups: step {label!r} "
-                    f"({type(leaf).__name__}) does not fit persons (no "
-                    "max_rows_per_group); see the user guide's 'One person, "
-                    "many rows' for the estimators that do."
+                    f"{who} {what[0]}: step {label!r} ({type(leaf).__name__}) "
+                    f"{what[1]} (no {parameter}); see the user guide's 'One "
+                    "person, many rows' for the estimators that do."
                 )
+
+    def _check_person_steps(self):
+        # With groups: every private step takes max_rows_per_group, with no
+        # conflicting value of its own. Refused before anything is read.
+        who = type(self).__name__
+        self._check_steps_take("max_rows_per_group")
+        for path, leaf in self._private_leaves():
+            label = path.rstrip("_")
+            own = leaf.get_params(deep=False)
             if own["max_rows_per_group"] not in (None, self.max_rows_per_group):
                 raise ValueError(
                     f"{who}: step {label!r} has max_rows_per_group="
@@ -774,6 +800,8 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
                 if groups is not None:
                     settings["max_rows_per_group"] = self.max_rows_per_group
                     params = {**params, "groups": groups}
+                if self.neighbours == "add_remove":
+                    settings["neighbours"] = "add_remove"
             with _spent_on_failure(self.accountant, ledger), timed:
                 Xt = _fit_step(
                     step,
@@ -826,6 +854,8 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
             return
         if not isinstance(n_samples, Integral):
             return  # rows not counted yet (a Dask array of unknown chunks)
+        if self.neighbours == "add_remove":
+            return  # the number of units is private: each step's fit checks
         if n_units is None:
             self._refuse_before_spending(n_samples, y, shares, n_features)
             return

@@ -18,6 +18,7 @@ sensitivities), and the variance ``E[z^2] - E[z]^2`` is post-processing.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -40,6 +41,7 @@ from ..utils._gram import is_dask_array, row_statistics
 from ..utils._gram._units import UnitRows, check_group_parameters, check_unit_input
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._input_messages import NonFiniteInput
+from ..utils._private_count import release_count, split_count
 from ..utils._private_ranges import check_bounds_without_rows, ranges_first_pass
 from ..utils._random import spawn_generators
 from ..utils._sklearn_compat import (
@@ -204,6 +206,14 @@ class StandardScaler(
         one row's, so the noise is that of one row among as many rows as
         persons. The guarantee is then for replacing one person's rows
         (their number included). See :ref:`privacy_units`.
+    neighbours : {"replace", "add_remove"}, default="replace"
+        The neighbouring relation. ``"add_remove"``: one unit (a row, or a
+        person with ``groups``) added or removed, so their number is
+        private; the fit first releases a noisy count with 1/16 of the
+        budget (sensitivity 1) and divides the sums by it (``n_samples_seen_``
+        reports it). The moments' noise keeps its replace-one calibration,
+        which bounds adding or removing a unit too, so the fit holds under
+        both relations. Not with ``bounds="private"``.
     copy : bool, default=True
         If False, ``transform`` and ``inverse_transform`` work in place when
         the input is a writeable float array.
@@ -227,8 +237,9 @@ class StandardScaler(
         which only ``epsilon=inf`` allows, as in scikit-learn). None when
         ``with_std`` is False.
     n_samples_seen_ : int or None
-        Number of rows (public under replace-one neighbours); None when
-        fitted over persons (``groups``), where no count is stated.
+        Number of rows (public under replace-one neighbours); under
+        ``neighbours="add_remove"`` the released count; None when fitted
+        over persons (``groups``), where no count is stated.
     bounds_ : tuple of ndarray
         The validated ``(lower, upper)``, each of shape (n_features,)
         (public: the parameter), or the private ranges with
@@ -354,6 +365,7 @@ class StandardScaler(
         "with_mean": ["boolean"],
         "with_std": ["boolean"],
         "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
+        "neighbours": [StrOptions({"replace", "add_remove"})],
         "copy": ["boolean"],
         "accountant": [BudgetAccountant, None],
         "random_state": ["random_state", np.random.Generator],
@@ -369,6 +381,7 @@ class StandardScaler(
         with_mean=True,
         with_std=True,
         max_rows_per_group=None,
+        neighbours="replace",
         copy=True,
         accountant=None,
         random_state=None,
@@ -380,6 +393,7 @@ class StandardScaler(
         self.with_mean = with_mean
         self.with_std = with_std
         self.max_rows_per_group = max_rows_per_group
+        self.neighbours = neighbours
         self.copy = copy
         self.accountant = accountant
         self.random_state = random_state
@@ -480,6 +494,12 @@ class StandardScaler(
         )
         if groups is not None:
             check_unit_input(X, groups, bounds=self.bounds, name=name)
+        if self.neighbours == "add_remove" and isinstance(self.bounds, str):
+            raise ValueError(
+                f'{name}: neighbours="add_remove" does not support '
+                'bounds="private" (the private ranges need the number of rows, '
+                "which is private under add/remove): pass public bounds."
+            )
         try:
             return self._fit_rows(X, budget, groups)
         except NonFiniteInput as error:
@@ -491,20 +511,35 @@ class StandardScaler(
         # With groups, X becomes the persons' rows (UnitRows): X.shape[0] is
         # the number of persons and the sums are over persons.
         lazy = is_dask_array(X)
+        source = X  # (the rows' namespace, for the fitted arrays)
         rng = self._noise_generator(budget)
         if groups is not None:
             (order,) = spawn_generators(rng, 1)
             X = UnitRows.select(
                 X, groups, self.max_rows_per_group, order, name=type(self).__name__
             )
-        n_samples, n_features = X.shape
         release = self.with_mean or self.with_std
-        geometry, moments = self._plan(budget, n_samples, n_features)
+        count = None
+        if release and self.neighbours == "add_remove":
+            # The number of units is private: the sums first (entries
+            # checked), then the fit is recorded and a noisy count released,
+            # which the plan and the normalisation read.
+            count, budget_rest = split_count(budget)
+            box = check_bounds(self.bounds, X.shape[1])
+            sums = self._moment_sums(X, box, check_finite=True)
+            self._spend_budget(budget)
+            X, _ = release_count(X, count, rng)
+        n_samples, n_features = X.shape
+        geometry, moments = self._plan(
+            budget if count is None else budget_rest, n_samples, n_features
+        )
         # One pass: the sums of the unit coordinates and of their squares (a
         # Dask array's entries are checked for NaN and infinity on the way).
         # With public bounds it comes before the budget is spent; with
         # private ranges, after them (their first pass checked the entries).
-        if geometry.ranges is None:
+        if count is not None:
+            geometry = replace(geometry, split={"count": count, **geometry.split})
+        elif geometry.ranges is None:
             sums = self._moment_sums(X, geometry.box, check_finite=True)
             self._spend_budget(budget)  # everything above used public values only
         else:
@@ -556,7 +591,10 @@ class StandardScaler(
                 constant = unit_var <= 10 * np.finfo(np.float64).eps
                 scale = np.where(constant, 1.0, half * np.sqrt(unit_var))
 
-        self._record(X, (mean, var, scale), geometry.box, split)
+        # Over persons the number of rows is private: no count; under
+        # add/remove, the released count (X.shape[0] of the wrapped rows).
+        seen = None if isinstance(X, UnitRows) else int(X.shape[0])
+        self._record(source, (mean, var, scale), geometry.box, split, seen)
         return self
 
     def _moment_sums(self, X, box, *, check_finite):
@@ -569,7 +607,7 @@ class StandardScaler(
             check_finite=check_finite,
         )
 
-    def _record(self, X, moments, box, split):
+    def _record(self, X, moments, box, split, seen):
         # The fitted attributes and the privacy spent.
         mean, var, scale = moments
         namespace = namespace_of(X)
@@ -585,8 +623,7 @@ class StandardScaler(
         self.mean_ = mean
         self.var_ = var
         self.scale_ = scale
-        # Over persons the number of rows is private: no count.
-        self.n_samples_seen_ = None if isinstance(X, UnitRows) else int(X.shape[0])
+        self.n_samples_seen_ = seen
         self.bounds_ = box
         self._record_privacy(
             compose(split.values()) if split else self.privacy_cost(), split

@@ -1061,3 +1061,28 @@ def test_a_pipeline_refusal_over_persons_states_no_count():
         pipe.fit(X, groups=groups)
     text = str(error.value)
     assert "100" not in text and str(len(groups)) not in text
+
+
+def test_a_pipeline_hands_add_remove_to_every_step():
+    X, _ = _persons_table(1500)
+    pipe = PrivatePipeline(
+        [("scale", StandardScaler(bounds=(-5.0, 5.0))), ("pca", PCA(2))],
+        epsilon=2.0,
+        neighbours="add_remove",
+        random_state=0,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe.fit(X)
+    assert pipe.neighbours_ == "add_remove"
+    assert {s.neighbours_ for s in pipe.named_steps.values()} == {"add_remove"}
+    # Each step released its own count: neither states the number of rows.
+    assert pipe.named_steps.scale.n_samples_seen_ != len(X)
+    assert pipe.named_steps.pca.n_samples_ != len(X)
+    assert "count" in pipe.named_steps.scale.budget_split_
+    with pytest.raises(ValueError, match="does not fit under add/remove"):
+        PrivatePipeline(
+            [("impute", SimpleImputer()), ("pca", PCA(2))],
+            epsilon=1.0,
+            neighbours="add_remove",
+        ).fit(X)

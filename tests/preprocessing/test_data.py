@@ -542,3 +542,34 @@ def test_scaler_over_persons_averages_each_person_in_the_box():
     assert scaler.n_samples_seen_ is None and scaler.privacy_unit_ == "person"
     with pytest.raises(ValueError, match="metadata routing"):
         StandardScaler(max_rows_per_group=8, **params).fit(X)
+
+
+def test_scaler_add_remove_normalises_by_the_released_count():
+    # neighbours="add_remove": a count first (sensitivity 1 at 1/16 of rho),
+    # then the moments of the clipped unit coordinates summed and divided by
+    # the released count, with the replace-one noise at that count.
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(4000, 2)) * 2
+    lower, upper = np.array([-4.0, -5.0]), np.array([4.0, 5.0])
+    with recorded_releases() as releases:
+        scaler = StandardScaler(
+            bounds=(lower, upper), rho=0.5, neighbours="add_remove", random_state=0
+        ).fit(X)
+    count, moments = releases
+    assert count.value == 4000
+    assert count.scale == pytest.approx(1 / math.sqrt(2 * 0.5 / 16), rel=1e-12)
+    released = scaler.n_samples_seen_
+    assert released == max(round(float(count.noisy)), 1) != 4000
+    unit = (np.clip(X, lower, upper) - (lower + upper) / 2) / ((upper - lower) / 2)
+    weight, noise = moment_noise(
+        ZCDP(15 * 0.5 / 16), n_samples=released, n_features=2, with_second_moment=True
+    )
+    np.testing.assert_allclose(
+        moments.value,
+        np.r_[unit.sum(axis=0), weight * (unit**2).sum(axis=0)] / released,
+        rtol=1e-12,
+    )
+    assert moments.scale == pytest.approx(noise.scale, rel=1e-12)
+    assert scaler.neighbours_ == "add_remove"
+    with pytest.raises(ValueError, match='does not support bounds="private"'):
+        StandardScaler(bounds="private", neighbours="add_remove").fit(X)
