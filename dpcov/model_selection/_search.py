@@ -35,6 +35,11 @@ from ..mechanisms._selection import (
 from ..pipeline._composition import check_composition, run_public_maps
 from ..pipeline._cost import check_shareable, private_steps
 from ..pipeline._pipeline import PrivatePipeline, as_private_pipelines
+from ..utils._gram._units import (
+    check_group_parameters,
+    check_groups,
+    persons_in_messages,
+)
 from ..utils._input import validate_rows
 from ..utils._random import check_random_state, held_objects, spawn_generators
 from ..utils._sklearn_compat import (
@@ -134,7 +139,7 @@ class _SearchPlan:
     score_norm: float | None
 
 
-def _check_grid_before_spending(grid, run_budget, n_train, y, n_features):
+def _check_grid_before_spending(grid, run_budget, n_train, y, n_features, *, said=None):
     # Each private step of every candidate, at the run budget: its checks of
     # public values that need no row (_check_before_spending) on the n_train
     # rows a run fits (the step that reads the input as it is, at its width
@@ -166,9 +171,10 @@ def _check_grid_before_spending(grid, run_budget, n_train, y, n_features):
                     if problem not in problems:
                         problems.append(problem)
     if problems:
+        rows = f"{n_train} rows" if said is None else said
         raise ValueError(
             f"PrivateSearchCV refuses before anything is spent: a run fits "
-            f"{n_train} rows at the run budget {run_budget}, "
+            f"{rows} at the run budget {run_budget}, "
             f"and {len(problems)} of its candidates' steps cannot: "
             + " ".join(problems)
         )
@@ -499,6 +505,12 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
                         "releases the winner with random_state=None); seed "
                         "the search itself with random_state."
                     )
+                if key.rsplit("__", 1)[-1] in ("max_rows_per_group", "neighbours"):
+                    raise ValueError(
+                        f"param_distributions sets {key!r}: every run of a "
+                        "search protects the same unit under the same "
+                        "relation; set it on the estimator."
+                    )
                 if _is_privacy_key(key) and not isinstance(values, (list, tuple)):
                     raise ValueError(
                         f"param_distributions[{key!r}] must be a list: a "
@@ -691,7 +703,7 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
     # --- fit ----------------------------------------------------------------
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, *, groups=None):
         """Run the private search on X (and its targets y).
 
         Parameters
@@ -702,6 +714,14 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         y : array-like of shape (n_samples,), default=None
             Targets, for candidates that end in a model: split with the rows,
             passed to every run's fit and to the score.
+        groups : array-like of shape (n_samples,), default=None
+            The person of each row, when the estimator fits persons (its
+            ``max_rows_per_group`` set; see :ref:`privacy_units`): a random
+            ``validation_fraction`` of the persons is held out, each with
+            all its rows, every run fits the others' with ``groups``, and
+            the held-out score is the mean over held-out persons of each
+            person's mean row score (one person moves it by one row's
+            worth).
 
         Returns
         -------
@@ -717,6 +737,9 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
             If every run's answer was "no result" (a private outcome).
         """
         check_params_always(self)
+        check_group_parameters(
+            groups, self._max_rows_per_group(), name=type(self).__name__
+        )
         rng = check_random_state(self.random_state)
         # Under secure_noise the run count, the candidates' noise, the split
         # and the score's noise come from exact samplers on the operating
@@ -724,19 +747,32 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         # before the data are read.
         plan = self._plan(rng)
         run_budget, guarantee = plan.run_budget, plan.guarantee
+        unit = self._privacy_unit()
         if self.accountant is not None:
-            self.accountant.check(guarantee, label=type(self).__name__)
+            self.accountant.check(guarantee, label=type(self).__name__, unit=unit)
         X = self._read_rows(X)
         y = self._read_targets(y, X.shape[0], plan.grid)
-        # Every candidate the grid lists, at the run budget, on the rows a run
-        # trains on (a public number): its steps' checks that need no row,
-        # every refusal said at once, before anything is spent.
-        n_train = X.shape[0] - self._n_valid(X.shape[0])
-        _check_grid_before_spending(plan.grid, run_budget, n_train, y, X.shape[1])
+        codes = None
+        if groups is not None:
+            codes = self._person_codes(X, groups)
+        # Every candidate the grid lists, at the run budget, on the rows (or
+        # persons) a run trains on (a public number): its steps' checks that
+        # need no row, every refusal said at once, before anything is spent.
+        n_units = X.shape[0] if codes is None else int(codes.max()) + 1
+        n_train = n_units - self._n_valid(n_units)
+        with persons_in_messages(codes is not None):
+            _check_grid_before_spending(
+                plan.grid,
+                run_budget,
+                n_train,
+                y,
+                X.shape[1],
+                said=None if codes is None else "the persons it trains on",
+            )
         warn_if_seeded(self, guarantee)
-        (X_train, y_train), (X_valid, y_valid) = self._split_rows(X, y, rng)
+        train, valid = self._split_rows(X, y, rng, codes)
         if self.accountant is not None:
-            self.accountant.spend(guarantee, label=type(self).__name__)
+            self.accountant.spend(guarantee, label=type(self).__name__, unit=unit)
         candidates, drawn = plan.candidates, plan.drawn
         if not candidates:
             # Theorem 6 of Papernot and Steinke (2022) covers this outcome as
@@ -749,9 +785,7 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
                 "always runs at least once."
             )
         calibration = (run_budget, plan.score_range, plan.score_norm)
-        best = self._best_run(
-            candidates, drawn, (X_train, y_train), (X_valid, y_valid), calibration, rng
-        )
+        best = self._best_run(candidates, drawn, train, valid, calibration, rng)
         self._release_best(best, run_budget, guarantee)
         return self
 
@@ -841,23 +875,62 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
                 )
         return y
 
+    def _max_rows_per_group(self):
+        # The estimator's bound on a person's rows (a search fits persons
+        # when it is set); neighbours="add_remove" is refused (the split
+        # reads the number of rows).
+        params = self.estimator.get_params(deep=False)
+        leaves = [leaf for _, leaf in _private_leaves(self.estimator)]
+        if any(
+            leaf.get_params(deep=False).get("neighbours", "replace") != "replace"
+            for leaf in [self.estimator, *leaves]
+        ):
+            raise ValueError(
+                'PrivateSearchCV does not support neighbours="add_remove": its '
+                "split and its held-out score read the number of rows."
+            )
+        return params.get("max_rows_per_group")
+
+    def _privacy_unit(self):
+        return "person" if self._max_rows_per_group() is not None else "row"
+
+    def _person_codes(self, X, groups):
+        # Each row's person as 0..m-1 (checked: one label per row, at least
+        # two persons, one to train and one to score).
+        groups = check_groups(groups, X.shape[0], name=type(self).__name__)
+        _, codes = np.unique(groups, return_inverse=True)
+        codes = codes.reshape(-1)
+        if codes.max() < 1:
+            raise ValueError(
+                "PrivateSearchCV needs at least 2 persons (one to train, one to score)."
+            )
+        return codes
+
     def _n_valid(self, n_samples):
         # The number of held-out rows (public: from n and the fraction).
         return min(
             max(1, math.ceil(self.validation_fraction * n_samples)), n_samples - 1
         )
 
-    def _split_rows(self, X, y, rng):
+    def _split_rows(self, X, y, rng, codes=None):
         # The training and held-out rows (and targets), by a random
-        # permutation (the draw after the plan's).
-        n_samples = X.shape[0]
-        n_valid = self._n_valid(n_samples)
-        order = _noise.permutation(rng, n_samples)
-        train, valid = np.sort(order[n_valid:]), np.sort(order[:n_valid])
+        # permutation (the draw after the plan's): of the rows, or of the
+        # persons (codes), each with all its rows on one side. Over persons
+        # the held-out and training parts carry their persons' codes.
+        n_units = X.shape[0] if codes is None else int(codes.max()) + 1
+        n_valid = self._n_valid(n_units)
+        order = _noise.permutation(rng, n_units)
+        if codes is None:
+            train, valid = np.sort(order[n_valid:]), np.sort(order[:n_valid])
+            parts = (None, None)
+        else:
+            held = np.zeros(n_units, dtype=bool)
+            held[order[:n_valid]] = True
+            train, valid = np.flatnonzero(~held[codes]), np.flatnonzero(held[codes])
+            parts = (codes[train], codes[valid])
         X_train, X_valid = _safe_indexing(X, train), _safe_indexing(X, valid)
-        if y is None:
-            return (X_train, None), (X_valid, None)
-        return (X_train, y[train]), (X_valid, y[valid])
+        targets = (None, None) if y is None else (y[train], y[valid])
+        return (X_train, targets[0], parts[0]), (X_valid, targets[1], parts[1])
 
     def _best_run(self, candidates, drawn, train, valid, calibration, rng):
         # The runs, in the order drawn (their scores' noise comes from rng in
@@ -882,14 +955,15 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
     def _run(self, candidate, train, valid, calibration, rng):
         # One run: fit the candidate (its warnings recorded, not shown), then
         # its noisy score; None for a private "no result".
-        (X_train, y_train), (X_valid, y_valid) = train, valid
+        (X_train, y_train, g_train), (X_valid, y_valid, g_valid) = train, valid
+        fit_params = {} if g_train is None else {"groups": g_train}
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
                 if y_train is None:
-                    candidate.fit(X_train)
+                    candidate.fit(X_train, **fit_params)
                 else:
-                    candidate.fit(X_train, y_train)
+                    candidate.fit(X_train, y_train, **fit_params)
             except NoPrivateResult:
                 return None
         with warnings.catch_warnings():
@@ -897,7 +971,7 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
             # rows, not a release: never shown.
             warnings.simplefilter("ignore")
             score, scale = self._noisy_score(
-                candidate, X_valid, y_valid, *calibration, rng
+                candidate, X_valid, y_valid, *calibration, rng, persons=g_valid
             )
         return score, scale, caught
 
@@ -934,7 +1008,16 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         )
 
     def _noisy_score(
-        self, model, X_valid, y_valid, run_budget, score_range, score_norm, rng
+        self,
+        model,
+        X_valid,
+        y_valid,
+        run_budget,
+        score_range,
+        score_norm,
+        rng,
+        *,
+        persons=None,
     ):
         n_valid = X_valid.shape[0]
         values, (low, high) = bounded_scores(
@@ -954,6 +1037,13 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
             )
         if not math.isfinite(low):
             return -math.inf, 0.0
+        if persons is not None:
+            # Each held-out person's mean row score (in [low, high] whatever
+            # its number of rows), then their mean: one person moves it by
+            # (high - low) / (number of held-out persons).
+            _, persons = np.unique(persons, return_inverse=True)
+            values = np.bincount(persons, values) / np.bincount(persons)
+            n_valid = values.shape[0]
         # A scalar: its L1 and L2 sensitivities are both (high - low) / n.
         sensitivity = (high - low) / n_valid
         noise = calibrate_additive(

@@ -965,3 +965,77 @@ def test_a_private_step_inside_a_composite_candidate_is_checked_before_spending(
     with pytest.raises(ValueError, match="u__s"):
         search.fit(_rows(n=200, d=2))
     assert len(accountant) == 0
+
+
+def _visits_table(n_persons=2000, seed=0):
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(1, 9, n_persons)
+    groups = rng.permutation(np.repeat(np.arange(n_persons), counts))
+    X = rng.normal(size=(n_persons, 3))[groups] * [2.0, 1.0, 0.3]
+    return X + 0.3 * rng.normal(size=(groups.size, 3)), groups
+
+
+def test_a_search_over_persons_splits_persons_and_scores_per_person():
+    # With the estimator's max_rows_per_group set: a random share of the
+    # persons is held out with all their rows, every run fits the others
+    # with groups, and the held-out score averages each person's mean row
+    # score, so its noise is calibrated to (high - low) / (held-out
+    # persons), not to the held-out rows. The search records the person as
+    # its unit.
+    from tests._privacy_checks import recorded_calls, recorded_releases
+
+    X, groups = _visits_table()
+    search = PrivateSearchCV(
+        PCA(max_rows_per_group=4, data_norm=5.0),
+        {"n_components": [1, 2]},
+        epsilon=2.0,
+        validation_fraction=0.25,
+        random_state=0,
+    )
+    _, codes = np.unique(groups, return_inverse=True)
+    (X_train, _, g_train), (X_valid, _, g_valid) = search._split_rows(
+        X, None, np.random.default_rng(0), codes
+    )
+    assert not set(g_train) & set(g_valid)
+    assert len(set(g_valid)) == math.ceil(0.25 * 2000)
+    assert X_train.shape[0] + X_valid.shape[0] == X.shape[0]
+    with (
+        recorded_calls(PCA, "fit") as fits,
+        recorded_releases() as releases,
+        warnings.catch_warnings(),
+    ):
+        warnings.simplefilter("ignore")
+        search.fit(X, groups=groups)
+    assert all("groups" in kwargs for _, kwargs, _ in fits)
+    # The score noises: the last release of each run, with sensitivity
+    # (high - low) / 500 held-out persons; a row-level search on one row per
+    # person holds out 500 rows and has the same sensitivity.
+    by_person = releases[-1].sensitivity
+    with recorded_releases() as row_releases, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        PrivateSearchCV(
+            PCA(data_norm=5.0),
+            {"n_components": [1, 2]},
+            epsilon=2.0,
+            validation_fraction=0.25,
+            random_state=0,
+        ).fit(X[np.unique(groups, return_index=True)[1]])
+    assert by_person == pytest.approx(row_releases[-1].sensitivity, rel=1e-12)
+    assert search.privacy_unit_ == "person"
+    assert search.best_estimator_.privacy_unit_ == "person"
+
+
+def test_a_search_over_persons_refuses_what_it_cannot_keep():
+    X, groups = _visits_table(300)
+    with pytest.raises(ValueError, match="metadata routing"):
+        PrivateSearchCV(
+            PCA(max_rows_per_group=4, data_norm=5.0), {"n_components": [1, 2]}
+        ).fit(X)
+    with pytest.raises(ValueError, match="same unit under the same relation"):
+        PrivateSearchCV(
+            PCA(max_rows_per_group=4, data_norm=5.0), {"max_rows_per_group": [1, 2]}
+        ).fit(X, groups=groups)
+    with pytest.raises(ValueError, match='does not support neighbours="add_remove"'):
+        PrivateSearchCV(
+            PCA(data_norm=5.0, neighbours="add_remove"), {"n_components": [1, 2]}
+        ).fit(X)

@@ -95,7 +95,7 @@ def check_unit_input(X, groups, *, bounds, name):
             "private ranges count rows, not persons): pass public bounds or "
             "a data_norm, or leave both None for the private radius."
         )
-    _checked_groups(groups, X.shape[0], name=name)
+    check_groups(groups, X.shape[0], name=name)
 
 
 @contextlib.contextmanager
@@ -300,7 +300,7 @@ def kept_rows(groups, n_samples, max_rows_per_group, rng, *, name):
     person's in a uniformly random order), and where each person's start
     (``m + 1`` offsets). ``groups`` is checked first (one label per row).
     """
-    groups = _checked_groups(groups, n_samples, name=name)
+    groups = check_groups(groups, n_samples, name=name)
     _, codes = np.unique(groups, return_inverse=True)
     codes = codes.reshape(-1)
     # Sorted by person, then by a random key: each person's rows in a
@@ -325,7 +325,7 @@ def _rows_finite(X, rows, step):
     return True
 
 
-def _checked_groups(groups, n_samples, *, name):
+def check_groups(groups, n_samples, *, name):
     # A 1-D array of labels, one per row, without NaN; the message names no
     # label and no count.
     try:
