@@ -82,8 +82,9 @@ class BudgetAccountant:
     unit : {"row", "person"}, default="row"
         What the totals protect. A fit over persons (``groups`` with
         ``max_rows_per_group``) protects a person, and so each row (a row
-        replaced is one person's rows changed): a ``"row"`` ledger records
-        both kinds of fit, its totals holding per row. A row-level fit does
+        replaced is one person's rows changed, the labels being a public
+        frame): a ``"row"`` ledger records both kinds of fit, its totals
+        holding per row. A row-level fit does
         not protect a person with several rows (they add up), so a
         ``"person"`` ledger refuses it before it reads the data.
     relation : {"replace", "add_remove"}, default="replace"

@@ -44,7 +44,7 @@ from ._ledger import (
 )
 from ._progress import Progress
 from ._reading import read_matrix
-from ._report import build_report
+from ._report import build_report, public_row_count
 
 
 class _Files(NamedTuple):
@@ -336,10 +336,9 @@ def _print_summary(plan, X, names, released):
     # What was read and written, the guarantee spent and the ledger's state.
     files = plan.files
     after = ", after a header row" if names is not None else ""
-    if getattr(plan.estimator, "privacy_unit_", "row") == "row":
-        rows = f"{X.shape[0]} rows"
-    else:
-        rows = "the rows"  # over persons, the number of rows is private
+    count = public_row_count(plan.estimator, X)
+    # Over persons, or under add/remove, the number of rows is private.
+    rows = "the rows" if count is None else f"{count} rows"
     print(f"read {rows} of {X.shape[1]} columns from {files.input}{after}")
     print(f"wrote {plan.attribute} {released.shape} to {files.output}")
     print(f"wrote the report to {files.report}")

@@ -88,6 +88,18 @@ def _small(value):
     return False
 
 
+def public_row_count(estimator, X):
+    """The number of rows of ``X`` if the fit treats it as public, else None.
+
+    It is public for a row-level fit under replace-one neighbours only: over
+    persons, and under add/remove neighbours, it is private.
+    """
+    row_level = getattr(estimator, "privacy_unit_", "row") == "row"
+    if row_level and getattr(estimator, "neighbours_", "replace") == "replace":
+        return int(X.shape[0])
+    return None
+
+
 def build_report(estimator, *, X, input_path, output_path, attribute, feature_names):
     """The JSON report of a fit: parameters, guarantee, split and releases.
 
@@ -114,16 +126,21 @@ def build_report(estimator, *, X, input_path, output_path, attribute, feature_na
     """
     released = np.asarray(getattr(estimator, attribute))
     unit = getattr(estimator, "privacy_unit_", "row")
+    neighbours = getattr(estimator, "neighbours_", "replace")
     report = {
         "dpcov_version": __version__,
         "estimator": type(estimator).__name__,
         "params": to_json(estimator.get_params(deep=False)),
         "input": str(input_path),
-        # Over persons the number of rows is private: not stated.
-        "n_samples": int(X.shape[0]) if unit == "row" else None,
+        # Over persons, or under add/remove, the number of rows is private:
+        # not stated (an add/remove fit's released count is, as such).
+        "n_samples": public_row_count(estimator, X),
         "n_features": int(X.shape[1]),
         "privacy_unit": unit,
+        "neighbours": neighbours,
     }
+    if getattr(estimator, "released_count_", None) is not None:
+        report["released_count"] = int(estimator.released_count_)
     if feature_names is not None:
         report["feature_names"] = feature_names
     report["output"] = {

@@ -78,7 +78,7 @@ from ..utils._gram._units import (
 )
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._input_messages import NonFiniteInput
-from ..utils._private_count import release_count, split_count
+from ..utils._private_count import UNBINDING_COUNT, release_count, split_count
 from ..utils._private_ranges import check_bounds_without_rows, ranges_first_pass
 from ..utils._random import spawn_generators
 from ..utils._sklearn_compat import (
@@ -590,6 +590,11 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             # released first; everything after reads it in place of the
             # number of units (X.shape[0]), refusals included.
             count, plan_budget = split_count(budget)
+            # The checks that need no count (the parameters, a box's values,
+            # n_components against the features) refuse before spending: a
+            # plan at a count no minimum binds.
+            self._plan((UNBINDING_COUNT, X.shape[1]), plan_budget)
+            self._check_public(None, X.shape[1])
             row_statistics(X, check_finite=True)
             self._spend_budget(budget)
             X, _ = release_count(X, count, rng)

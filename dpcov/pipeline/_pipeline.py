@@ -20,7 +20,6 @@ from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
 from sklearn.frozen import FrozenEstimator
 from sklearn.pipeline import FeatureUnion, Pipeline
-from sklearn.utils import _safe_indexing
 from sklearn.utils.metaestimators import available_if
 
 from ..accounting import ZCDP, BudgetAccountant, PureDP, compose, split_budget
@@ -41,9 +40,13 @@ from ..utils._gram import is_dask_array
 from ..utils._gram._dask import rows_in_blocks
 from ..utils._gram._rows import _clip
 from ..utils._gram._sparse import _sparse_clip, _sparse_row_norms
-from ..utils._gram._units import check_group_parameters, kept_rows, persons_in_messages
+from ..utils._gram._units import (
+    check_group_parameters,
+    check_groups,
+    persons_in_messages,
+)
 from ..utils._input import validate_rows
-from ..utils._random import check_random_state, spawn_generators
+from ..utils._random import check_random_state
 from ..utils._sklearn_compat import (
     Hidden,
     Interval,
@@ -353,12 +356,11 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         A zCDP budget, used instead of ``epsilon`` and ``delta``.
     max_rows_per_group : int, default=None
         With ``groups`` passed to ``fit`` (the person of each row): the
-        privacy unit of every step is the person. At most this many rows of
-        each person are kept, chosen at random once for all steps, and
-        every private step fits persons on them (its own
-        ``max_rows_per_group``, when set, must be the same; a step that
-        does not take ``groups`` is refused before anything is read). See
-        :ref:`privacy_units`.
+        privacy unit of every step is the person: every private step fits
+        persons with this bound (each keeps at most this many rows of each
+        person, chosen at random; its own ``max_rows_per_group``, when set,
+        must be the same; a step that does not take ``groups`` is refused
+        before anything is read). See :ref:`privacy_units`.
     neighbours : {"replace", "add_remove"}, default="replace"
         ``"add_remove"`` hands ``neighbours="add_remove"`` to every private
         step (each releases its own noisy count of units first, from its
@@ -654,10 +656,12 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         if self.neighbours == "add_remove":
             self._check_steps_take("neighbours")
         if groups is not None:
-            # Every private step fits persons; then at most k rows of each
-            # person are kept, once for all steps (each step keeps them all).
+            # Every private step fits persons (each keeps at most k rows of
+            # each person, at random, and refuses NaN in any row, kept or
+            # not); the number of persons is the steps' number of samples.
             self._check_person_steps()
-            X, y, groups, n_units = self._rows_of_persons(X, y, groups)
+            groups = check_groups(groups, _num_samples(X), name=name)
+            n_units = np.unique(groups).size
         # Check before spending: a refusal here reads no row and spends nothing.
         self._check_before_fit(X, y, budget, shares, n_units)
         generators = self._step_generators(_unseeded(direct))
@@ -740,21 +744,6 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
                     f"{own['max_rows_per_group']}, the pipeline "
                     f"{self.max_rows_per_group}: set it on the pipeline only."
                 )
-
-    def _rows_of_persons(self, X, y, groups):
-        # At most max_rows_per_group rows of each person, chosen at random
-        # once for all steps (each step then keeps all of a person's rows):
-        # X, y and groups on those rows, and the number of persons.
-        n_samples = _num_samples(X)
-        rng = check_random_state(self.random_state)
-        (order,) = spawn_generators(rng, 1)
-        rows, starts = kept_rows(
-            groups, n_samples, self.max_rows_per_group, order, name=type(self).__name__
-        )
-        groups = np.asarray(groups)[rows]
-        X = _safe_indexing(X, rows)
-        y = None if y is None else _safe_indexing(y, rows)
-        return X, y, groups, starts.size - 1
 
     def _check_before_fit(self, X, y, budget, shares, n_units=None):
         # The refusals before any step reads a row: a public first step's raw
@@ -904,6 +893,10 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
             )
             for label, leaf, leaf_width in checked:
                 if not privacy_tags(leaf).checks_before_spending:
+                    continue
+                if leaf.get_params(deep=False).get("neighbours") == "add_remove":
+                    # Its checks need the number of rows, private to it: they
+                    # come after its released count, inside its fit.
                     continue
                 probe = clone(leaf)
                 if label in shares:

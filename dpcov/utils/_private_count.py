@@ -26,6 +26,11 @@ from ._gram._units import CountedRows, UnitRows
 #: 0.4% at 5000 units).
 COUNT_SHARE = 1.0 / 16
 
+#: A count at which no minimum number of units binds: a plan made with it
+#: before the count is released runs the checks that need no count (the
+#: parameters, a box's values), so that they refuse before anything is spent.
+UNBINDING_COUNT = 2**53
+
 
 def split_count(budget):
     """``(count budget, the rest)``: :data:`COUNT_SHARE` of ``budget`` and the rest."""

@@ -1080,3 +1080,19 @@ def test_a_group_column_fits_persons(tmp_path, monkeypatch, capsys):
     ]:
         assert main(bad) != 0
         assert message in capsys.readouterr().err
+
+
+def test_add_remove_states_no_row_count(tmp_path, monkeypatch, capsys):
+    # Under neighbours="add_remove" the number of rows is private: the
+    # summary and the report do not state it; the report gives the released
+    # count, as such.
+    monkeypatch.chdir(tmp_path)
+    X = np.random.default_rng(0).normal(size=(3001, 3))
+    np.savetxt(tmp_path / "d.csv", X, delimiter=",")
+    argv = ["fit", "d.csv", "--no-header", "-e", "gauss", "--data-norm", "3"]
+    argv += ["--param", "neighbours=add_remove", "-o", "c.npy", "--random-state", "0"]
+    assert main(argv) == 0
+    assert "3001" not in capsys.readouterr().out
+    report = json.loads((tmp_path / "c.json").read_text())
+    assert report["n_samples"] is None and report["neighbours"] == "add_remove"
+    assert report["released_count"] != 3001

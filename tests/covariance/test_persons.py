@@ -329,8 +329,10 @@ def test_gaussian_add_remove_neighbours_privacy_loss(global_random_seed):
     # whose law is the exact sum plus Gaussian noise of s.d. R**2 /
     # sqrt(rho') per entry, whatever the count), entry (0, 0) moves by R**2:
     # a standardised shift of sqrt(rho'), the replace-one calibration's
-    # sqrt(2 rho') at the add/remove sensitivity R**2 (half the replace
-    # one's sqrt(2) R**2). Half the noise gives twice the shift.
+    # sqrt(2 rho') at the add/remove sensitivity R**2 (1/sqrt(2) of the
+    # replace one's sqrt(2) R**2). Half the noise gives twice the shift.
+    # (Dividing by the exact count instead of the released one is caught by
+    # test_add_remove_releases_a_count_then_normalises_by_it.)
     n, d, R, rho, reps = 40, 3, 1.0, 0.5, 3000
     rng = np.random.default_rng(5)
     base = rng.normal(size=(n, d))
@@ -380,3 +382,37 @@ def test_pca_add_remove_states_the_released_count():
     inner = pca.covariance_estimator_
     assert pca.n_samples_ == inner.released_count_ != 5000
     assert pca.neighbours_ == "add_remove"
+
+
+@pytest.mark.parametrize("estimator", [GaussianCovariance(), AdaptiveCovariance()])
+def test_add_remove_over_persons_counts_persons(estimator):
+    # With groups, the released count is of persons (value m, sensitivity
+    # 1), and every later release reads it: the private mean's sum over
+    # persons divided by it, at the replace-one scale 2 r / m' of the mean,
+    # and (AdaptiveCovariance) the trace bound at R**2 / m'.
+    from dpcov.mechanisms._sensitivity import ball_mean_sensitivities
+
+    X, groups = _visits(13, n_persons=400, most=5)  # every row kept
+    with recorded_releases() as releases:
+        est = clone(estimator).set_params(
+            rho=0.5,
+            data_norm=2.0,
+            max_rows_per_group=5,
+            neighbours="add_remove",
+            random_state=0,
+        )
+        est.fit(X, groups=groups)
+    count, mean = releases[0], releases[1]
+    assert count.value == 400
+    released = est.released_count_
+    l2, _ = ball_mean_sensitivities(2.0, released, 3)
+    mean_budget = est.budget_split_["mean"].rho
+    assert mean.scale == pytest.approx(l2 / math.sqrt(2 * mean_budget), rel=1e-12)
+    per_person = [
+        X[groups == p]
+        * min(1.0, 2.0 / math.sqrt(np.mean(np.sum(X[groups == p] ** 2, 1))))
+        for p in range(400)
+    ]
+    expected = sum(rows.mean(axis=0) for rows in per_person) / released
+    np.testing.assert_allclose(mean.value, expected, rtol=1e-12)
+    assert est.privacy_unit_ == "person" and est.neighbours_ == "add_remove"

@@ -996,11 +996,11 @@ def _persons_table(n_persons=3000, seed=0):
     return X, groups
 
 
-def test_a_pipeline_over_persons_bounds_each_person_once(monkeypatch):
-    # max_rows_per_group on the pipeline: at most k rows of each person are
-    # chosen once, and every private step fits persons on those same rows
-    # (groups and the bound reach each step's fit); the pipeline and its
-    # steps record the person as their unit, and the ledger does too.
+def test_a_pipeline_over_persons_fits_every_step_over_persons():
+    # max_rows_per_group on the pipeline: every private step gets it and
+    # the groups with all the rows (each step keeps at most k rows of each
+    # person, and refuses NaN in any row, kept or not); the pipeline and
+    # its steps record the person as their unit, and the ledger does too.
     from dpcov.accounting import BudgetAccountant
     from tests._privacy_checks import recorded_calls
 
@@ -1020,17 +1020,23 @@ def test_a_pipeline_over_persons_bounds_each_person_once(monkeypatch):
     ):
         warnings.simplefilter("ignore")
         pipe.fit(X, groups=groups)
-    ((_, scale_kwargs, _),) = scaled
-    ((_, pca_kwargs, _),) = projected
-    seen = scale_kwargs["groups"]
-    np.testing.assert_array_equal(pca_kwargs["groups"], seen)
-    assert np.bincount(seen).max() <= 4
-    assert np.unique(seen).size == 3000  # every person kept
+    ((scale_args, scale_kwargs, _),) = scaled
+    ((pca_args, pca_kwargs, _),) = projected
+    np.testing.assert_array_equal(scale_kwargs["groups"], groups)
+    np.testing.assert_array_equal(pca_kwargs["groups"], groups)
+    assert scale_args[1].shape[0] == pca_args[1].shape[0] == len(groups)
     assert pipe.privacy_unit_ == "person"
     assert {step.privacy_unit_ for step in pipe.named_steps.values()} == {"person"}
     assert accountant.units == ["person", "person"]
     assert pipe.epsilon_spent_ == pytest.approx(2.0)
     assert pipe.get_params()["scale__max_rows_per_group"] is None  # unchanged
+    # A NaN in any row is refused, whichever rows a step would keep.
+    X[1, 0] = np.nan
+    for seed in range(4):
+        with pytest.raises(ValueError, match="NaN"):
+            clone(pipe).set_params(accountant=None, random_state=seed).fit(
+                X, groups=groups
+            )
 
 
 @pytest.mark.parametrize(
@@ -1061,6 +1067,19 @@ def test_a_pipeline_refusal_over_persons_states_no_count():
         pipe.fit(X, groups=groups)
     text = str(error.value)
     assert "100" not in text and str(len(groups)) not in text
+
+
+def test_a_step_under_add_remove_is_not_checked_on_the_rows_count():
+    # A step with neighbours="add_remove" in a replace-one pipeline: its
+    # checks that need the number of rows come after its own released
+    # count, so the pipeline's checks before spending skip it (they would
+    # refuse or not on the private number of rows).
+    X = np.random.default_rng(3).normal(size=(50, 3))
+    pipe = PrivatePipeline(
+        [("c", GaussianCovariance(neighbours="add_remove"))], epsilon=1.0
+    )
+    with pytest.raises(ValueError, match=r"the released \(noisy\) count is"):
+        pipe.fit(X)
 
 
 def test_a_pipeline_hands_add_remove_to_every_step():

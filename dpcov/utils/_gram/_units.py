@@ -380,7 +380,7 @@ def _clip_persons(y, person, n_rows, radius):
     scale = np.minimum(
         1.0, np.divide(radius, rms, out=np.ones_like(rms), where=rms > 0)
     )
-    far = ~(rms <= _MAX) | ((scale > 0) & (scale < np.finfo(np.float64).tiny))
+    far = ~(rms <= _MAX) | ((rms > 0) & (scale < np.finfo(np.float64).tiny))
     if far.any():
         # A person far beyond the radius (rho beyond float64, or a factor
         # that is no normal float): its rows scaled by 2**-e, e from the
