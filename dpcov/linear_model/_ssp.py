@@ -15,7 +15,7 @@ private lower bound on the smallest eigenvalue of ``X^T X``.
 import math
 import warnings
 from abc import ABCMeta, abstractmethod
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from scipy import linalg
@@ -30,8 +30,10 @@ from ..mechanisms._sensitivity import ssp_sensitivities
 from ..utils._docstrings import fill_doc
 from ..utils._geometry import plan_geometry, release_ranges
 from ..utils._gram import CHUNK_BYTES
+from ..utils._gram._units import check_group_parameters, check_unit_input, kept_rows
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._private_ranges import check_bounds_without_rows, ranges_first_pass
+from ..utils._random import spawn_generators
 from ..utils._sklearn_compat import (
     Interval,
     StrOptions,
@@ -127,21 +129,31 @@ def adassp_ridge(lambda_min, noise, n_columns, beta=ADASSP_BETA):
     return max(0.0, spread - lower)
 
 
-def _unit_statistics(X, y, box, target_box):
+def _unit_statistics(X, y, box, target_box, units=None):
     # One chunked pass: U^T U, U^T t over the rows u = (z, 1) of the box's
-    # unit coordinates and the target's t, all clipped.
+    # unit coordinates and the target's t, all clipped. With units (the kept
+    # rows, person after person, and each one's weight 1 / k_p): the sums of
+    # each person's averaged terms.
     n_samples, n_features = X.shape
+    rows_read, weights = (np.arange(n_samples), None) if units is None else units
     columns = n_features + 1
     gram = np.zeros((columns, columns))
     cross = np.zeros(columns)
     step = max(1, CHUNK_BYTES // (8 * (columns + 1)))
-    for start in range(0, n_samples, step):
-        rows = X[start : start + step]
+    for start in range(0, rows_read.size, step):
+        index = rows_read[start : start + step]
+        rows = X[index] if units is not None else X[start : start + step]
         rows = np.asarray(rows.toarray() if hasattr(rows, "toarray") else rows)
         z = to_unit_box(rows, *box)
         z = np.hstack([z, np.ones((z.shape[0], 1))])
-        t = to_unit_box(y[start : start + step], *target_box)
-        gram += z.T @ z
+        t = to_unit_box(y[index], *target_box)
+        if weights is not None:
+            w = weights[start : start + step]
+            t = t * w
+            z_weighted = z * np.sqrt(w)[:, np.newaxis]
+            gram += z_weighted.T @ z_weighted
+        else:
+            gram += z.T @ z
         cross += z.T @ t
     return gram, cross
 
@@ -180,6 +192,7 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
         **PRIVACY_PARAMETER_CONSTRAINTS,
         "bounds": ["array-like", StrOptions({"private"}), None],
         "target_bounds": ["array-like", None],
+        "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
     }
 
     @abstractmethod
@@ -215,7 +228,7 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
         return target_box, budget, y
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, *, groups=None):
         """Fit the private least-squares coefficients.
 
         Parameters
@@ -225,6 +238,9 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
             ``bounds`` (``X`` itself is not modified).
         y : array-like of shape (n_samples,)
             Targets, each within ``target_bounds``.
+        groups : array-like of shape (n_samples,), default=None
+            The person of each row, with ``max_rows_per_group`` set (see
+            :ref:`privacy_units`); with public ``bounds``.
 
         Returns
         -------
@@ -232,6 +248,8 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
             The fitted regressor.
         """
         check_params_always(self)
+        name = type(self).__name__
+        check_group_parameters(groups, self.max_rows_per_group, name=name)
         if self.bounds is None:
             raise ValueError(
                 f"{type(self).__name__} needs bounds=(lower, upper), public ranges "
@@ -244,8 +262,19 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
         self._check_budget()
         X = validate_rows(self, X, accept_sparse="csr")
         n_samples, n_features = X.shape
+        if groups is not None:
+            check_unit_input(X, groups, bounds=self.bounds, name=name)
         target_box, budget, y = self._check_before_spending(n_samples, y)
         rng = self._noise_generator(budget)
+        units = None
+        if groups is not None:
+            # At most k rows of each person, at random; each weighs 1 / k_p.
+            (order,) = spawn_generators(rng, 1)
+            rows, starts = kept_rows(
+                groups, n_samples, self.max_rows_per_group, order, name=name
+            )
+            sizes = np.diff(starts)
+            units = (rows, np.repeat(1.0 / sizes, sizes))
         # The geometry step: the box (public, or the private ranges with a
         # quarter of the budget) and the statistics' shares of the rest.
         geometry, split = plan_geometry(
@@ -258,7 +287,7 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
         split = {**geometry.split, **split}
         box = geometry.box
         n_columns = n_features + 1
-        gram, cross = _unit_statistics(X, y, box, target_box)
+        gram, cross = _unit_statistics(X, y, box, target_box, units)
         noise = ssp_noise(split, n_columns)
         released = {}
         if "lambda_min" in noise:
@@ -391,6 +420,14 @@ class LinearRegression(_BaseSSP):
         it is refused with a ValueError (outside the domain, as NaN is: the
         error tells that such a row exists, and names no value); clip the
         targets to it first to keep such rows.
+    max_rows_per_group : int, default=None
+        Public bound ``k`` on the rows one person contributes, with
+        ``groups`` passed to ``fit``: the privacy unit is then the person.
+        At most ``k`` rows of each person are kept, at random; each person
+        contributes the average of its rows' terms ``u u^T`` and ``u t``
+        (in the same ranges as one row's), so the statistics' noise is
+        unchanged and the fit weighs persons, not rows. See
+        :ref:`privacy_units`.
     {accountant}
     {random_state}
 
@@ -475,6 +512,7 @@ class LinearRegression(_BaseSSP):
         rho=None,
         bounds=None,
         target_bounds=None,
+        max_rows_per_group=None,
         accountant=None,
         random_state=None,
     ):
@@ -483,6 +521,7 @@ class LinearRegression(_BaseSSP):
         self.rho = rho
         self.bounds = bounds
         self.target_bounds = target_bounds
+        self.max_rows_per_group = max_rows_per_group
         self.accountant = accountant
         self.random_state = random_state
 
@@ -527,6 +566,14 @@ class Ridge(_BaseSSP):
         Public ranges of the features, or ``"private"``. Required.
     target_bounds : tuple (lower, upper)
         Public range of the target. Required.
+    max_rows_per_group : int, default=None
+        Public bound ``k`` on the rows one person contributes, with
+        ``groups`` passed to ``fit``: the privacy unit is then the person.
+        At most ``k`` rows of each person are kept, at random; each person
+        contributes the average of its rows' terms ``u u^T`` and ``u t``
+        (in the same ranges as one row's), so the statistics' noise is
+        unchanged and the fit weighs persons, not rows. See
+        :ref:`privacy_units`.
     {accountant}
     {random_state}
 
@@ -604,6 +651,7 @@ class Ridge(_BaseSSP):
         rho=None,
         bounds=None,
         target_bounds=None,
+        max_rows_per_group=None,
         accountant=None,
         random_state=None,
     ):
@@ -613,6 +661,7 @@ class Ridge(_BaseSSP):
         self.rho = rho
         self.bounds = bounds
         self.target_bounds = target_bounds
+        self.max_rows_per_group = max_rows_per_group
         self.accountant = accountant
         self.random_state = random_state
 

@@ -255,3 +255,33 @@ def test_in_a_private_pipeline_the_model_receives_the_range():
     assert "model" in pipe.ranges_
     assert pipe.score(X, y) > 0.8
     assert pipe.epsilon_spent_ <= 2.0
+
+
+@pytest.mark.parametrize("model", [LinearRegression, Ridge])
+def test_least_squares_over_persons_sums_each_person_s_average(model):
+    # With groups: the released statistics are the sums over persons of
+    # each person's averaged u u^T and u t (all rows kept here: at most k
+    # per person), with the row-level noise scales (a person's averages lie
+    # in one row's ranges, so the sensitivities are unchanged).
+    rng = np.random.default_rng(0)
+    counts = rng.integers(1, 5, 400)
+    groups = rng.permutation(np.repeat(np.arange(400), counts))
+    X = rng.uniform(-2, 2, size=(groups.size, 2))
+    y = np.clip(X @ [1.0, -1.0] + rng.normal(0, 0.5, groups.size), -3.0, 3.0)
+    params = dict(rho=0.5, bounds=(-1.0, 1.0), target_bounds=(-3.0, 3.0))
+    with recorded_releases() as by_person:
+        fitted = model(max_rows_per_group=4, random_state=0, **params)
+        fitted.fit(X, y, groups=groups)
+    with recorded_releases() as by_row:
+        model(random_state=0, **params).fit(X, y)
+    assert [r.scale for r in by_person] == pytest.approx([r.scale for r in by_row])
+    u = np.c_[np.clip(X, -1, 1), np.ones(len(X))]
+    t = np.clip(y, -3, 3) / 3
+    gram = sum((u[groups == p].T @ u[groups == p]) / counts[p] for p in range(400))
+    cross = sum(u[groups == p].T @ t[groups == p] / counts[p] for p in range(400))
+    released = {tuple(np.shape(r.value)): r.value for r in by_person}
+    np.testing.assert_allclose(released[(3, 3)], gram, rtol=1e-12)
+    np.testing.assert_allclose(released[(3,)], cross, rtol=1e-12)
+    assert fitted.privacy_unit_ == "person"
+    with pytest.raises(ValueError, match="metadata routing"):
+        model(max_rows_per_group=4, **params).fit(X, y)
