@@ -416,3 +416,38 @@ def test_add_remove_over_persons_counts_persons(estimator):
     expected = sum(rows.mean(axis=0) for rows in per_person) / released
     np.testing.assert_allclose(mean.value, expected, rtol=1e-12)
     assert est.privacy_unit_ == "person" and est.neighbours_ == "add_remove"
+
+
+def test_gaussian_person_added_under_add_remove_privacy_loss(global_random_seed):
+    # A whole person added (20 rows R e1, averaged: R**2 e1 e1^T) under
+    # add/remove over persons: on the sum (release times released count),
+    # entry (0, 0) moves by R**2 against noise of s.d. R**2 / sqrt(rho'): a
+    # standardised shift of sqrt(rho'). A sum over the person's rows (not
+    # averaged) would shift it 20 times as far; half the noise, twice.
+    m, d, R, rho, k, reps = 30, 3, 1.0, 0.5, 20, 3000
+    rng = np.random.default_rng(6)
+    others = rng.normal(size=(m, d))
+    others *= 0.5 * R / np.linalg.norm(others, axis=1, keepdims=True)
+    without = (others, np.arange(m))
+    with_person = (
+        np.vstack([others, np.tile(R * np.eye(d)[0], (k, 1))]),
+        np.r_[np.arange(m), np.full(k, m)],
+    )
+    rng = np.random.default_rng(global_random_seed)
+
+    def stat(X, groups):
+        estimator = GaussianCovariance(
+            rho=rho,
+            data_norm=R,
+            assume_centered=True,
+            max_rows_per_group=k,
+            neighbours="add_remove",
+            store_raw=True,
+            random_state=rng,
+        )
+        draw = fitted_mechanism(estimator, X, groups=groups)
+        released = estimator.released_count_
+        return [draw(rng).raw[0, 0] * released for _ in range(reps)]
+
+    shift, se = gaussian_shift(stat(*without), stat(*with_person))
+    assert shift == pytest.approx(math.sqrt(15 * rho / 16), abs=5 * se)

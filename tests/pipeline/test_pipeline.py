@@ -1105,3 +1105,30 @@ def test_a_pipeline_hands_add_remove_to_every_step():
             epsilon=1.0,
             neighbours="add_remove",
         ).fit(X)
+
+
+def test_groups_reach_a_pipeline_through_metadata_routing():
+    # cross_val_score with GroupKFold: with routing and set_fit_request,
+    # each fold's pipeline fits persons; without routing the pipeline's fit
+    # gets no groups and refuses.
+    import sklearn
+    from sklearn.model_selection import GroupKFold, cross_val_score
+
+    X, groups = _persons_table(1500)
+    pipe = PrivatePipeline(
+        [("scale", StandardScaler(bounds=(-5.0, 5.0))), ("pca", PCA(2))],
+        epsilon=4.0,
+        max_rows_per_group=4,
+    )
+    with pytest.raises(ValueError, match="metadata routing"):
+        cross_val_score(pipe, X, groups=groups, cv=GroupKFold(3), error_score="raise")
+    with (
+        sklearn.config_context(enable_metadata_routing=True),
+        warnings.catch_warnings(),
+    ):
+        warnings.simplefilter("ignore")
+        routed = clone(pipe).set_fit_request(groups=True)
+        scores = cross_val_score(
+            routed, X, params={"groups": groups}, cv=GroupKFold(3), error_score="raise"
+        )
+    assert np.isfinite(scores).all()
