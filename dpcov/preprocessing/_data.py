@@ -519,36 +519,10 @@ class StandardScaler(
                 X, groups, self.max_rows_per_group, order, name=type(self).__name__
             )
         release = self.with_mean or self.with_std
-        count = None
-        if release and self.neighbours == "add_remove":
-            # The number of units is private: the sums first (entries
-            # checked), then the fit is recorded and a noisy count released,
-            # which the plan and the normalisation read.
-            count, budget_rest = split_count(budget)
-            box = check_bounds(self.bounds, X.shape[1])
-            sums = self._moment_sums(X, box, check_finite=True)
-            self._spend_budget(budget)
-            X, _ = release_count(X, count, rng)
-        n_samples, n_features = X.shape
-        geometry, moments = self._plan(
-            budget if count is None else budget_rest, n_samples, n_features
+        X, geometry, moments, sums = self._read_and_spend(
+            X, budget, rng, lazy=lazy, release=release
         )
-        # One pass: the sums of the unit coordinates and of their squares (a
-        # Dask array's entries are checked for NaN and infinity on the way).
-        # With public bounds it comes before the budget is spent; with
-        # private ranges, after them (their first pass checked the entries).
-        if count is not None:
-            geometry = replace(geometry, split={"count": count, **geometry.split})
-        elif geometry.ranges is None:
-            sums = self._moment_sums(X, geometry.box, check_finite=True)
-            self._spend_budget(budget)  # everything above used public values only
-        else:
-            # The first count pass (Dask: entries checked) before the budget
-            # is spent.
-            first = ranges_first_pass(X, check_finite=True)
-            self._spend_budget(budget)
-            geometry = release_ranges(geometry, X, first, rng=rng)
-            sums = self._moment_sums(X, geometry.box, check_finite=lazy)
+        n_samples, n_features = X.shape
         split = dict(geometry.split)
 
         mean = var = scale = None
@@ -596,6 +570,39 @@ class StandardScaler(
         seen = None if isinstance(X, UnitRows) else int(X.shape[0])
         self._record(source, (mean, var, scale), geometry.box, split, seen)
         return self
+
+    def _read_and_spend(self, X, budget, rng, *, lazy, release):
+        # The plan, the pass of sums and the budget spent, in the order the
+        # relation allows: (X, geometry, moments' budget, sums), X wrapped
+        # to report the released count under add/remove.
+        if release and self.neighbours == "add_remove":
+            # The number of units is private: the sums first (entries
+            # checked), then the fit is recorded and a noisy count released,
+            # which the plan and the normalisation read.
+            count, rest = split_count(budget)
+            box = check_bounds(self.bounds, X.shape[1])
+            sums = self._moment_sums(X, box, check_finite=True)
+            self._spend_budget(budget)
+            X, _ = release_count(X, count, rng)
+            geometry, moments = self._plan(rest, *X.shape)
+            geometry = replace(geometry, split={"count": count, **geometry.split})
+            return X, geometry, moments, sums
+        geometry, moments = self._plan(budget, *X.shape)
+        # One pass: the sums of the unit coordinates and of their squares (a
+        # Dask array's entries are checked for NaN and infinity on the way).
+        # With public bounds it comes before the budget is spent; with
+        # private ranges, after them (their first pass checked the entries).
+        if geometry.ranges is None:
+            sums = self._moment_sums(X, geometry.box, check_finite=True)
+            self._spend_budget(budget)  # everything above used public values only
+        else:
+            # The first count pass (Dask: entries checked) before the budget
+            # is spent.
+            first = ranges_first_pass(X, check_finite=True)
+            self._spend_budget(budget)
+            geometry = release_ranges(geometry, X, first, rng=rng)
+            sums = self._moment_sums(X, geometry.box, check_finite=lazy)
+        return X, geometry, moments, sums
 
     def _moment_sums(self, X, box, *, check_finite):
         # One pass: the sums of the unit coordinates and of their squares.

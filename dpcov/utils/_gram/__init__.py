@@ -215,25 +215,6 @@ def row_statistics(
         # A released count in place of the number of rows: the sums are the
         # rows' (n_rows, exact, only ever enters them as the sums' count).
         X = X.X
-    if isinstance(X, UnitRows):
-        # Rows grouped by person: sums over persons (dpcov.utils._units).
-        if transform is not None or bins is not None:
-            raise NotImplementedError("Not available per person.")
-        return RowStatistics(
-            **X.statistics(
-                box=box,
-                clip_norm=clip_norm,
-                center=center,
-                final_clip=final_clip,
-                gram=gram,
-                total=total,
-                square_total=square_total,
-                square_norm=square_norm,
-                norm_sums=norm_sums,
-                check_finite=check_finite,
-                chunk_rows=chunk_rows,
-            )
-        )
     spec = _Pass(
         box=None
         if box is None
@@ -251,6 +232,9 @@ def row_statistics(
         chunk_rows=chunk_rows,
         bins=None if bins is None else np.asarray(bins, dtype=np.float64),
     )
+    if isinstance(X, UnitRows):
+        # Rows grouped by person: sums over persons (dpcov.utils._gram._units).
+        return RowStatistics(**X.statistics(spec))
     if bins is not None:
         if final_clip is not None:
             raise ValueError("bins replaces final_clip: pass one of them.")

@@ -213,29 +213,31 @@ class UnitRows:
         if not _rows_finite(self.X, np.flatnonzero(left_out), step):
             raise NonFiniteInput()
 
-    def statistics(
-        self,
-        *,
-        box=None,
-        clip_norm=None,
-        center=None,
-        final_clip=None,
-        gram=False,
-        total=False,
-        square_total=False,
-        square_norm=False,
-        norm_sums=None,
-        check_finite=False,
-        chunk_rows=None,
-    ):
+    def statistics(self, spec):
         """Sums over persons of their averaged, person-clipped rows.
 
-        The steps are those of ``row_statistics`` (box, clip, centre, final
-        clip), each clip applied to the person as a whole; ``square_norm``
-        sums ``rho_p**2`` and ``norm_sums`` maps the persons' ``rho_p`` (the
-        root-mean-square norms entering the final clip). Returns the fields
-        of a ``RowStatistics``, ``n_rows`` the number of persons.
+        ``spec`` is the pass ``row_statistics`` planned (its box, clips,
+        centre and the sums asked for); the steps are the same, each clip
+        applied to the person as a whole; ``square_norm`` sums ``rho_p**2``
+        and ``norm_sums`` maps the persons' ``rho_p`` (the root-mean-square
+        norms entering the final clip). Returns the fields of a
+        ``RowStatistics``, ``n_rows`` the number of persons.
         """
+        if spec.transform is not None or spec.bins is not None:
+            raise NotImplementedError("Not available per person.")
+        box, clip_norm, center, final_clip = (
+            spec.box,
+            spec.clip_norm,
+            spec.center,
+            spec.final_clip,
+        )
+        gram, total, square_total = spec.gram, spec.total, spec.square_total
+        square_norm, norm_sums, check_finite = (
+            spec.square_norm,
+            spec.norm_sums,
+            spec.check_finite,
+        )
+        chunk_rows = spec.chunk_rows
         m, d = self.starts.size - 1, self.X.shape[1]
         counts = np.diff(self.starts)
         sums = {}
@@ -268,10 +270,10 @@ class UnitRows:
                 n_rows = counts[a:b]
                 person = np.repeat(np.arange(b - a), n_rows)
                 if box is not None:
-                    lower, upper = box
+                    lower, upper, middle, half = box
                     np.clip(y, lower, upper, out=y)
-                    y -= lower / 2 + upper / 2
-                    y /= upper / 2 - lower / 2
+                    y -= middle
+                    y /= half
                 if clip_norm is not None:
                     y = _clip_persons(y, person, n_rows, clip_norm)[0]
                 if center is not None:
