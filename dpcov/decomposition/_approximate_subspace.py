@@ -12,6 +12,7 @@ from ..exceptions import NoHeavyCell, NoStableSubspace
 from ..mechanisms import _noise
 from ..mechanisms._histogram import stable_histogram, stable_histogram_threshold
 from ..utils._docstrings import fill_doc
+from ..utils._gram._units import refuse_groups
 from ..utils._sklearn_compat import Interval, _fit_context
 from ._subspace_base import BaseSubspace
 
@@ -588,7 +589,7 @@ class ApproximateSubspace(BaseSubspace):
         return t, m, q, width, gap, alpha
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, *, groups=None):
         """Release the approximate principal subspace of X, or raise.
 
         Parameters
@@ -597,6 +598,9 @@ class ApproximateSubspace(BaseSubspace):
             Training data (no clipping is needed).
         y : Ignored
             Not used, present for API consistency by convention.
+        groups : None
+            Refused when given: this estimator protects rows only (see the
+            user guide's "One person, many rows").
 
         Returns
         -------
@@ -610,6 +614,14 @@ class ApproximateSubspace(BaseSubspace):
         NoStableSubspace
             With boosting, no run agreed with more than half of the runs.
         """
+        refuse_groups(
+            groups,
+            name=type(self).__name__,
+            reason=(
+                "its sample-and-aggregate blocks are blocks of rows, and one "
+                "person's rows would have to share one block"
+            ),
+        )
         X, budget, rng, k = self._start_fit(X)
         n_samples, d = X.shape
         t, m, q, width, gap, alpha = self._geometry(n_samples, d, k)

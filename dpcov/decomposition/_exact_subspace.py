@@ -20,6 +20,7 @@ from ..utils._exact import (
     max_hyperplane_count,
     rref,
 )
+from ..utils._gram._units import refuse_groups
 from ..utils._pairs import pair_differences
 from ..utils._sklearn_compat import (
     Interval,
@@ -464,7 +465,7 @@ class ExactSubspace(BaseSubspace):
         return needed if self.assume_centered else 2 * needed
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, *, groups=None):
         """Release the subspace that holds the rows of X, or raise.
 
         Parameters
@@ -473,6 +474,9 @@ class ExactSubspace(BaseSubspace):
             Training data; used exactly as given (no clipping is needed).
         y : Ignored
             Not used, present for API consistency by convention.
+        groups : None
+            Refused when given: this estimator protects rows only (see the
+            user guide's "One person, many rows").
 
         Returns
         -------
@@ -484,6 +488,14 @@ class ExactSubspace(BaseSubspace):
         NoStableSubspace
             The private answer is bottom: no subspace won stably.
         """
+        refuse_groups(
+            groups,
+            name=type(self).__name__,
+            reason=(
+                "its sample-and-aggregate blocks are blocks of rows, and one "
+                "person's rows would have to share one block"
+            ),
+        )
         X, budget, rng, k = self._start_fit(X)
         n_samples, n_features = X.shape
         # Public checks (n, d and the parameters) before any arithmetic on

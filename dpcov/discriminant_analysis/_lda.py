@@ -49,6 +49,7 @@ from ..utils._geometry import (
     split_geometry_budget,
 )
 from ..utils._gram._rows import _clip, _row_norms
+from ..utils._gram._units import refuse_groups
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._private_ranges import check_bounds_without_rows, ranges_first_pass
 from ..utils._sklearn_compat import (
@@ -473,7 +474,7 @@ class LinearDiscriminantAnalysis(
         return estimator
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, *, groups=None):
         """Fit the private class means, priors and pooled covariance.
 
         Parameters
@@ -483,12 +484,23 @@ class LinearDiscriminantAnalysis(
             modified).
         y : array-like of shape (n_samples,)
             Labels, each one of ``classes``.
+        groups : None
+            Refused when given: this estimator protects rows only (see the
+            user guide's "One person, many rows").
 
         Returns
         -------
         self : object
             The fitted classifier.
         """
+        refuse_groups(
+            groups,
+            name=type(self).__name__,
+            reason=(
+                "its class statistics count rows per class, and one person's "
+                "rows may hold several classes"
+            ),
+        )
         # The public values first (checked again, with the labels and the
         # rows' count, below).
         check_params_always(self)

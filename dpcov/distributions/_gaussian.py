@@ -19,6 +19,7 @@ from ..exceptions import NoiseDominatedWarning
 from ..mechanisms import _noise
 from ..mechanisms._projection import project_l2_ball, project_psd_bounded
 from ..utils._docstrings import fill_doc
+from ..utils._gram._units import refuse_groups
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._pairs import pair_differences
 from ..utils._random import check_random_state
@@ -425,7 +426,7 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, *, groups=None):
         """Fit the private Gaussian to X.
 
         Parameters
@@ -435,12 +436,20 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
             ``X`` itself is not modified.
         y : Ignored
             Not used, present for API consistency by convention.
+        groups : None
+            Refused when given: this estimator protects rows only (see the
+            user guide's "One person, many rows").
 
         Returns
         -------
         self : object
             Returns the instance itself.
         """
+        refuse_groups(
+            groups,
+            name=type(self).__name__,
+            reason="its recursive preconditioning clips and counts rows",
+        )
         check_params_always(self)
         if not self.min_variance < self.max_variance:
             raise ValueError(

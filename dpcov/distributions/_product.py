@@ -13,6 +13,7 @@ from ..accounting import BudgetAccountant
 from ..base import PrivateEstimatorMixin, warn_if_noise_dominated
 from ..mechanisms import _noise
 from ..utils._docstrings import fill_doc
+from ..utils._gram._units import refuse_groups
 from ..utils._input import validate_rows
 from ..utils._random import check_random_state
 from ..utils._sklearn_compat import (
@@ -337,7 +338,7 @@ class ProductBernoulli(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         return X != 0
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, *, groups=None):
         """Fit the private product distribution to X.
 
         Parameters
@@ -347,12 +348,20 @@ class ProductBernoulli(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
             when ``binarize`` is set. Not modified.
         y : Ignored
             Not used, present for API consistency by convention.
+        groups : None
+            Refused when given: this estimator protects rows only (see the
+            user guide's "One person, many rows").
 
         Returns
         -------
         self : object
             Returns the instance itself.
         """
+        refuse_groups(
+            groups,
+            name=type(self).__name__,
+            reason="its private coordinates count rows",
+        )
         # Declarative validation is skipped under skip_parameter_validation=True;
         # a private estimator validates its parameters regardless.
         check_params_always(self)

@@ -27,6 +27,7 @@ from ..utils._docstrings import fill_doc
 from ..utils._geometry import plan_geometry, release_ranges
 from ..utils._gram import is_dask_array
 from ..utils._gram._dask import rows_in_blocks
+from ..utils._gram._units import refuse_groups
 from ..utils._input import validate_rows
 from ..utils._private_ranges import check_bounds_without_rows, ranges_first_pass
 from ..utils._sklearn_compat import (
@@ -336,7 +337,7 @@ class SimpleImputer(
         )
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, *, groups=None):
         """Release the private statistics of each feature's observed cells.
 
         Parameters
@@ -347,12 +348,20 @@ class SimpleImputer(
             it.
         y : Ignored
             Not used, present for API consistency by convention.
+        groups : None
+            Refused when given: this estimator protects rows only (see the
+            user guide's "One person, many rows").
 
         Returns
         -------
         self : object
             Fitted imputer.
         """
+        refuse_groups(
+            groups,
+            name=type(self).__name__,
+            reason="its per-column statistics count observed cells of rows",
+        )
         check_params_always(self)
         budget = self._check_budget()
         X = self._validate(X, reset=True, method="fit")

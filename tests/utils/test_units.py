@@ -6,6 +6,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from dpcov.decomposition import ApproximateSubspace, ExactSubspace
+from dpcov.discriminant_analysis import LinearDiscriminantAnalysis
+from dpcov.distributions import MultivariateGaussian, ProductBernoulli
+from dpcov.impute import SimpleImputer
 from dpcov.utils._gram import row_statistics
 from dpcov.utils._gram._units import (
     UnitRows,
@@ -208,3 +212,23 @@ def test_nan_in_a_row_left_out_is_refused_too():
     sparse_units = UnitRows(sp.csr_matrix(X), units.rows, units.starts)
     with pytest.raises(NonFiniteInput):
         row_statistics(sparse_units, total=True, check_finite=True)
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        SimpleImputer(bounds=(-1.0, 1.0)),
+        ExactSubspace(n_components=1),
+        ApproximateSubspace(n_components=1),
+        MultivariateGaussian(),
+        ProductBernoulli(),
+        LinearDiscriminantAnalysis(classes=[0, 1]),
+    ],
+    ids=type,
+)
+def test_estimators_of_rows_refuse_groups_clearly(estimator):
+    # Estimators with no person-level form take groups (metadata routing can
+    # hand them) only to refuse them before reading, saying why.
+    X, y = np.zeros((20, 2)), np.zeros(20, int)
+    with pytest.raises(ValueError, match=r"does not fit persons \(groups\)"):
+        estimator.fit(X, y, groups=np.arange(20))

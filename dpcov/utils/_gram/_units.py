@@ -98,6 +98,21 @@ def check_unit_input(X, groups, *, bounds, name):
     check_groups(groups, X.shape[0], name=name)
 
 
+def refuse_groups(groups, *, name, reason):
+    """Refuse ``groups`` for an estimator that fits rows only, saying why.
+
+    An estimator whose mechanism has no person-level form yet takes
+    ``groups`` in ``fit`` (so that scikit-learn's metadata routing can hand
+    them) only to refuse them clearly, before anything is read.
+    """
+    if groups is not None:
+        raise ValueError(
+            f"{name} does not fit persons (groups): {reason}. Fit it without "
+            "groups to protect each row, or see the user guide's 'One person, "
+            "many rows' for the estimators that protect persons."
+        )
+
+
 @contextlib.contextmanager
 def persons_in_messages(active=True, *, released=False):
     """Refusals of a plan made for persons, or with a released count.
