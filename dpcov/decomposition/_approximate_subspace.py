@@ -16,6 +16,12 @@ from ..utils._gram._units import refuse_groups
 from ..utils._sklearn_compat import Interval, _fit_context
 from ._subspace_base import BaseSubspace
 
+#: Why fit refuses groups (a person-level form is future work).
+_ROWS_ONLY = (
+    "its sample-and-aggregate blocks are blocks of rows, and one person's rows "
+    "would have to share one block"
+)
+
 
 def default_n_blocks(epsilon, delta, *, bad_fraction=0.1, beta=0.05):
     """Number of blocks ``t`` of the subsample-and-aggregate step.
@@ -614,14 +620,7 @@ class ApproximateSubspace(BaseSubspace):
         NoStableSubspace
             With boosting, no run agreed with more than half of the runs.
         """
-        refuse_groups(
-            groups,
-            name=type(self).__name__,
-            reason=(
-                "its sample-and-aggregate blocks are blocks of rows, and one "
-                "person's rows would have to share one block"
-            ),
-        )
+        refuse_groups(groups, name=type(self).__name__, reason=_ROWS_ONLY)
         X, budget, rng, k = self._start_fit(X)
         n_samples, d = X.shape
         t, m, q, width, gap, alpha = self._geometry(n_samples, d, k)

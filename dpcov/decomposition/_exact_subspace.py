@@ -29,6 +29,12 @@ from ..utils._sklearn_compat import (
 )
 from ._subspace_base import BaseSubspace
 
+#: Why fit refuses groups (a person-level form is future work).
+_ROWS_ONLY = (
+    "its sample-and-aggregate blocks are blocks of rows, and one person's rows "
+    "would have to share one block"
+)
+
 #: Largest public worst-case work of the exact hyperplane count (see
 #: hyperplane_work; about 20 s), and number of k-subsets
 #: ("gap") that fit accepts.
@@ -488,14 +494,7 @@ class ExactSubspace(BaseSubspace):
         NoStableSubspace
             The private answer is bottom: no subspace won stably.
         """
-        refuse_groups(
-            groups,
-            name=type(self).__name__,
-            reason=(
-                "its sample-and-aggregate blocks are blocks of rows, and one "
-                "person's rows would have to share one block"
-            ),
-        )
+        refuse_groups(groups, name=type(self).__name__, reason=_ROWS_ONLY)
         X, budget, rng, k = self._start_fit(X)
         n_samples, n_features = X.shape
         # Public checks (n, d and the parameters) before any arithmetic on

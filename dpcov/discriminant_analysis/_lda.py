@@ -60,6 +60,12 @@ from ..utils._sklearn_compat import (
     check_params_always,
 )
 
+#: Why fit refuses groups (a person-level form is future work).
+_ROWS_ONLY = (
+    "its class statistics count rows per class, and one person's rows may hold "
+    "several classes"
+)
+
 __all__ = ["LinearDiscriminantAnalysis", "class_statistics_noise"]
 
 #: Shares of the budget: the private radius, the class sums and counts, the
@@ -493,14 +499,7 @@ class LinearDiscriminantAnalysis(
         self : object
             The fitted classifier.
         """
-        refuse_groups(
-            groups,
-            name=type(self).__name__,
-            reason=(
-                "its class statistics count rows per class, and one person's "
-                "rows may hold several classes"
-            ),
-        )
+        refuse_groups(groups, name=type(self).__name__, reason=_ROWS_ONLY)
         # The public values first (checked again, with the labels and the
         # rows' count, below).
         check_params_always(self)

@@ -40,6 +40,9 @@ from ._coinpress import (
 from ._gaussian_plan import PlanInputs, plan_gaussian, plan_mean
 from ._klsu import naive_pce, naive_pce_noise, naive_pme, ppc
 
+#: Why fit refuses groups (a person-level form is future work).
+_ROWS_ONLY = "its recursive preconditioning clips and counts rows"
+
 
 @dataclass(frozen=True)
 class GaussianFit:
@@ -445,11 +448,7 @@ class MultivariateGaussian(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         self : object
             Returns the instance itself.
         """
-        refuse_groups(
-            groups,
-            name=type(self).__name__,
-            reason="its recursive preconditioning clips and counts rows",
-        )
+        refuse_groups(groups, name=type(self).__name__, reason=_ROWS_ONLY)
         check_params_always(self)
         if not self.min_variance < self.max_variance:
             raise ValueError(

@@ -31,6 +31,9 @@ from ._ppde import (
     ppde_schedule,
 )
 
+#: Why fit refuses groups (a person-level form is future work).
+_ROWS_ONLY = "its private coordinates count rows"
+
 # Fitted attributes that only method="ppde" sets (removed by a later fit with
 # method="gaussian", so that no stale plan is left behind).
 _PPDE_ATTRIBUTES = (
@@ -357,11 +360,7 @@ class ProductBernoulli(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         self : object
             Returns the instance itself.
         """
-        refuse_groups(
-            groups,
-            name=type(self).__name__,
-            reason="its private coordinates count rows",
-        )
+        refuse_groups(groups, name=type(self).__name__, reason=_ROWS_ONLY)
         # Declarative validation is skipped under skip_parameter_validation=True;
         # a private estimator validates its parameters regardless.
         check_params_always(self)

@@ -36,6 +36,9 @@ from ..utils._sklearn_compat import (
     check_params_always,
 )
 
+#: Why fit refuses groups (a person-level form is future work).
+_ROWS_ONLY = "its per-column statistics count observed cells of rows"
+
 __all__ = ["SimpleImputer", "mean_noise"]
 
 #: Candidates of the median strategy: this many equal steps across the range.
@@ -357,11 +360,7 @@ class SimpleImputer(
         self : object
             Fitted imputer.
         """
-        refuse_groups(
-            groups,
-            name=type(self).__name__,
-            reason="its per-column statistics count observed cells of rows",
-        )
+        refuse_groups(groups, name=type(self).__name__, reason=_ROWS_ONLY)
         check_params_always(self)
         budget = self._check_budget()
         X = self._validate(X, reset=True, method="fit")
