@@ -25,6 +25,7 @@ from ..mechanisms._sensitivity import rank_one_monotone_sensitivity
 from ..utils._docstrings import fill_doc
 from ..utils._gram import is_dask_array, row_statistics
 from ..utils._gram._binned import BinnedSums, binned_grams_fit
+from ..utils._gram._units import source_rows
 from ..utils._sklearn_compat import Interval
 from ._base import BasePrivateCovariance
 from ._gauss import gauss_noise, gauss_release
@@ -468,6 +469,8 @@ class AdaptiveCovariance(BasePrivateCovariance):
         # The steps of Algorithm 3, as methods; they draw from rng in this
         # order: the trace bound, the threshold search, the final mechanism.
         n_samples, n_features = X.shape
+        # (X may stand for the rows with a released count: source_rows.)
+        lazy = is_dask_array(source_rows(X))
         steps = split_budget(budget, STEP_SHARES)
         # A pass over the processed rows clip(box(x), clip_norm) - center.
         # (Dask: the entries are checked again, in case the source changed.)
@@ -477,14 +480,14 @@ class AdaptiveCovariance(BasePrivateCovariance):
             box=box,
             clip_norm=clip_norm,
             center=center,
-            check_finite=is_dask_array(X),
+            check_finite=lazy,
         )
         norm_sums = sums
         # The norm pass is the only read that sums squared norms: when the
         # first read was the norm pass (_first_pass), its sums are here.
         if sums.square_norm is None:
             norm_sums = self._norm_pass(
-                rows, radius=radius, n_features=n_features, lazy=is_dask_array(X)
+                rows, radius=radius, n_features=n_features, lazy=lazy
             )
         trace_bound = self._release_trace_bound(
             norm_sums, steps["trace"], radius=radius, n_samples=n_samples, rng=rng

@@ -98,6 +98,11 @@ def check_unit_input(X, groups, *, bounds, name):
     check_groups(groups, X.shape[0], name=name)
 
 
+def source_rows(X):
+    """The rows a :class:`CountedRows` or :class:`UnitRows` stands for, or ``X``."""
+    return X.X if isinstance(X, CountedRows | UnitRows) else X
+
+
 def refuse_groups(groups, *, name, reason):
     """Refuse ``groups`` for an estimator that fits rows only, saying why.
 
