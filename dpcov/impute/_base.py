@@ -12,7 +12,7 @@ so.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
@@ -27,17 +27,25 @@ from ..utils._docstrings import fill_doc
 from ..utils._geometry import plan_geometry, release_ranges
 from ..utils._gram import is_dask_array
 from ..utils._gram._dask import rows_in_blocks
-from ..utils._gram._units import refuse_groups
+from ..utils._gram._units import (
+    check_group_parameters,
+    check_unit_input,
+    kept_rows,
+    refuse_groups,
+)
 from ..utils._input import validate_rows
 from ..utils._private_ranges import check_bounds_without_rows, ranges_first_pass
+from ..utils._random import spawn_generators
 from ..utils._sklearn_compat import (
+    Interval,
     StrOptions,
     _fit_context,
     check_params_always,
 )
 
-#: Why fit refuses groups (a person-level form is future work).
-_ROWS_ONLY = "its per-column statistics count observed cells of rows"
+#: Why fit refuses groups with strategy="median" (a person-level form is
+#: future work).
+_RANKS = "its rank counts count the cells of rows"
 
 __all__ = ["SimpleImputer", "mean_noise"]
 
@@ -121,6 +129,14 @@ class SimpleImputer(
         as scikit-learn's imputer does).
     fill_value : float, default=None
         The constant of ``strategy="constant"`` (None: 0).
+    max_rows_per_group : int, default=None
+        Public bound ``k`` on the rows one person contributes, with
+        ``groups`` passed to ``fit`` (``strategy="mean"``, public
+        ``bounds``): the privacy unit is then the person. At most ``k`` rows
+        of each person are kept, at random; each person contributes the
+        average over its rows of each column's clipped observed value and of
+        its observed indicator (in one row's ranges), so the noise is
+        unchanged and the mean weighs persons. See :ref:`privacy_units`.
     copy : bool, default=True
         If False, ``transform`` fills in place when the input is a writeable
         float array.
@@ -232,6 +248,7 @@ class SimpleImputer(
         "bounds": ["array-like", StrOptions({"private"}), None],
         "missing_values": [Real],
         "fill_value": [Real, None],
+        "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "copy": ["boolean"],
     }
 
@@ -245,6 +262,7 @@ class SimpleImputer(
         bounds=None,
         missing_values=np.nan,
         fill_value=None,
+        max_rows_per_group=None,
         copy=True,
         accountant=None,
         random_state=None,
@@ -256,6 +274,7 @@ class SimpleImputer(
         self.bounds = bounds
         self.missing_values = missing_values
         self.fill_value = fill_value
+        self.max_rows_per_group = max_rows_per_group
         self.copy = copy
         self.accountant = accountant
         self.random_state = random_state
@@ -351,21 +370,26 @@ class SimpleImputer(
             it.
         y : Ignored
             Not used, present for API consistency by convention.
-        groups : None
-            Refused when given: this estimator protects rows only (see the
-            user guide's "One person, many rows").
+        groups : array-like of shape (n_samples,), default=None
+            The person of each row, with ``max_rows_per_group`` set
+            (``strategy="mean"``; see :ref:`privacy_units`).
 
         Returns
         -------
         self : object
             Fitted imputer.
         """
-        refuse_groups(groups, name=type(self).__name__, reason=_ROWS_ONLY)
+        name = type(self).__name__
+        check_group_parameters(groups, self.max_rows_per_group, name=name)
+        if groups is not None and self.strategy == "median":
+            refuse_groups(groups, name=f"{name}(strategy='median')", reason=_RANKS)
         check_params_always(self)
         budget = self._check_budget()
         X = self._validate(X, reset=True, method="fit")
         lazy = is_dask_array(X)
         n_samples, n_features = X.shape
+        if groups is not None:
+            check_unit_input(X, groups, bounds=self.bounds, name=name)
         # A public box is checked first (and recorded by strategy="constant",
         # which releases nothing); the rest of the plan after the generator.
         geometry, _ = self._plan(budget, n_samples, n_features, release=False)
@@ -375,10 +399,18 @@ class SimpleImputer(
             self._record(np.full(n_features, fill), geometry.box, {})
             return self
         rng = self._noise_generator(budget)
+        units = None
+        if groups is not None:
+            # At most k rows of each person, at random; each weighs 1 / k_p.
+            (order,) = spawn_generators(rng, 1)
+            rows, starts = kept_rows(
+                groups, n_samples, self.max_rows_per_group, order, name=name
+            )
+            units = (rows, np.repeat(1.0 / np.diff(starts), np.diff(starts)))
         geometry, split = self._plan(budget, n_samples, n_features)
         if geometry.ranges is None:
             # The pass before the budget is spent (Dask: entries checked).
-            read = self._read(X, geometry.box, lazy)
+            read = self._read(X, geometry.box, lazy, units)
             self._spend_budget(budget)
         else:
             # The first count pass (Dask: infinity refused there) before the
@@ -395,8 +427,12 @@ class SimpleImputer(
         self._record(statistics, geometry.box, split)
         return self
 
-    def _read(self, X, box, lazy):
-        # The sums (mean) or rank counts (median) the release needs.
+    def _read(self, X, box, lazy, units=None):
+        # The sums (mean) or rank counts (median) the release needs; with
+        # units (the kept rows and their weights 1 / k_p), the sums of each
+        # person's averages.
+        if units is not None:
+            return column_observed_sums(X, box, rows=units[0], weights=units[1])
         if self.strategy == "mean":
             return column_observed_sums(X, box, check_finite=lazy)
         candidates = [

@@ -140,17 +140,19 @@ def column_rank_counts(
     return out, total[offset:]
 
 
-def _chunk_sums(block, box, check_finite):
+def _chunk_sums(block, box, check_finite, weights=None):
     # (2 d,): sums of the clipped unit coordinates over the observed cells,
-    # then the observed cells per column.
+    # then the observed cells per column (each row weighted, if weights).
     block = _check_block(block, check_finite, allow_nan=True)
     lower, upper = box
     observed = ~np.isnan(block)
-    unit = to_unit_box(block, lower, upper)
-    return np.concatenate([np.where(observed, unit, 0.0).sum(axis=0), observed.sum(0)])
+    unit = np.where(observed, to_unit_box(block, lower, upper), 0.0)
+    if weights is not None:
+        return np.concatenate([weights @ unit, weights @ observed])
+    return np.concatenate([unit.sum(axis=0), observed.sum(0)])
 
 
-def column_observed_sums(X, box, *, check_finite=False):
+def column_observed_sums(X, box, *, check_finite=False, rows=None, weights=None):
     """Per-column sums over the observed cells, in the box's unit coordinates.
 
     Parameters
@@ -162,6 +164,10 @@ def column_observed_sums(X, box, *, check_finite=False):
         to ``[-1, 1]``.
     check_finite : bool, default=False
         Raise ``ValueError`` (naming no value) on infinity.
+    rows, weights : ndarray, default=None
+        In memory: the rows of ``X`` to read (indices) and a weight for
+        each, e.g. ``1 / k_p`` for the kept rows of a person with ``k_p``
+        of them: the sums are then weighted.
 
     Returns
     -------
@@ -172,6 +178,16 @@ def column_observed_sums(X, box, *, check_finite=False):
     """
     box = tuple(np.asarray(bound, dtype=np.float64) for bound in box)
     d = box[0].shape[0]
+    if rows is not None:
+        # In memory, chunk by chunk of the rows read (weights aligned).
+        total = np.zeros(2 * d)
+        step = max(1, CHUNK_BYTES // (8 * max(1, d)))
+        for start in range(0, rows.size, step):
+            block = X[rows[start : start + step]]
+            block = block.toarray() if hasattr(block, "toarray") else block
+            part = weights[start : start + step]
+            total += _chunk_sums(np.asarray(block, float), box, False, part)
+        return total[:d], total[d:]
     total = _reduce(
         X, partial(_chunk_sums, box=box, check_finite=check_finite), 2 * d, np.float64
     )

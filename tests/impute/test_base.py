@@ -339,3 +339,31 @@ def test_dask_bad_entries_are_refused_before_anything_is_recorded(strategy):
     assert len(accountant) == 0
     with pytest.raises(ValueError, match="in-memory input only"):
         SimpleImputer(missing_values=-1.0).fit(da.from_array(X, chunks=1000))
+
+
+def test_mean_over_persons_sums_each_person_s_averages():
+    # With groups (strategy="mean"): the released sums are, per column, the
+    # sums over persons of each person's average clipped observed value and
+    # average observed indicator (all rows kept: at most k per person),
+    # with the row-level noise scale (one row's ranges).
+    rng = np.random.default_rng(0)
+    counts = rng.integers(1, 5, 300)
+    groups = rng.permutation(np.repeat(np.arange(300), counts))
+    X = rng.normal(size=(groups.size, 2)) * 2
+    X[rng.random(X.shape) < 0.3] = np.nan
+    params = dict(bounds=(-3.0, 3.0), rho=0.5, random_state=0)
+    with recorded_releases() as by_person:
+        imputer = SimpleImputer(max_rows_per_group=4, **params)
+        imputer.fit(X, groups=groups)
+    with recorded_releases() as by_row:
+        SimpleImputer(**params).fit(X)
+    assert by_person[0].scale == pytest.approx(by_row[0].scale, rel=1e-12)
+    unit = np.where(np.isnan(X), 0.0, np.clip(X, -3, 3) / 3)
+    seen = (~np.isnan(X)).astype(float)
+    sums = sum(unit[groups == p].mean(axis=0) for p in range(300))
+    observed = sum(seen[groups == p].mean(axis=0) for p in range(300))
+    weight, _ = mean_noise(ZCDP(0.5), 2)
+    np.testing.assert_allclose(
+        by_person[0].value, np.r_[sums, weight * observed], rtol=1e-12
+    )
+    assert imputer.privacy_unit_ == "person"

@@ -217,7 +217,7 @@ def test_nan_in_a_row_left_out_is_refused_too():
 @pytest.mark.parametrize(
     "estimator",
     [
-        SimpleImputer(bounds=(-1.0, 1.0)),
+        SimpleImputer(strategy="median", bounds=(-1.0, 1.0), max_rows_per_group=2),
         ExactSubspace(n_components=1),
         ApproximateSubspace(n_components=1),
         MultivariateGaussian(),
