@@ -1042,7 +1042,13 @@ def test_a_pipeline_over_persons_fits_every_step_over_persons():
 @pytest.mark.parametrize(
     "steps, match",
     [
-        ([("impute", SimpleImputer()), ("pca", PCA(2))], "does not fit persons"),
+        (
+            [
+                ("scale", StandardScaler(bounds=(-5.0, 5.0))),
+                ("g", MultivariateGaussian()),
+            ],
+            "does not fit persons",
+        ),
         ([("pca", PCA(2, max_rows_per_group=3))], "set it on the pipeline only"),
     ],
 )
