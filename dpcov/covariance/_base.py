@@ -78,7 +78,12 @@ from ..utils._gram._units import (
 )
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._input_messages import NonFiniteInput
-from ..utils._private_count import UNBINDING_COUNT, release_count, split_count
+from ..utils._private_count import (
+    UNBINDING_COUNT,
+    check_relation,
+    release_count,
+    split_count,
+)
 from ..utils._private_ranges import check_bounds_without_rows, ranges_first_pass
 from ..utils._random import spawn_generators
 from ..utils._sklearn_compat import (
@@ -535,13 +540,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         lazy = is_dask_array(X)
         if groups is not None:
             check_unit_input(X, groups, bounds=self.bounds, name=name)
-        if self.neighbours == "add_remove" and isinstance(self.bounds, str):
-            raise ValueError(
-                f'{name}: neighbours="add_remove" does not support '
-                'bounds="private" (the private ranges need the number of rows, '
-                "which is private under add/remove): pass public bounds or a "
-                "data_norm, or leave both None for the private radius."
-            )
+        check_relation(self.neighbours, self.bounds, name=name)
         n_features = X.shape[1]
         # The d x d linear algebra after the passes (eigendecompositions,
         # projections) runs single-threaded for d <= 1000; the passes keep

@@ -420,14 +420,7 @@ class LinearRegression(_BaseSSP):
         it is refused with a ValueError (outside the domain, as NaN is: the
         error tells that such a row exists, and names no value); clip the
         targets to it first to keep such rows.
-    max_rows_per_group : int, default=None
-        Public bound ``k`` on the rows one person contributes, with
-        ``groups`` passed to ``fit``: the privacy unit is then the person.
-        At most ``k`` rows of each person are kept, at random; each person
-        contributes the average of its rows' terms ``u u^T`` and ``u t``
-        (in the same ranges as one row's), so the statistics' noise is
-        unchanged and the fit weighs persons, not rows. See
-        :ref:`privacy_units`.
+    {max_rows_per_group_ssp}
     {accountant}
     {random_state}
 
@@ -566,14 +559,7 @@ class Ridge(_BaseSSP):
         Public ranges of the features, or ``"private"``. Required.
     target_bounds : tuple (lower, upper)
         Public range of the target. Required.
-    max_rows_per_group : int, default=None
-        Public bound ``k`` on the rows one person contributes, with
-        ``groups`` passed to ``fit``: the privacy unit is then the person.
-        At most ``k`` rows of each person are kept, at random; each person
-        contributes the average of its rows' terms ``u u^T`` and ``u t``
-        (in the same ranges as one row's), so the statistics' noise is
-        unchanged and the fit weighs persons, not rows. See
-        :ref:`privacy_units`.
+    {max_rows_per_group_ssp}
     {accountant}
     {random_state}
 

@@ -41,7 +41,7 @@ from ..utils._gram import is_dask_array, row_statistics
 from ..utils._gram._units import UnitRows, check_group_parameters, check_unit_input
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._input_messages import NonFiniteInput
-from ..utils._private_count import release_count, split_count
+from ..utils._private_count import check_relation, release_count, split_count
 from ..utils._private_ranges import check_bounds_without_rows, ranges_first_pass
 from ..utils._random import spawn_generators
 from ..utils._sklearn_compat import (
@@ -494,12 +494,7 @@ class StandardScaler(
         )
         if groups is not None:
             check_unit_input(X, groups, bounds=self.bounds, name=name)
-        if self.neighbours == "add_remove" and isinstance(self.bounds, str):
-            raise ValueError(
-                f'{name}: neighbours="add_remove" does not support '
-                'bounds="private" (the private ranges need the number of rows, '
-                "which is private under add/remove): pass public bounds."
-            )
+        check_relation(self.neighbours, self.bounds, name=name)
         try:
             return self._fit_rows(X, budget, groups)
         except NonFiniteInput as error:

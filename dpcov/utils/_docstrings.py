@@ -108,6 +108,14 @@ max_rows_per_group : int, default=None
     rows (their number included; the number of persons is public, the
     number of rows is not). ``None``: each row is a person, and passing
     ``groups`` is refused. See :ref:`privacy_units`.""",
+    "max_rows_per_group_ssp": """
+max_rows_per_group : int, default=None
+    Public bound ``k`` on the rows one person contributes, with ``groups``
+    passed to ``fit``: the privacy unit is then the person. At most ``k``
+    rows of each person are kept, at random; each person contributes the
+    average of its rows' terms ``u u^T`` and ``u t`` (in the same ranges as
+    one row's), so the statistics' noise is unchanged and the fit weighs
+    persons, not rows. See :ref:`privacy_units`.""",
     "neighbours": """
 neighbours : {"replace", "add_remove"}, default="replace"
     The neighbouring relation. ``"replace"``: one unit (a row, or a person
