@@ -584,17 +584,18 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         count = None
         plan_budget = budget
         if self.neighbours == "add_remove":
-            # The number of units is private: the entries are checked in a
-            # read of their own, the fit is recorded, and a noisy count is
-            # released first; everything after reads it in place of the
-            # number of units (X.shape[0]), refusals included.
+            # The number of units is private. The checks that need no count
+            # (the parameters, a box's values, n_components against the
+            # features) and the first pass (entries checked) come first, on a
+            # plan at a count no minimum binds (the box, the norm bound and
+            # whether the radius is private do not depend on the count); then
+            # the fit is recorded and a noisy count released, which
+            # everything after reads in place of the number of units
+            # (X.shape[0]), refusals included.
             count, plan_budget = split_count(budget)
-            # The checks that need no count (the parameters, a box's values,
-            # n_components against the features) refuse before spending: a
-            # plan at a count no minimum binds.
-            self._plan((UNBINDING_COUNT, X.shape[1]), plan_budget)
+            unbound = self._plan((UNBINDING_COUNT, X.shape[1]), plan_budget)
             self._check_public(None, X.shape[1])
-            row_statistics(X, check_finite=True)
+            first = self._first_pass(X, unbound, lazy=lazy)
             self._spend_budget(budget)
             X, _ = release_count(X, count, rng)
         # Plan on public values, then read the data; nothing is drawn before
@@ -606,10 +607,9 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             plan = replace(
                 plan, split={"count": count, **plan.split}, released_count=X.shape[0]
             )
-        if plan.geometry.ranges is None:
+        elif plan.geometry.ranges is None:
             first = self._first_pass(X, plan, lazy=lazy)
-            if count is None:
-                self._spend_budget(budget)  # every check above used public values only
+            self._spend_budget(budget)  # every check above used public values only
         else:
             # bounds="private": the first pass counts for the ranges (a Dask
             # array's entries are checked there); the ranges are released

@@ -1138,3 +1138,24 @@ def test_groups_reach_a_pipeline_through_metadata_routing():
             routed, X, params={"groups": groups}, cv=GroupKFold(3), error_score="raise"
         )
     assert np.isfinite(scores).all()
+
+
+def test_a_pipeline_over_persons_gives_an_extreme_person_the_same_outcome():
+    # One person's 30 rows of entries 1e300 against one ordinary row, in a
+    # pipeline over persons (scaler, then PCA with its private radius):
+    # both fit, with the same warnings but the release-based ones.
+    from tests._privacy_checks import outcome
+
+    X, groups = _persons_table(600)
+    far = (np.vstack([np.full((30, 3), 1e300), X]), np.r_[np.full(30, -1), groups])
+    near = (np.vstack([np.ones((1, 3)), X]), np.r_[-1, groups])
+    pipe = PrivatePipeline(
+        [("scale", StandardScaler(bounds=(-5.0, 5.0))), ("pca", PCA(2))],
+        epsilon=4.0,
+        max_rows_per_group=40,
+        random_state=0,
+    )
+    seen = [
+        outcome(lambda X=X, g=g: clone(pipe).fit(X, groups=g)) for X, g in (far, near)
+    ]
+    assert seen[0] == seen[1] and seen[0][0] == "fit"
