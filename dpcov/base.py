@@ -338,7 +338,9 @@ class PrivateEstimatorMixin(OutputRangeMixin):
         """
         return self._hardened_noise
 
-    def _check_before_spending(self, n_samples, y=None, *, n_features=None):
+    def _check_before_spending(
+        self, n_samples, y=None, *, n_features=None, n_rows=None
+    ):
         """Refuse, from public values only, a fit that would fail on the rows.
 
         A composite calls it on a clone at its share of the budget, before
@@ -348,11 +350,15 @@ class PrivateEstimatorMixin(OutputRangeMixin):
         Parameters
         ----------
         n_samples : int
-            The number of rows the fit will read (public).
+            The number of units the fit will read (public): rows, or
+            persons for a fit with ``groups``.
         y : array-like or None
-            The targets (checked against a public domain only).
+            The targets (checked against a public domain only), one per row.
         n_features : int or None
             The width of the rows, where known.
+        n_rows : int or None
+            The number of rows (``y``'s length) when the units are persons;
+            None when they are the rows (``n_samples``).
 
         Raises
         ------

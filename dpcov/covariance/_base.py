@@ -519,7 +519,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             privacy unit is then the person (see ``max_rows_per_group``).
             Group labels, row counts and the number of persons appear in no
             message and no attribute. In memory only (a NumPy array or a
-            SciPy sparse matrix; not with ``bounds="private"``).
+            SciPy sparse matrix).
 
         Returns
         -------
@@ -539,7 +539,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         X = validate_rows(self, X, **FIT_INPUTS)
         lazy = is_dask_array(X)
         if groups is not None:
-            check_unit_input(X, groups, bounds=self.bounds, name=name)
+            check_unit_input(X, groups, name=name)
         check_relation(self.neighbours, self.bounds, name=name)
         n_features = X.shape[1]
         # The d x d linear algebra after the passes (eigendecompositions,
@@ -642,7 +642,9 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
 
     # Plan: public values only (the shape of X, the parameters, the budget).
 
-    def _check_before_spending(self, n_samples, y=None, *, n_features=None):
+    def _check_before_spending(
+        self, n_samples, y=None, *, n_features=None, n_rows=None
+    ):
         """The fit's checks of public values that need no row, before any release.
 
         The parameters, the budget and the geometry: with ``n_features`` (the

@@ -719,7 +719,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         if groups is not None:
             # Over persons: the persons are PCA's samples (their number is
             # public under replace-one-person neighbours; the rows' is not).
-            check_unit_input(X, groups, bounds=self.bounds, name=name)
+            check_unit_input(X, groups, name=name)
             n_samples = np.unique(groups).size
         released = self.neighbours == "add_remove"
         if released:
@@ -748,7 +748,9 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         warn_if_noise_dominated(self, self.signal_to_noise_, what="covariance release")
         return X
 
-    def _check_before_spending(self, n_samples, y=None, *, n_features=None):
+    def _check_before_spending(
+        self, n_samples, y=None, *, n_features=None, n_rows=None
+    ):
         """The fit's checks of public values that need no row, before any release.
 
         The parameters, the budget, ``bounds`` (a public box's values; with

@@ -49,21 +49,21 @@ from ..utils._geometry import (
     split_geometry_budget,
 )
 from ..utils._gram._rows import _clip, _row_norms
-from ..utils._gram._units import refuse_groups
+from ..utils._gram._units import (
+    UnitRows,
+    check_group_parameters,
+    check_unit_input,
+    persons_in_messages,
+)
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._private_ranges import check_bounds_without_rows, ranges_first_pass
+from ..utils._random import spawn_generators
 from ..utils._sklearn_compat import (
     HasMethods,
     Interval,
     StrOptions,
     _fit_context,
     check_params_always,
-)
-
-#: Why fit refuses groups (a person-level form is future work).
-_ROWS_ONLY = (
-    "its class statistics count rows per class, and one person's rows may hold "
-    "several classes"
 )
 
 __all__ = ["LinearDiscriminantAnalysis", "class_statistics_noise"]
@@ -84,6 +84,15 @@ def class_statistics_noise(budget, radius, n_features):
     1): L2 norm at most ``sqrt(2 R**2 + 2 w**2)``, which is ``2 R`` for
     ``w = R``, so under zCDP the counts add nothing to the sums' L2
     sensitivity ``2 R``; L1 norm at most ``2 R sqrt(d) + 2 w``.
+
+    A person whose ``k_p`` rows (each of norm at most ``R``) weigh
+    ``1 / k_p`` each contributes ``(s_1, ..., s_K, w c_1, ..., w c_K)``
+    with ``c_j`` the share of its rows in class ``j`` (``sum_j c_j = 1``)
+    and ``|s_j| <= R c_j``. Replacing the person moves the vector by at
+    most ``R**2 sum_j (c_j + c'_j)**2 + w**2 sum_j (c_j - c'_j)**2
+    = 2 R**2 sum_j (c_j**2 + c'_j**2) <= 4 R**2`` in squared L2 norm for
+    ``w = R``, and by at most ``2 R sqrt(d) + 2 w`` in L1 norm: the row's
+    sensitivities, whatever the person's rows and classes.
 
     Parameters
     ----------
@@ -135,7 +144,8 @@ class LinearDiscriminantAnalysis(
     The fit is rho-zCDP (hence (``epsilon``, ``delta``)-DP) with
     ``delta > 0`` or ``rho``, and pure ``epsilon``-DP with ``delta=0``, with
     respect to replacing one row (its label included: a replaced row may
-    change class, which moves two class sums and two counts).
+    change class, which moves two class sums and two counts), or one
+    person's rows with ``groups`` and ``max_rows_per_group``.
 
     Read more in the :ref:`User Guide <linear_models>`.
 
@@ -177,6 +187,16 @@ class LinearDiscriminantAnalysis(
     n_components : int, default=None
         Components of ``transform`` (at most ``min(n_classes - 1,
         n_features)``; None: that).
+    max_rows_per_group : int, default=None
+        Public bound ``k`` on the rows one person contributes, with
+        ``groups`` passed to ``fit`` (the person of each row): the privacy
+        unit is then the person, whose rows may hold several classes. At
+        most ``k`` rows of each person are kept, at random; each row is
+        clipped to the radius and weighs ``1 / k_p`` in the class sums and
+        counts (``k_p`` the person's kept rows), so a person moves them by
+        one row's worth (:func:`class_statistics_noise`); the private
+        radius counts persons by their largest row norm, and the pooled
+        covariance is fitted over persons. See :ref:`privacy_units`.
     {accountant}
     {random_state}
 
@@ -282,6 +302,7 @@ class LinearDiscriminantAnalysis(
         "priors": ["array-like", None],
         "covariance": [HasMethods(["fit"]), None],
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
     }
 
     def __init__(
@@ -296,6 +317,7 @@ class LinearDiscriminantAnalysis(
         priors=None,
         covariance=None,
         n_components=None,
+        max_rows_per_group=None,
         accountant=None,
         random_state=None,
     ):
@@ -308,6 +330,7 @@ class LinearDiscriminantAnalysis(
         self.priors = priors
         self.covariance = covariance
         self.n_components = n_components
+        self.max_rows_per_group = max_rows_per_group
         self.accountant = accountant
         self.random_state = random_state
 
@@ -384,13 +407,14 @@ class LinearDiscriminantAnalysis(
             )
         return index
 
-    def _check_before_spending(self, n_samples, y, n_features=None):
+    def _check_before_spending(self, n_samples, y, n_features=None, n_rows=None):
         """The fit's checks of public values and labels, before any release.
 
         The parameters (``classes``, ``priors``, ``n_components`` against the
         classes, ``bounds``, the covariance estimator), the budget, the labels
-        (each one of ``classes``) and the rows the private radius and
-        ranges need at this budget. :class:`~dpcov.pipeline.PrivatePipeline`
+        (each one of ``classes``; ``n_rows`` of them when the units are
+        persons) and the units the private radius and ranges need at this
+        budget (``n_samples``). :class:`~dpcov.pipeline.PrivatePipeline`
         calls it before any of its steps runs, with ``n_features`` unknown
         (then the rows are those one feature needs: the fewest), so that a
         refusal here spends nothing there either. No message names a label.
@@ -421,7 +445,7 @@ class LinearDiscriminantAnalysis(
         check_bounds_without_rows(
             self.bounds, n_samples, budget, name=type(self).__name__
         )
-        index = self._labels(y, classes, n_samples)
+        index = self._labels(y, classes, n_samples if n_rows is None else n_rows)
         # The private radius inside the public bound (for one feature when
         # the width is not known yet: the fewest rows).
         width = 1 if n_features is None else n_features
@@ -469,6 +493,15 @@ class LinearDiscriminantAnalysis(
                 "LinearDiscriminantAnalysis sets its geometry (the centred rows' "
                 "norm bound)."
             )
+        if (
+            estimator.max_rows_per_group is not None
+            or estimator.neighbours != "replace"
+        ):
+            raise ValueError(
+                "covariance=...: leave its max_rows_per_group and neighbours at "
+                "their defaults; the LinearDiscriminantAnalysis sets its unit "
+                "(its own max_rows_per_group, with groups)."
+            )
         # A placeholder norm for the check; the fit sets the real one.
         estimator.set_params(
             data_norm=1.0,
@@ -490,16 +523,17 @@ class LinearDiscriminantAnalysis(
             modified).
         y : array-like of shape (n_samples,)
             Labels, each one of ``classes``.
-        groups : None
-            Refused when given: this estimator protects rows only (see the
-            user guide's "One person, many rows").
+        groups : array-like of shape (n_samples,), default=None
+            The person of each row, with ``max_rows_per_group`` set (see
+            ``max_rows_per_group`` and :ref:`privacy_units`).
 
         Returns
         -------
         self : object
             The fitted classifier.
         """
-        refuse_groups(groups, name=type(self).__name__, reason=_ROWS_ONLY)
+        name = type(self).__name__
+        check_group_parameters(groups, self.max_rows_per_group, name=name)
         # The public values first (checked again, with the labels and the
         # rows' count, below).
         check_params_always(self)
@@ -507,10 +541,16 @@ class LinearDiscriminantAnalysis(
         self._check_budget()
         X = validate_rows(self, X)
         n_samples, n_features = X.shape
-        classes, priors, budget, index = self._check_before_spending(
-            n_samples, y, n_features
-        )
-        geometry, split = self._plan(budget, n_samples, n_features)
+        n_units, n_rows = n_samples, None
+        if groups is not None:
+            # The persons are the units (their number is public, the rows' not).
+            check_unit_input(X, groups, name=name)
+            n_units, n_rows = np.unique(groups).size, n_samples
+        with persons_in_messages(groups is not None):
+            classes, priors, budget, index = self._check_before_spending(
+                n_units, y, n_features, n_rows=n_rows
+            )
+            geometry, split = self._plan(budget, n_units, n_features)
         estimator = self._covariance_estimator(split["covariance"])
         limit = min(classes.size - 1, n_features)
         if self.n_components is not None and self.n_components > limit:
@@ -519,41 +559,36 @@ class LinearDiscriminantAnalysis(
                 f"n_features)={limit}."
             )
         X = np.asarray(X, dtype=np.float64)
-        first = None if geometry.ranges is None else ranges_first_pass(X)
         rng = self._noise_generator(budget)
+        units = None
+        if groups is not None:
+            # At most k rows of each person, at random.
+            (order,) = spawn_generators(rng, 1)
+            units = UnitRows.select(
+                X, groups, self.max_rows_per_group, order, name=name
+            )
+        first = None
+        if geometry.ranges is not None:
+            first = ranges_first_pass(X if units is None else units)
         self._spend_budget(budget)  # everything above used public values only
 
-        # 0-1. The geometry: the rows in the box's unit coordinates, clipped
-        # to the private radius.
-        geometry, rows, radius = self._release_geometry(X, geometry, first, rng)
+        # 0-1. The geometry: the rows (a person's kept rows) in the box's unit
+        # coordinates, clipped to the private radius.
+        geometry, rows, radius = self._release_geometry(X, geometry, first, rng, units)
 
         # 2. Class sums and counts, one release.
-        n_classes = classes.size
-        sums = np.zeros((n_classes, n_features))
-        np.add.at(sums, index, rows)
-        class_counts = np.bincount(index, minlength=n_classes).astype(np.float64)
-        weight, noise = class_statistics_noise(split["means"], radius, n_features)
-        noisy = noise.add(np.concatenate([sums.ravel(), weight * class_counts]), rng)
-        noisy_sums = noisy[: n_classes * n_features].reshape(n_classes, n_features)
-        noisy_counts = np.maximum(noisy[n_classes * n_features :] / weight, 1.0)
-        means = noisy_sums / noisy_counts[:, None]
-        # Projected into the r-ball, where the true means lie (free).
-        mean_norms = np.linalg.norm(means, axis=1, keepdims=True)
-        means *= np.minimum(1.0, radius / np.maximum(mean_norms, 1e-300))
+        if units is not None:
+            index = index[units.rows]
+        means, noisy_counts = self._release_class_statistics(
+            rows, index, units, classes.size, radius, split["means"], rng
+        )
         if priors is None:
             priors = noisy_counts / noisy_counts.sum()
 
         # 3. The covariance of the rows centred on their class's released
         # mean: norm at most 2 r.
         centred = rows - means[index]
-        # (The whole fit is recorded once, above: the estimator has no
-        # accountant.)
-        estimator.set_params(data_norm=2.0 * radius, random_state=rng)
-        with warnings.catch_warnings():
-            # Its figure is of the pooled covariance alone, a part of the fit.
-            warnings.simplefilter("ignore", NoiseDominatedWarning)
-            warnings.simplefilter("ignore", SeededNoiseWarning)
-            estimator.fit(centred)
+        self._fit_pooled(estimator, centred, units, radius, rng)
         # The noise level as a ridge (public); at least a few ulps of the
         # scale, and of the radius squared (the rows' scale: a zero release,
         # from rows constant within each class at epsilon=inf, has no scale
@@ -577,17 +612,69 @@ class LinearDiscriminantAnalysis(
         self._record_privacy(compose(steps.values()), steps)
         return self
 
-    def _release_geometry(self, X, geometry, first, rng):
+    def _fit_pooled(self, estimator, centred, units, radius, rng):
+        # The pooled covariance's estimator fitted on the centred rows (norm
+        # at most 2 r); over persons (units), on the same persons' kept rows,
+        # all kept again. (The whole fit is recorded once, by fit: the
+        # estimator has no accountant.)
+        estimator.set_params(data_norm=2.0 * radius, random_state=rng)
+        groups = None
+        if units is not None:
+            estimator.set_params(max_rows_per_group=self.max_rows_per_group)
+            sizes = np.diff(units.starts)
+            groups = np.repeat(np.arange(sizes.size), sizes)
+        with warnings.catch_warnings():
+            # Its figure is of the pooled covariance alone, a part of the fit.
+            warnings.simplefilter("ignore", NoiseDominatedWarning)
+            warnings.simplefilter("ignore", SeededNoiseWarning)
+            estimator.fit(centred, groups=groups)
+
+    @staticmethod
+    def _release_class_statistics(rows, index, units, n_classes, radius, budget, rng):
+        # The class sums and counts, one release (class_statistics_noise);
+        # over persons (units), each kept row weighs 1 / k_p: a person moves
+        # them by one row's worth. Returns the means (projected into the
+        # r-ball, where the true means lie: free) and the noisy counts.
+        n_features = rows.shape[1]
+        weights = None
+        if units is not None:
+            sizes = np.diff(units.starts)
+            weights = np.repeat(1.0 / sizes, sizes)
+        sums = np.zeros((n_classes, n_features))
+        np.add.at(sums, index, rows if weights is None else rows * weights[:, None])
+        counts = np.bincount(index, weights=weights, minlength=n_classes)
+        weight, noise = class_statistics_noise(budget, radius, n_features)
+        stacked = np.concatenate([sums.ravel(), weight * counts.astype(np.float64)])
+        noisy = noise.add(stacked, rng)
+        noisy_sums = noisy[: n_classes * n_features].reshape(n_classes, n_features)
+        noisy_counts = np.maximum(noisy[n_classes * n_features :] / weight, 1.0)
+        means = noisy_sums / noisy_counts[:, None]
+        mean_norms = np.linalg.norm(means, axis=1, keepdims=True)
+        means *= np.minimum(1.0, radius / np.maximum(mean_norms, 1e-300))
+        return means, noisy_counts
+
+    def _release_geometry(self, X, geometry, first, rng, units=None):
         # 0. With ranges (public, or found privately first), the rows in the
         # box's unit coordinates. 1. The private radius inside the public
-        # bound; the rows clipped to it.
+        # bound; the rows clipped to it. Over persons (units), the kept rows,
+        # person after person; the radius counts each person once, by its
+        # largest row norm (a count of sensitivity 1 per person).
         if geometry.ranges is not None:
-            geometry = release_ranges(geometry, X, first, rng=rng)
+            geometry = release_ranges(
+                geometry, X if units is None else units, first, rng=rng
+            )
+        if units is not None:
+            X = X[units.rows]
         if geometry.box is not None:
             X = geometry.to_unit(X)
         norms = _row_norms(X)
         grid = geometry.radius_grid
-        counts = radius_counts(norms, grid) if grid.size > 1 else None
+        counts = None
+        if grid.size > 1:
+            scored = norms
+            if units is not None:
+                scored = np.maximum.reduceat(norms, units.starts[:-1])
+            counts = radius_counts(scored, grid)
         radius = release_radius(geometry, counts, rng=rng)
         rows, _ = _clip(X, radius, owned=False, norms=norms)
         return geometry, rows, radius

@@ -28,12 +28,13 @@ from ..utils._geometry import plan_geometry, release_ranges
 from ..utils._gram import is_dask_array
 from ..utils._gram._dask import rows_in_blocks
 from ..utils._gram._units import (
+    UnitRows,
     check_group_parameters,
     check_unit_input,
-    kept_rows,
-    refuse_groups,
+    persons_in_messages,
 )
 from ..utils._input import validate_rows
+from ..utils._private_count import check_relation
 from ..utils._private_ranges import check_bounds_without_rows, ranges_first_pass
 from ..utils._random import spawn_generators
 from ..utils._sklearn_compat import (
@@ -42,10 +43,6 @@ from ..utils._sklearn_compat import (
     _fit_context,
     check_params_always,
 )
-
-#: Why fit refuses groups with strategy="median" (a person-level form is
-#: future work).
-_RANKS = "its rank counts count the cells of rows"
 
 __all__ = ["SimpleImputer", "mean_noise"]
 
@@ -102,7 +99,9 @@ class SimpleImputer(
     (``"constant"``, which reads nothing and costs nothing). With
     ``delta > 0`` or ``rho`` set the fit is rho-zCDP (hence
     (``epsilon``, ``delta``)-DP), with ``delta=0`` pure ``epsilon``-DP, with
-    respect to replacing one row (its missing cells included).
+    respect to replacing one row (its missing cells included), or one
+    person with ``groups``, and to adding or removing one with
+    ``neighbours="add_remove"``.
 
     The ranges are public ``bounds`` or, by default, found privately from a
     quarter of the budget (as ``bounds="private"`` does on the other
@@ -131,12 +130,24 @@ class SimpleImputer(
         The constant of ``strategy="constant"`` (None: 0).
     max_rows_per_group : int, default=None
         Public bound ``k`` on the rows one person contributes, with
-        ``groups`` passed to ``fit`` (``strategy="mean"``, public
-        ``bounds``): the privacy unit is then the person. At most ``k`` rows
-        of each person are kept, at random; each person contributes the
-        average over its rows of each column's clipped observed value and of
-        its observed indicator (in one row's ranges), so the noise is
-        unchanged and the mean weighs persons. See :ref:`privacy_units`.
+        ``groups`` passed to ``fit``: the privacy unit is then the person.
+        At most ``k`` rows of each person are kept, at random. For the mean,
+        each person contributes the average over its rows of each column's
+        clipped observed value and of its observed indicator (in one row's
+        ranges), so the noise is unchanged and the mean weighs persons. For
+        the median and the private ranges, each person counts at most 1 in
+        every rank count (its rows weigh ``2**-e`` each, ``e = ceil(log2
+        k_p)``), so the scores keep sensitivity 1. See :ref:`privacy_units`.
+    neighbours : {{"replace", "add_remove"}}, default="replace"
+        The neighbouring relation. ``"add_remove"``: one unit (a row, or a
+        person with ``groups``) added or removed, so their number is
+        private. The imputer reads no count: adding or removing a unit moves
+        a column's (sum, weighted count) pair by at most ``(1, w)``, within
+        the replace-one bound :func:`mean_noise` calibrates to, and the
+        median's scores by at most 1/2 (its observed count by 1/2 and its
+        rank counts by at most 1, in the same direction); so nothing is
+        spent on a count and the fit holds under both relations. Needs
+        public ``bounds`` (the private ranges need the number of rows).
     copy : bool, default=True
         If False, ``transform`` fills in place when the input is a writeable
         float array.
@@ -188,7 +199,10 @@ class SimpleImputer(
     **Privacy unit.** Neighbouring datasets differ in one row, its missing
     cells included (a row may turn an observed cell into a missing one);
     ``n_samples`` and ``n_features`` are public, the number of observed
-    cells of each feature is not.
+    cells of each feature is not. With ``groups``, one person's rows
+    replace another's (the number of persons is public, the rows' is not);
+    with ``neighbours="add_remove"``, a unit is added or removed and their
+    number is private too (see :ref:`privacy_units`).
 
     **Mean.** The vector ``(S, w N)`` of the sums ``S_j`` of the observed
     unit coordinates and the observed counts ``N_j`` is released by one
@@ -249,6 +263,7 @@ class SimpleImputer(
         "missing_values": [Real],
         "fill_value": [Real, None],
         "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
+        "neighbours": [StrOptions({"replace", "add_remove"})],
         "copy": ["boolean"],
     }
 
@@ -263,6 +278,7 @@ class SimpleImputer(
         missing_values=np.nan,
         fill_value=None,
         max_rows_per_group=None,
+        neighbours="replace",
         copy=True,
         accountant=None,
         random_state=None,
@@ -275,6 +291,7 @@ class SimpleImputer(
         self.missing_values = missing_values
         self.fill_value = fill_value
         self.max_rows_per_group = max_rows_per_group
+        self.neighbours = neighbours
         self.copy = copy
         self.accountant = accountant
         self.random_state = random_state
@@ -323,7 +340,9 @@ class SimpleImputer(
             X = np.where(X == marker, np.nan, X).astype(X.dtype, copy=False)
         return X
 
-    def _check_before_spending(self, n_samples, y=None, *, n_features=None):
+    def _check_before_spending(
+        self, n_samples, y=None, *, n_features=None, n_rows=None
+    ):
         """The fit's checks of public values that need no row, before any release.
 
         The parameters, the budget, a public box's values, and the rows the
@@ -381,15 +400,15 @@ class SimpleImputer(
         """
         name = type(self).__name__
         check_group_parameters(groups, self.max_rows_per_group, name=name)
-        if groups is not None and self.strategy == "median":
-            refuse_groups(groups, name=f"{name}(strategy='median')", reason=_RANKS)
         check_params_always(self)
         budget = self._check_budget()
         X = self._validate(X, reset=True, method="fit")
         lazy = is_dask_array(X)
         n_samples, n_features = X.shape
         if groups is not None:
-            check_unit_input(X, groups, bounds=self.bounds, name=name)
+            check_unit_input(X, groups, name=name)
+        bounds = "private" if self.bounds is None else self.bounds
+        check_relation(self.neighbours, bounds, name=name)
         # A public box is checked first (and recorded by strategy="constant",
         # which releases nothing); the rest of the plan after the generator.
         geometry, _ = self._plan(budget, n_samples, n_features, release=False)
@@ -399,18 +418,17 @@ class SimpleImputer(
             self._record(np.full(n_features, fill), geometry.box, {})
             return self
         rng = self._noise_generator(budget)
-        units = None
         if groups is not None:
-            # At most k rows of each person, at random; each weighs 1 / k_p.
+            # At most k rows of each person, at random: the persons are the
+            # samples (their number is public, the rows' is not).
             (order,) = spawn_generators(rng, 1)
-            rows, starts = kept_rows(
-                groups, n_samples, self.max_rows_per_group, order, name=name
-            )
-            units = (rows, np.repeat(1.0 / np.diff(starts), np.diff(starts)))
-        geometry, split = self._plan(budget, n_samples, n_features)
+            X = UnitRows.select(X, groups, self.max_rows_per_group, order, name=name)
+            n_samples = X.shape[0]
+        with persons_in_messages(groups is not None):
+            geometry, split = self._plan(budget, n_samples, n_features)
         if geometry.ranges is None:
             # The pass before the budget is spent (Dask: entries checked).
-            read = self._read(X, geometry.box, lazy, units)
+            read = self._read(X, geometry.box, lazy)
             self._spend_budget(budget)
         else:
             # The first count pass (Dask: infinity refused there) before the
@@ -427,12 +445,14 @@ class SimpleImputer(
         self._record(statistics, geometry.box, split)
         return self
 
-    def _read(self, X, box, lazy, units=None):
-        # The sums (mean) or rank counts (median) the release needs; with
-        # units (the kept rows and their weights 1 / k_p), the sums of each
-        # person's averages.
-        if units is not None:
-            return column_observed_sums(X, box, rows=units[0], weights=units[1])
+    def _read(self, X, box, lazy):
+        # The sums (mean) or rank counts (median) the release needs; over
+        # persons (UnitRows), the sums of each person's averages (weights
+        # 1 / k_p) or the rank counts with each person counting at most 1.
+        if self.strategy == "mean" and isinstance(X, UnitRows):
+            sizes = np.diff(X.starts)
+            weights = np.repeat(1.0 / sizes, sizes)
+            return column_observed_sums(X.X, box, rows=X.rows, weights=weights)
         if self.strategy == "mean":
             return column_observed_sums(X, box, check_finite=lazy)
         candidates = [

@@ -30,8 +30,14 @@ from ..mechanisms._sensitivity import ssp_sensitivities
 from ..utils._docstrings import fill_doc
 from ..utils._geometry import plan_geometry, release_ranges
 from ..utils._gram import CHUNK_BYTES
-from ..utils._gram._units import check_group_parameters, check_unit_input, kept_rows
+from ..utils._gram._units import (
+    UnitRows,
+    check_group_parameters,
+    check_unit_input,
+    persons_in_messages,
+)
 from ..utils._input import quiet_float_errors, validate_rows
+from ..utils._private_count import check_relation
 from ..utils._private_ranges import check_bounds_without_rows, ranges_first_pass
 from ..utils._random import spawn_generators
 from ..utils._sklearn_compat import (
@@ -63,7 +69,9 @@ def ssp_noise(split, n_columns):
     :func:`~dpcov.mechanisms._sensitivity.ssp_sensitivities`), its
     smallest eigenvalue by at most ``B**2`` (Weyl's inequality), and
     ``U^T t`` by ``u' t' - u t`` (L2 norm at most ``2 B``, L1 at most
-    ``2 sqrt(n_columns) B``).
+    ``2 sqrt(n_columns) B``). Adding or removing one row moves them by
+    ``u u^T`` (at most ``B**2``), at most ``B**2`` and ``u t`` (at most
+    ``B``, L1 ``sqrt(n_columns) B``): the same noise bounds both relations.
 
     Parameters
     ----------
@@ -131,11 +139,15 @@ def adassp_ridge(lambda_min, noise, n_columns, beta=ADASSP_BETA):
 
 def _unit_statistics(X, y, box, target_box, units=None):
     # One chunked pass: U^T U, U^T t over the rows u = (z, 1) of the box's
-    # unit coordinates and the target's t, all clipped. With units (the kept
-    # rows, person after person, and each one's weight 1 / k_p): the sums of
-    # each person's averaged terms.
+    # unit coordinates and the target's t, all clipped. With units (a
+    # UnitRows: the kept rows, person after person, each weighing 1 / k_p):
+    # the sums of each person's averaged terms.
     n_samples, n_features = X.shape
-    rows_read, weights = (np.arange(n_samples), None) if units is None else units
+    if isinstance(units, UnitRows):
+        sizes = np.diff(units.starts)
+        rows_read, weights = units.rows, np.repeat(1.0 / sizes, sizes)
+    else:
+        rows_read, weights, units = np.arange(n_samples), None, None
     columns = n_features + 1
     gram = np.zeros((columns, columns))
     cross = np.zeros(columns)
@@ -193,6 +205,7 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
         "bounds": ["array-like", StrOptions({"private"}), None],
         "target_bounds": ["array-like", None],
         "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
+        "neighbours": [StrOptions({"replace", "add_remove"})],
     }
 
     @abstractmethod
@@ -203,13 +216,14 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
     def _penalty(self, released, noise, half, n_columns):
         """The ridge on each column of ``U`` (unit coordinates)."""
 
-    def _check_before_spending(self, n_samples, y, *, n_features=None):
+    def _check_before_spending(self, n_samples, y, *, n_features=None, n_rows=None):
         """The fit's checks of public values and targets, before any release.
 
         The parameters, ``target_bounds``, ``bounds`` (a public box's values;
-        with ``"private"``, the rows one feature's ranges need), the budget
+        with ``"private"``, the units one feature's ranges need), the budget
         and the targets (numbers, one per row, each within
-        ``target_bounds``).
+        ``target_bounds``). ``n_samples`` counts the units (persons, with
+        ``n_rows`` then the number of rows).
         :class:`~dpcov.pipeline.PrivatePipeline` calls it before any of its
         steps runs, so that a refusal here spends nothing there either. No
         message names a target.
@@ -224,7 +238,8 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
         check_bounds_without_rows(
             self.bounds, n_samples, budget, name=type(self).__name__
         )
-        y = _validate_target(type(self).__name__, y, n_samples, target_box)
+        rows = n_samples if n_rows is None else n_rows
+        y = _validate_target(type(self).__name__, y, rows, target_box)
         return target_box, budget, y
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -240,7 +255,8 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
             Targets, each within ``target_bounds``.
         groups : array-like of shape (n_samples,), default=None
             The person of each row, with ``max_rows_per_group`` set (see
-            :ref:`privacy_units`); with public ``bounds``.
+            :ref:`privacy_units`); in memory (a NumPy array or a SciPy
+            sparse matrix).
 
         Returns
         -------
@@ -262,28 +278,36 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
         self._check_budget()
         X = validate_rows(self, X, accept_sparse="csr")
         n_samples, n_features = X.shape
+        n_units, n_rows = n_samples, None
         if groups is not None:
-            check_unit_input(X, groups, bounds=self.bounds, name=name)
-        target_box, budget, y = self._check_before_spending(n_samples, y)
-        rng = self._noise_generator(budget)
-        units = None
-        if groups is not None:
-            # At most k rows of each person, at random; each weighs 1 / k_p.
-            (order,) = spawn_generators(rng, 1)
-            rows, starts = kept_rows(
-                groups, n_samples, self.max_rows_per_group, order, name=name
+            # The persons are the units (their number is public under
+            # replace-one-person neighbours, the rows' is not).
+            check_unit_input(X, groups, name=name)
+            n_units, n_rows = np.unique(groups).size, n_samples
+        check_relation(self.neighbours, self.bounds, name=name)
+        with persons_in_messages(groups is not None):
+            target_box, budget, y = self._check_before_spending(
+                n_units, y, n_rows=n_rows
             )
-            sizes = np.diff(starts)
-            units = (rows, np.repeat(1.0 / sizes, sizes))
+        rng = self._noise_generator(budget)
+        units = X
+        if groups is not None:
+            # At most k rows of each person, at random (a person's terms
+            # are averaged, its counts weighted: see UnitRows).
+            (order,) = spawn_generators(rng, 1)
+            units = UnitRows.select(
+                X, groups, self.max_rows_per_group, order, name=name
+            )
         # The geometry step: the box (public, or the private ranges with a
         # quarter of the budget) and the statistics' shares of the rest.
-        geometry, split = plan_geometry(
-            budget, n_samples, n_features, bounds=self.bounds, shares=self._shares()
-        )
-        first = None if geometry.ranges is None else ranges_first_pass(X)
+        with persons_in_messages(groups is not None):
+            geometry, split = plan_geometry(
+                budget, n_units, n_features, bounds=self.bounds, shares=self._shares()
+            )
+        first = None if geometry.ranges is None else ranges_first_pass(units)
         self._spend_budget(budget)  # everything above used public values only
         if geometry.ranges is not None:
-            geometry = release_ranges(geometry, X, first, rng=rng)
+            geometry = release_ranges(geometry, units, first, rng=rng)
         split = {**geometry.split, **split}
         box = geometry.box
         n_columns = n_features + 1
@@ -402,7 +426,8 @@ class LinearRegression(_BaseSSP):
     with high probability (:func:`adassp_ridge`). The fit is rho-zCDP (hence
     (``epsilon``, ``delta``)-DP) with ``delta > 0`` or ``rho``, and pure
     ``epsilon``-DP (Laplace noise) with ``delta=0``, with respect to
-    replacing one row (features and target).
+    replacing one row (features and target), and to adding or removing one
+    with ``neighbours="add_remove"`` (a person with ``groups``).
 
     Read more in the :ref:`User Guide <linear_models>`.
 
@@ -421,6 +446,7 @@ class LinearRegression(_BaseSSP):
         error tells that such a row exists, and names no value); clip the
         targets to it first to keep such rows.
     {max_rows_per_group_ssp}
+    {neighbours_ssp}
     {accountant}
     {random_state}
 
@@ -506,6 +532,7 @@ class LinearRegression(_BaseSSP):
         bounds=None,
         target_bounds=None,
         max_rows_per_group=None,
+        neighbours="replace",
         accountant=None,
         random_state=None,
     ):
@@ -515,6 +542,7 @@ class LinearRegression(_BaseSSP):
         self.bounds = bounds
         self.target_bounds = target_bounds
         self.max_rows_per_group = max_rows_per_group
+        self.neighbours = neighbours
         self.accountant = accountant
         self.random_state = random_state
 
@@ -560,6 +588,7 @@ class Ridge(_BaseSSP):
     target_bounds : tuple (lower, upper)
         Public range of the target. Required.
     {max_rows_per_group_ssp}
+    {neighbours_ssp}
     {accountant}
     {random_state}
 
@@ -638,6 +667,7 @@ class Ridge(_BaseSSP):
         bounds=None,
         target_bounds=None,
         max_rows_per_group=None,
+        neighbours="replace",
         accountant=None,
         random_state=None,
     ):
@@ -648,6 +678,7 @@ class Ridge(_BaseSSP):
         self.bounds = bounds
         self.target_bounds = target_bounds
         self.max_rows_per_group = max_rows_per_group
+        self.neighbours = neighbours
         self.accountant = accountant
         self.random_state = random_state
 

@@ -849,9 +849,13 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
             self._refuse_before_spending(n_samples, y, shares, n_features)
             return
         with persons_in_messages():
-            self._refuse_before_spending(n_units, y, shares, n_features, count=False)
+            self._refuse_before_spending(
+                n_units, y, shares, n_features, n_rows=n_samples
+            )
 
-    def _check_before_spending(self, n_samples, y=None, *, n_features=None):
+    def _check_before_spending(
+        self, n_samples, y=None, *, n_features=None, n_rows=None
+    ):
         """The steps' checks of public values that need no row, before any release.
 
         Each step that declares them (its privacy tag
@@ -864,10 +868,10 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         budget = self._budget()
         direct = self._private_direct_steps()
         shares = {} if budget is None else self._shares(budget, direct)
-        self._refuse_before_spending(n_samples, y, shares, n_features)
+        self._refuse_before_spending(n_samples, y, shares, n_features, n_rows=n_rows)
 
     def _refuse_before_spending(
-        self, n_samples, y, shares, n_features=None, *, count=True
+        self, n_samples, y, shares, n_features=None, n_rows=None
     ):
         # One ValueError naming every step whose checks before spending
         # refuse, each with its own message: the first step is checked at the
@@ -906,12 +910,13 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
                     warnings.simplefilter("ignore")
                     try:
                         probe._check_before_spending(
-                            n_samples, y, n_features=leaf_width
+                            n_samples, y, n_features=leaf_width, n_rows=n_rows
                         )
                     except ValueError as error:
                         problems.append((label, str(error)))
         if problems:
-            said = n_samples if count else None
+            # (Over persons, no count is said.)
+            said = n_samples if n_rows is None else None
             raise ValueError(_refusals(type(self).__name__, said, problems))
 
     def __sklearn_tags__(self):

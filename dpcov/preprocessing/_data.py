@@ -38,7 +38,12 @@ from ..utils._array_api import (
 from ..utils._docstrings import fill_doc
 from ..utils._geometry import plan_geometry, release_ranges
 from ..utils._gram import is_dask_array, row_statistics
-from ..utils._gram._units import UnitRows, check_group_parameters, check_unit_input
+from ..utils._gram._units import (
+    UnitRows,
+    check_group_parameters,
+    check_unit_input,
+    persons_in_messages,
+)
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._input_messages import NonFiniteInput
 from ..utils._private_count import check_relation, release_count, split_count
@@ -420,7 +425,9 @@ class StandardScaler(
             return cost
         return type(cost)(0.0)
 
-    def _check_before_spending(self, n_samples, y=None, *, n_features=None):
+    def _check_before_spending(
+        self, n_samples, y=None, *, n_features=None, n_rows=None
+    ):
         """The fit's checks of public values that need no row, before any release.
 
         The parameters, the budget, a public box's values and, with
@@ -471,7 +478,7 @@ class StandardScaler(
             Not used, present for API consistency by convention.
         groups : array-like of shape (n_samples,), default=None
             The person of each row, with ``max_rows_per_group`` set (see
-            :ref:`privacy_units`); in memory only, with public ``bounds``.
+            :ref:`privacy_units`); in memory only.
 
         Returns
         -------
@@ -493,7 +500,7 @@ class StandardScaler(
             self, X, accept_dask=True, accept_array_api=True, defer_finite=True
         )
         if groups is not None:
-            check_unit_input(X, groups, bounds=self.bounds, name=name)
+            check_unit_input(X, groups, name=name)
         check_relation(self.neighbours, self.bounds, name=name)
         try:
             return self._fit_rows(X, budget, groups)
@@ -582,7 +589,8 @@ class StandardScaler(
             geometry, moments = self._plan(rest, *X.shape)
             geometry = replace(geometry, split={"count": count, **geometry.split})
             return X, geometry, moments, sums
-        geometry, moments = self._plan(budget, *X.shape)
+        with persons_in_messages(isinstance(X, UnitRows)):
+            geometry, moments = self._plan(budget, *X.shape)
         # One pass: the sums of the unit coordinates and of their squares (a
         # Dask array's entries are checked for NaN and infinity on the way).
         # With public bounds it comes before the budget is spent; with

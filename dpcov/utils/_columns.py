@@ -17,6 +17,7 @@ import scipy.sparse as sp
 from ._array_api import host_view, is_dask_array, namespace_of, to_host
 from ._gram import CHUNK_BYTES
 from ._gram._dask import rows_in_blocks
+from ._gram._units import UnitRows
 from ._input_messages import NonFiniteInput
 from .validation import to_unit_box
 
@@ -39,9 +40,12 @@ def _check_block(block, check_finite, allow_nan):
     return block
 
 
-def _chunk_counts(block, candidates, center, check_finite, allow_nan=False):
+def _chunk_counts(
+    block, candidates, center, check_finite, allow_nan=False, weights=None
+):
     # (total candidates + d,) int64: #{v <= c}, column by column (NaN, a
-    # missing cell, is counted nowhere), then the observed cells per column.
+    # missing cell, is counted nowhere), then the observed cells per column;
+    # with weights, each row counts its weight (float64).
     block = _check_block(block, check_finite, allow_nan)
     parts = []
     for j, column_candidates in enumerate(candidates):
@@ -52,9 +56,14 @@ def _chunk_counts(block, candidates, center, check_finite, allow_nan=False):
         # v <= c_k iff k >= #{c < v}: count the values by that index.
         before = np.searchsorted(column_candidates, values, side="left")
         # (NaN sorts after every candidate: index m, dropped below.)
-        parts.append(np.cumsum(np.bincount(before, minlength=m + 1))[:m])
-    parts.append(np.sum(~np.isnan(block), axis=0))
-    return np.concatenate(parts).astype(np.int64)
+        counted = np.bincount(before, weights=weights, minlength=m + 1)
+        parts.append(np.cumsum(counted)[:m])
+    observed = ~np.isnan(block)
+    if weights is None:
+        parts.append(np.sum(observed, axis=0))
+        return np.concatenate(parts).astype(np.int64)
+    parts.append(weights @ observed)
+    return np.concatenate(parts)
 
 
 def _packed(block, block_function):
@@ -92,14 +101,23 @@ def _reduce(X, block_function, size, dtype):
 
 
 def column_rank_counts(
-    X, candidates, *, center=None, check_finite=False, allow_nan=False
+    X,
+    candidates,
+    *,
+    center=None,
+    check_finite=False,
+    allow_nan=False,
+    rows=None,
+    weights=None,
 ):
     """How many values of each column lie at or below each of its candidates.
 
     Parameters
     ----------
-    X : ndarray, sparse matrix or dask.array.Array of shape (n_samples, d)
-        Rows (never modified).
+    X : ndarray, sparse matrix, dask.array.Array or UnitRows
+        Rows (never modified), of shape (n_samples, d); persons' rows
+        (:class:`~dpcov.utils._gram._units.UnitRows`) count with their
+        ``count_weights`` (see ``rows, weights``).
     candidates : sequence of d ndarrays
         Increasing public candidates of each column.
     center : ndarray of shape (d,), default=None
@@ -108,31 +126,52 @@ def column_rank_counts(
         Raise ``ValueError`` (naming no value) on NaN or infinity.
     allow_nan : bool, default=False
         With ``check_finite``, accept NaN (a missing cell, counted nowhere).
+    rows, weights : ndarray, default=None
+        In memory: the rows of ``X`` to read (indices) and a weight for
+        each, such that a person counts at most 1 in every count (dyadic
+        weights keep the sums exact; see ``UnitRows.count_weights``).
+        ``check_finite`` then checks every row of ``X``, read or not.
 
     Returns
     -------
     counts : list of d ndarrays
-        ``#{v <= c}`` for each candidate ``c`` of each column (int64), over
-        the observed cells.
+        ``#{v <= c}`` for each candidate ``c`` of each column (int64; the
+        sums of the weights, float64, with ``weights``), over the observed
+        cells.
     observed : ndarray of shape (d,)
-        The number of observed (not NaN) cells of each column.
+        The number of observed (not NaN) cells of each column (with
+        ``weights``, their weights' sum).
     """
     candidates = [np.asarray(c, dtype=np.float64) for c in candidates]
     if center is not None:
         center = np.asarray(center, dtype=np.float64)
     sizes = [c.shape[0] for c in candidates]
-    total = _reduce(
-        X,
-        partial(
-            _chunk_counts,
-            candidates=candidates,
-            center=center,
-            check_finite=check_finite,
-            allow_nan=allow_nan,
-        ),
-        sum(sizes) + len(sizes),
-        np.int64,
+    count = partial(
+        _chunk_counts,
+        candidates=candidates,
+        center=center,
+        check_finite=check_finite,
+        allow_nan=allow_nan,
     )
+    size = sum(sizes) + len(sizes)
+    if isinstance(X, UnitRows):
+        # A person's kept rows, a person counting at most 1 (exactly).
+        rows, weights, X = X.rows, X.count_weights, X.X
+    if rows is not None:
+        if check_finite:
+            # Every row, read or not: whether a fit refuses NaN or infinity
+            # must not depend on which rows were kept.
+            step = max(1, CHUNK_BYTES // (8 * max(1, X.shape[1])))
+            for start in range(0, X.shape[0], step):
+                _check_block(X[start : start + step], check_finite, allow_nan)
+        # In memory, chunk by chunk of the rows read (weights aligned).
+        total = np.zeros(size)
+        step = max(1, CHUNK_BYTES // (8 * max(1, len(sizes))))
+        for start in range(0, rows.size, step):
+            block = X[rows[start : start + step]]
+            total += count(block, weights=weights[start : start + step])
+    else:
+        total = _reduce(X, count, size, np.int64)
     out, offset = [], 0
     for size in sizes:
         out.append(total[offset : offset + size])

@@ -129,6 +129,19 @@ neighbours : {"replace", "add_remove"}, default="replace"
     or removing a unit too, and the count does not move under replacement:
     an ``"add_remove"`` fit holds under both relations at its budget. See
     :ref:`privacy_units`.""",
+    "neighbours_ssp": """
+neighbours : {"replace", "add_remove"}, default="replace"
+    The neighbouring relation. ``"add_remove"``: one unit (a row, or a
+    person with ``groups``) added or removed, so their number is private.
+    Least squares reads no count: the coefficients solve the normal
+    equations of the released sums, and adding or removing a unit moves
+    ``U^T U`` by ``u u^T`` (Frobenius norm at most ``B**2``, below the
+    replace-one bound ``sqrt(2) B**2``), its smallest eigenvalue by at
+    most ``B**2`` and ``U^T t`` by ``u t`` (at most ``B``, below ``2 B``),
+    so the replace-one noise bounds it, nothing is spent on a count, and
+    the fit holds under both relations at its budget. Not with
+    ``bounds="private"`` (the private ranges need the number of rows). See
+    :ref:`privacy_units`.""",
     "assume_centered": """
 assume_centered : bool, default=False
     If True, estimate the second-moment matrix ``X.T @ X / n`` about the

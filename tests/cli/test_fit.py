@@ -1073,7 +1073,7 @@ def test_a_group_column_fits_persons(tmp_path, monkeypatch, capsys):
         (argv[:6] + ["--group-column", "patient"], "come together"),
         (argv[:6] + ["--max-rows-per-group", "5"], "come together"),
         (
-            ["fit", "visits.csv", "-e", "lda", "--target", "a", "--data-norm", "2"]
+            ["fit", "visits.csv", "-e", "exact-subspace", "--n-components", "1"]
             + ["--group-column", "2", "--max-rows-per-group", "5"],
             "no parameter 'max_rows_per_group'",
         ),

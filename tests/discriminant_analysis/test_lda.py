@@ -7,9 +7,10 @@ import pytest
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis as SkLDA
 
 from dpcov.accounting import ZCDP, PureDP, compose, zcdp_rho
+from dpcov.covariance import AdaptiveCovariance
 from dpcov.discriminant_analysis import LinearDiscriminantAnalysis
 from dpcov.discriminant_analysis._lda import LDA_SHARES, class_statistics_noise
-from tests._privacy_checks import recorded_releases
+from tests._privacy_checks import recorded_calls, recorded_releases
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpcov.exceptions.SeededNoiseWarning")
 
@@ -380,3 +381,130 @@ def test_rows_constant_within_each_class_give_a_finite_classifier():
             epsilon=np.inf, classes=[0, 1], **params
         ).fit(X, y)
         assert np.all(np.isfinite(model.coef_)) and model.score(X, y) == 1.0
+
+
+def _persons(seed, n_persons=3000, k=4, d=3):
+    # Persons with 1..k rows each, in no order; a row's class is its own
+    # (a person's rows may hold several classes).
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, k + 1, n_persons)
+    groups = rng.permutation(np.repeat(np.arange(n_persons), sizes))
+    y = rng.integers(0, 3, groups.size)
+    X = rng.normal(size=(groups.size, d)) + 3.0 * np.eye(3, d)[y]
+    return X, y, groups
+
+
+def test_class_statistics_person_sensitivity_by_brute_force(global_random_seed):
+    # A person's k_p rows (norm at most R) weigh 1 / k_p each: replacing the
+    # person moves (S_1..S_K, w N_1..w N_K) by at most 2 R in L2 with w = R
+    # and 2 R sqrt(d) + 2 w in L1 (a row's bounds, whatever k_p); adding or
+    # removing one, by at most sqrt(2) R. Summing the rows instead (weight
+    # 1) moves it by up to 2 k R.
+    rng = np.random.default_rng(global_random_seed)
+    d, K, R, k = 3, 4, 2.0, 5
+
+    def person():
+        rows = rng.integers(1, k + 1)
+        x = rng.normal(size=(rows, d))
+        x *= R * rng.uniform(0.5, 1.0, (rows, 1)) / np.linalg.norm(x, axis=1)[:, None]
+        v = np.zeros((K, d + 1))
+        for row, label in zip(x, rng.integers(K, size=rows), strict=True):
+            v[label, :d] += row / rows
+            v[label, d] += R / rows
+        return v
+
+    worst_l2 = worst_l1 = worst_add = 0.0
+    for _ in range(3000):
+        a, b = person(), person()
+        worst_l2 = max(worst_l2, np.linalg.norm(a - b))
+        worst_l1 = max(worst_l1, np.abs(a - b).sum())
+        worst_add = max(worst_add, np.linalg.norm(a))
+    assert worst_l2 <= 2 * R + 1e-9
+    assert worst_l1 <= 2 * R * math.sqrt(d) + 2 * R + 1e-9
+    assert worst_add <= math.sqrt(2) * R + 1e-9
+    assert worst_l2 > 1.5 * R
+
+
+def test_over_persons_the_class_statistics_weigh_each_person_once():
+    # With groups: the class sums and counts are sums over persons of their
+    # kept rows weighted 1 / k_p (all rows kept here), released at the row
+    # fit's scale; the pooled covariance is fitted over persons, and a
+    # person replaced by k rows of other classes at the radius costs the
+    # class-statistics release at most its share of rho (and more than a
+    # quarter of it: at half the noise, the claim would break).
+    X, y, groups = _persons(0)
+    params = dict(rho=0.5, data_norm=8.0, classes=[0, 1, 2])
+    k = 4
+
+    def fit(X, y, groups):
+        with (
+            recorded_releases() as releases,
+            recorded_calls(AdaptiveCovariance, "fit") as inner,
+        ):
+            model = LinearDiscriminantAnalysis(
+                max_rows_per_group=k, random_state=0, **params
+            ).fit(X, y, groups=groups)
+        (release,) = [r for r in releases if np.shape(r.value) == (12,)]
+        ((_, _, covariance),) = inner
+        assert covariance.privacy_unit_ == "person"
+        return model, release
+
+    model, release = fit(X, y, groups)
+    radius = model.data_norm_
+    rows = X * np.minimum(1.0, radius / np.linalg.norm(X, axis=1))[:, None]
+    sizes = np.bincount(groups)
+    weights = 1.0 / sizes[groups]
+    sums = np.zeros((3, 3))
+    np.add.at(sums, y, rows * weights[:, None])
+    counts = np.bincount(y, weights=weights, minlength=3)
+    np.testing.assert_allclose(
+        release.value, np.r_[sums.ravel(), radius * counts], rtol=1e-10
+    )
+    _, noise = class_statistics_noise(ZCDP(LDA_SHARES["means"] * 0.5), radius, 3)
+    assert release.scale == pytest.approx(noise.std, rel=1e-12)
+    assert model.privacy_unit_ == "person"
+    # A person replaced: a person of one row becomes k rows at the radius,
+    # in a class the person did not hold.
+    p = int(np.flatnonzero(sizes == 1)[0])
+    mine = groups == p
+    other_class = (int(y[mine][0]) + 1) % 3
+    corner = np.zeros((k, 3))
+    corner[:, other_class] = radius
+    replaced = (
+        np.vstack([X[~mine], corner]),
+        np.r_[y[~mine], np.full(k, other_class)],
+        np.r_[groups[~mine], np.full(k, p)],
+    )
+    other_model, other = fit(*replaced)
+    assert other_model.data_norm_ == radius
+    # (Same rows for the other persons, in another order: compare sums.)
+    delta = other.value - release.value
+    loss = float(delta @ delta) / (2 * release.scale**2)
+    share = LDA_SHARES["means"] * 0.5
+    assert share / 4 < loss <= share
+
+
+def test_a_pipeline_over_persons_ends_in_lda():
+    # The pipeline hands groups and k to the scaler and to LDA, whose checks
+    # before spending read the labels' rows and the persons' number; a
+    # refusal there states no count.
+    from dpcov.pipeline import PrivatePipeline
+    from dpcov.preprocessing import StandardScaler
+
+    X, y, groups = _persons(1)
+    pipe = PrivatePipeline(
+        [
+            ("scale", StandardScaler(bounds=(-6.0, 6.0))),
+            ("lda", LinearDiscriminantAnalysis(classes=[0, 1, 2])),
+        ],
+        epsilon=2.0,
+        max_rows_per_group=4,
+        random_state=0,
+    ).fit(X, y, groups=groups)
+    assert pipe.privacy_unit_ == "person"
+    assert pipe.score(X, y) > 0.8
+    few = groups < 50
+    with pytest.raises(ValueError, match="persons") as error:
+        pipe.fit(X[few], y[few], groups=groups[few])
+    text = str(error.value)
+    assert "50" not in text and str(few.sum()) not in text

@@ -367,3 +367,91 @@ def test_mean_over_persons_sums_each_person_s_averages():
         by_person[0].value, np.r_[sums, weight * observed], rtol=1e-12
     )
     assert imputer.privacy_unit_ == "person"
+
+
+def test_add_remove_moves_the_release_within_the_replace_bounds(global_random_seed):
+    # Adding (or removing) one row moves column j's pair by (z, w) when the
+    # cell is observed, by nothing when missing: L2 at most sqrt(d (1 + w**2))
+    # = 2 sqrt(d) for w = sqrt(3), L1 at most d (1 + w) = 2 d for w = 1,
+    # the replace-one bounds mean_noise calibrates to; and the median's
+    # scores move by at most 1/2.
+    rng = np.random.default_rng(global_random_seed)
+    d = 4
+    cells = [np.nan, -1.0, 1.0, 0.0]
+    worst_l2 = worst_l1 = 0.0
+    for _ in range(500):
+        row = [cells[i] if i < 4 else rng.uniform(-1, 1) for i in rng.integers(0, 6, d)]
+        l2 = np.concatenate([_pair_change(np.nan, a, math.sqrt(3.0)) for a in row])
+        l1 = np.concatenate([_pair_change(np.nan, a, 1.0) for a in row])
+        worst_l2 = max(worst_l2, np.linalg.norm(l2))
+        worst_l1 = max(worst_l1, np.abs(l1).sum())
+    assert worst_l2 <= 2 * math.sqrt(d) + 1e-12
+    assert worst_l1 <= 2 * d + 1e-12
+    candidates = np.linspace(-1, 1, 65)
+
+    def scores(v):
+        observed = v[~np.isnan(v)]
+        return median_scores(
+            (observed[:, None] <= candidates).sum(axis=0), observed.size
+        )
+
+    for _ in range(300):
+        x = rng.uniform(-1, 1, int(rng.integers(3, 50)))
+        x[rng.random(x.size) < 0.3] = np.nan
+        added = np.append(x, rng.choice([np.nan, -1.0, 1.0, rng.uniform(-1, 1)]))
+        assert np.abs(scores(x) - scores(added)).max() <= 0.5
+
+
+@pytest.mark.parametrize("strategy", ["mean", "median"])
+def test_add_remove_reads_no_count(strategy):
+    # neighbours="add_remove" with public bounds: the same release as
+    # replace-one (no count is needed: a ratio of noisy sums, or scores
+    # within the replace-one bound), the relation recorded; the private
+    # ranges (the default) need the number of rows and are refused.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 2))
+    X[rng.random(X.shape) < 0.2] = np.nan
+    params = dict(strategy=strategy, bounds=(-3.0, 3.0), rho=0.5, random_state=0)
+    replace = SimpleImputer(**params).fit(X)
+    add_remove = SimpleImputer(neighbours="add_remove", **params).fit(X)
+    np.testing.assert_array_equal(replace.statistics_, add_remove.statistics_)
+    assert add_remove.neighbours_ == "add_remove"
+    assert set(add_remove.budget_split_) == set(replace.budget_split_)
+    with pytest.raises(ValueError, match='does not support bounds="private"'):
+        SimpleImputer(strategy=strategy, neighbours="add_remove").fit(X)
+
+
+def test_median_over_persons_counts_each_person_at_most_once():
+    # strategy="median" with groups: the exponential mechanism's scores are
+    # median_scores of the rank counts with each person's kept rows
+    # weighing 2**-ceil(log2 k_p) (at most 1 per person, exact), at the
+    # row-level epsilon; a person of k rows at the range's end moves the
+    # scores by at most 1 (by k - 1 or more counting rows).
+    rng = np.random.default_rng(1)
+    k = 5
+    sizes = rng.integers(1, k + 1, 400)
+    groups = rng.permutation(np.repeat(np.arange(400), sizes))
+    X = rng.uniform(0.2, 0.8, size=(groups.size, 1))
+    X[rng.random(X.shape) < 0.2] = np.nan
+    extreme = np.r_[X[groups != 0], np.ones((k, 1))]
+    extreme_groups = np.r_[groups[groups != 0], np.zeros(k, int)]
+    params = dict(strategy="median", bounds=(0.0, 1.0), rho=0.5, max_rows_per_group=k)
+    drawn = []
+    for rows, labels in [(X, groups), (extreme, extreme_groups)]:
+        with recorded_choices() as choices:
+            imputer = SimpleImputer(random_state=0, **params).fit(rows, groups=labels)
+        (choice,) = choices
+        drawn.append(choice.scores)
+        assert imputer.privacy_unit_ == "person"
+    candidates = np.linspace(0.0, 1.0, MEDIAN_STEPS + 1)
+    weight = {n: 2.0 ** -math.ceil(math.log2(n)) for n in range(1, k + 1)}
+    at = np.zeros(candidates.size)
+    observed = 0.0
+    for p in range(400):
+        cells = X[groups == p, 0]
+        cells = cells[~np.isnan(cells)]
+        w = weight[int(sizes[p])]
+        at += w * (cells[:, None] <= candidates).sum(axis=0)
+        observed += w * cells.size
+    np.testing.assert_array_equal(drawn[0], median_scores(at, observed))
+    assert 0 < np.abs(drawn[0] - drawn[1]).max() <= 1.0

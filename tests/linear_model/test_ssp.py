@@ -91,6 +91,25 @@ def test_sensitivities_by_brute_force(global_random_seed):
         2 * math.sqrt(m) * math.sqrt(B2),
     ]
     assert np.all(worst <= np.array(bounds) + 1e-9)
+    # Adding (or removing) one row moves them by u u^T, at most B^2 and u t:
+    # at most B^2, B^2, B and sqrt(m) B, within the replace-one bounds
+    # (each reached at a corner row with |t| = 1, up to the eigenvalue's).
+    added = np.zeros(4)
+    for _ in range(2000):
+        (u, a), _ = _neighbour_pair(rng, m)
+        H = G + np.outer(u, u)
+        added = np.maximum(
+            added,
+            [
+                np.linalg.norm(H - G),
+                abs(linalg.eigvalsh(H)[0] - smallest),
+                np.linalg.norm(u * a),
+                np.abs(u * a).sum(),
+            ],
+        )
+    assert np.all(added <= np.array([B2, B2, math.sqrt(B2), math.sqrt(m * B2)]) + 1e-9)
+    assert np.all(added <= np.array(bounds))
+    assert added[0] == pytest.approx(B2) and added[2] == pytest.approx(math.sqrt(B2))
 
 
 def test_noise_scales_closed_form():
@@ -285,3 +304,88 @@ def test_least_squares_over_persons_sums_each_person_s_average(model):
     assert fitted.privacy_unit_ == "person"
     with pytest.raises(ValueError, match="metadata routing"):
         model(max_rows_per_group=4, **params).fit(X, y)
+
+
+def _gaussian_loss(releases_a, releases_b):
+    # The zCDP cost (rho) of the fit's Gaussian releases on two neighbours,
+    # from their exact values: sum |Delta|^2 / (2 s^2), over the upper
+    # triangle of a symmetric release (its independent entries).
+    loss = 0.0
+    for a, b in zip(releases_a, releases_b, strict=True):
+        assert a.law == b.law == "gaussian" and a.scale == b.scale
+        delta = np.asarray(b.value, dtype=float) - np.asarray(a.value, dtype=float)
+        if delta.ndim == 2:
+            delta = delta[np.triu_indices(delta.shape[0])]
+        loss += float(np.sum(delta**2)) / (2 * a.scale**2)
+    return loss
+
+
+@pytest.mark.parametrize("model", [LinearRegression, Ridge])
+def test_least_squares_add_remove_reads_no_count(model):
+    # neighbours="add_remove": the same releases as replace-one (values and
+    # scales), no count released (least squares needs none), and the fit
+    # records the relation; the private ranges, which need the number of
+    # rows, are refused before anything is read.
+    X, y = _problem(3, n=3000, d=3)
+    params = dict(rho=0.5, bounds=(-1.0, 1.0), target_bounds=(-10.0, 10.0))
+    with recorded_releases() as replace:
+        model(random_state=0, **params).fit(X, y)
+    with recorded_releases() as add_remove:
+        fitted = model(neighbours="add_remove", random_state=0, **params).fit(X, y)
+    assert len(add_remove) == len(replace)
+    for a, b in zip(replace, add_remove, strict=True):
+        assert a.scale == b.scale
+        np.testing.assert_array_equal(a.value, b.value)
+    assert fitted.neighbours_ == "add_remove"
+    assert "count" not in fitted.budget_split_
+    assert compose(fitted.budget_split_.values()).rho == pytest.approx(0.5)
+    with pytest.raises(ValueError, match='does not support bounds="private"'):
+        model(neighbours="add_remove", bounds="private", target_bounds=(-1, 1)).fit(
+            X, y
+        )
+
+
+@pytest.mark.parametrize("model", [LinearRegression, Ridge])
+def test_least_squares_neighbour_losses_within_the_claim(model):
+    # The exact zCDP cost of the Gaussian releases on neighbours chosen to
+    # break the claim: a row added at a corner (u = (1, ..., 1), t = 1)
+    # under add/remove, a person of k such rows added under add/remove over
+    # persons (averaged: one row's worth, not k), and a person's rows
+    # replaced by corners of the other sign. Each costs at most rho, and
+    # more than rho / 4, so that the noise at half its scale (four times the
+    # cost) would break the claim.
+    rng = np.random.default_rng(0)
+    rho, k, m = 0.5, 6, 60
+    X = rng.uniform(-0.5, 0.5, size=(m, 2))
+    y = rng.uniform(-0.5, 0.5, m)
+    groups = np.arange(m)
+    corner, t = np.ones((k, 2)), np.ones(k)
+    params = dict(rho=rho, bounds=(-1.0, 1.0), target_bounds=(-1.0, 1.0))
+
+    def releases(X, y, groups=None, **extra):
+        with recorded_releases() as out:
+            model(random_state=0, **params, **extra).fit(X, y, groups=groups)
+        return out
+
+    row_added = _gaussian_loss(
+        releases(X, y, neighbours="add_remove"),
+        releases(np.vstack([X, corner[:1]]), np.r_[y, t[:1]], neighbours="add_remove"),
+    )
+    person = dict(max_rows_per_group=k, neighbours="add_remove")
+    person_added = _gaussian_loss(
+        releases(X, y, groups, **person),
+        releases(np.vstack([X, corner]), np.r_[y, t], np.r_[groups, [m] * k], **person),
+    )
+    replaced = _gaussian_loss(
+        releases(np.vstack([X, corner]), np.r_[y, t], np.r_[groups, [m] * k], **person),
+        releases(
+            np.vstack([X, -corner[:2]]),
+            np.r_[y, -t[:2]],
+            np.r_[groups, [m] * 2],
+            **person,
+        ),
+    )
+    for loss in (row_added, person_added, replaced):
+        assert rho / 4 < loss <= rho
+    # The person's k rows weigh one row's worth: the same cost as one row.
+    assert person_added == pytest.approx(row_added, rel=1e-9)

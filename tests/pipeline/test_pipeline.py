@@ -1107,6 +1107,16 @@ def test_a_pipeline_hands_add_remove_to_every_step():
     assert "count" in pipe.named_steps.scale.budget_split_
     with pytest.raises(ValueError, match="does not fit under add/remove"):
         PrivatePipeline(
+            [
+                ("scale", StandardScaler(bounds=(-5.0, 5.0))),
+                ("g", MultivariateGaussian()),
+            ],
+            epsilon=1.0,
+            neighbours="add_remove",
+        ).fit(X)
+    # The imputer reads no count, but its private ranges would: refused.
+    with pytest.raises(ValueError, match='does not support bounds="private"'):
+        PrivatePipeline(
             [("impute", SimpleImputer()), ("pca", PCA(2))],
             epsilon=1.0,
             neighbours="add_remove",

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.covariance import EmpiricalCovariance
 from sklearn.utils._param_validation import InvalidParameterError
 
@@ -18,8 +19,10 @@ from dpcov.covariance import (
 from dpcov.datasets import make_mixed_units_table, make_sensor_table
 from dpcov.decomposition import PCA
 from dpcov.mechanisms import exponential_probabilities
-from dpcov.mechanisms._ranges import SPREAD_GRID, spread_scores
+from dpcov.mechanisms._ranges import SPREAD_GRID, median_candidates, spread_scores
 from dpcov.preprocessing import BoundsScaler, StandardScaler
+from dpcov.utils._columns import column_rank_counts
+from dpcov.utils._gram._units import UnitRows
 from dpcov.utils._private_ranges import RANGES_SHARE, plan_private_ranges
 from tests._privacy_checks import recorded_choices
 
@@ -259,3 +262,89 @@ def test_scaler_with_public_bounds_checks_dask_entries_before_spending():
     with pytest.raises(ValueError, match="NaN"):
         scaler.fit(da.from_array(X, chunks=(1000, 8)))
     assert len(accountant) == 0
+
+
+def _persons(seed, n_persons=3000, most=9, d=2):
+    # Persons with 1..most rows each (in no order), a person effect plus row
+    # noise, on scales of a few units.
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, most + 1, n_persons)
+    groups = rng.permutation(np.repeat(np.arange(n_persons), sizes))
+    X = 3.0 * rng.normal(size=(n_persons, d))[groups] + rng.normal(
+        size=(groups.size, d)
+    )
+    return X, groups
+
+
+def test_rank_counts_over_persons_move_by_at_most_one_exactly():
+    # Over persons every rank count weighs a person's kept rows 2**-e each
+    # (e = ceil(log2 k_p)): a person counts at most 1 and more than 1/2, the
+    # sums are exact (dyadic), and replacing one person by k rows at the
+    # other end moves every count by at most 1 (by k rows' worth, 6, if the
+    # rows counted 1 each), so the ranges' exponential mechanisms keep their
+    # sensitivity 1 per person.
+    k = 6
+    # (Every row kept, k_p <= k: the other persons' kept rows are the same on
+    # both sides, the coupling under which the selected tables are
+    # neighbours.)
+    X, groups = _persons(0, n_persons=200, most=k)
+    other = np.vstack([X[groups != 0], np.full((k, 2), 1e6)])
+    other_groups = np.r_[groups[groups != 0], np.zeros(k, int)]
+    candidates = [median_candidates()] * 2
+    counts = []
+    for rows, labels in [(X, groups), (other, other_groups)]:
+        units = UnitRows.select(rows, labels, k, np.random.default_rng(0), name="E")
+        weights = units.count_weights
+        sizes = np.diff(units.starts)
+        person_weight = np.add.reduceat(weights, units.starts[:-1])
+        assert np.all((person_weight > 0.5) & (person_weight <= 1.0))
+        assert np.all(np.log2(weights) == np.round(np.log2(weights)))
+        assert np.all(np.repeat(sizes, sizes) <= 1 / weights)
+        at_or_below, observed = column_rank_counts(units, candidates)
+        # Exact: the same sums in another order.
+        back = column_rank_counts(
+            units.X, candidates, rows=units.rows[::-1], weights=weights[::-1]
+        )
+        for a, b in zip(at_or_below, back[0], strict=True):
+            np.testing.assert_array_equal(a, b)
+        counts.append((np.concatenate(at_or_below), observed))
+    moved = np.abs(counts[0][0] - counts[1][0]).max()
+    assert 0.5 < moved <= 1.0
+    assert np.abs(counts[0][1] - counts[1][1]).max() <= 1.0
+    rows_moved = np.abs(
+        np.concatenate(column_rank_counts(X, candidates)[0])
+        - np.concatenate(column_rank_counts(other, candidates)[0])
+    ).max()
+    assert rows_moved >= k - 1
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        GaussianCovariance(bounds="private", max_rows_per_group=4),
+        StandardScaler(bounds="private", max_rows_per_group=4),
+        PCA(1, bounds="private", max_rows_per_group=4),
+    ],
+    ids=type,
+)
+def test_private_ranges_over_persons(estimator):
+    # bounds="private" with groups: the ranges count persons (each at most
+    # 1), hold the bulk of the values, and the plan reads the number of
+    # persons, which no refusal states.
+    X, groups = _persons(1)
+    fitted = clone(estimator).set_params(epsilon=2.0, random_state=0)
+    with recorded_choices() as choices:
+        fitted.fit(X, groups=groups)
+    inner = getattr(fitted, "covariance_estimator_", fitted)
+    assert fitted.privacy_unit_ == "person"
+    lower, upper = inner.bounds_
+    inside = np.mean(np.all((X >= lower) & (X <= upper), axis=1))
+    assert inside > 0.9
+    assert np.all(upper - lower < 200.0)
+    # The 3 d steps' scores: non-integer counts (persons of several rows
+    # weigh less than 1 each) where rows would give integers.
+    assert len(choices) >= 6
+    few = X[np.isin(groups, np.arange(100))]
+    with pytest.raises(ValueError, match="persons at this budget") as error:
+        clone(estimator).fit(few, groups=groups[np.isin(groups, np.arange(100))])
+    assert "100" not in str(error.value) and str(len(few)) not in str(error.value)

@@ -82,18 +82,12 @@ def check_group_parameters(groups, max_rows_per_group, *, name):
         )
 
 
-def check_unit_input(X, groups, *, bounds, name):
+def check_unit_input(X, groups, *, name):
     """Refuse, before any read, what the per-person fit does not support."""
     if not (isinstance(X, np.ndarray) or sp.issparse(X)):
         raise ValueError(
             f"{name}.fit with groups needs X in memory as a NumPy array or a "
             "SciPy sparse matrix (not a Dask array or another array namespace)."
-        )
-    if isinstance(bounds, str) and bounds == "private":
-        raise ValueError(
-            f'{name}.fit with groups does not support bounds="private" (the '
-            "private ranges count rows, not persons): pass public bounds or "
-            "a data_norm, or leave both None for the private radius."
         )
     check_groups(groups, X.shape[0], name=name)
 
@@ -225,6 +219,20 @@ class UnitRows:
     @property
     def dtype(self):
         return self.X.dtype
+
+    @property
+    def count_weights(self):
+        """Each kept row's weight in counts, aligned with ``rows``.
+
+        ``2**-e`` for a person of ``k_p`` kept rows, ``e = ceil(log2 k_p)``:
+        a person counts at most 1 (and more than 1/2) in any count, and the
+        counts are sums of dyadic fractions, exact in float64, so two
+        neighbours' counts differ by at most 1 exactly, as the exponential
+        mechanisms over them assume (a weight ``1 / k_p`` would round).
+        """
+        counts = np.diff(self.starts)
+        exponent = np.frexp(counts - 1)[1]
+        return np.repeat(np.ldexp(1.0, -exponent), counts)
 
     def _check_left_out(self, step):
         # NaN or infinity in a row the selection left out is refused too.
