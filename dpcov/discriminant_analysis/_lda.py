@@ -56,6 +56,12 @@ from ..utils._gram._units import (
     persons_in_messages,
 )
 from ..utils._input import quiet_float_errors, validate_rows
+from ..utils._private_count import (
+    UNBINDING_COUNT,
+    check_relation,
+    release_count,
+    split_count,
+)
 from ..utils._private_ranges import check_bounds_without_rows, ranges_first_pass
 from ..utils._random import spawn_generators
 from ..utils._sklearn_compat import (
@@ -145,7 +151,8 @@ class LinearDiscriminantAnalysis(
     ``delta > 0`` or ``rho``, and pure ``epsilon``-DP with ``delta=0``, with
     respect to replacing one row (its label included: a replaced row may
     change class, which moves two class sums and two counts), or one
-    person's rows with ``groups`` and ``max_rows_per_group``.
+    person's rows with ``groups`` and ``max_rows_per_group``; and to adding
+    or removing one with ``neighbours="add_remove"``.
 
     Read more in the :ref:`User Guide <linear_models>`.
 
@@ -197,6 +204,17 @@ class LinearDiscriminantAnalysis(
         one row's worth (:func:`class_statistics_noise`); the private
         radius counts persons by their largest row norm, and the pooled
         covariance is fitted over persons. See :ref:`privacy_units`.
+    neighbours : {{"replace", "add_remove"}}, default="replace"
+        The neighbouring relation. ``"add_remove"``: one unit (a row, or a
+        person with ``groups``) added or removed, so their number is
+        private: the fit first releases a noisy count with 1/16 of the
+        budget (sensitivity 1; ``released_count_``), which the private
+        radius's plan reads (its scores and its minimum of units), and the
+        covariance estimator fits under add/remove too (with a count of its
+        own). The class statistics need no count (the means are ratios of
+        noisy sums to noisy counts) and move by at most ``sqrt(2) r`` when
+        a unit comes or goes, within their replace-one bound ``2 r``; the
+        fit holds under both relations. Not with ``bounds="private"``.
     {accountant}
     {random_state}
 
@@ -225,6 +243,9 @@ class LinearDiscriminantAnalysis(
     data_norm_ : float
         The private radius the rows were clipped to (with ``bounds``, in the
         box's unit coordinates).
+    released_count_ : int or None
+        Under ``neighbours="add_remove"``, the released (noisy) number of
+        units; None otherwise.
     ridge_ : float
         The ridge added to the covariance (its public noise level; with
         ``bounds``, in the box's unit coordinates: ``h_i**2`` times it on
@@ -303,6 +324,7 @@ class LinearDiscriminantAnalysis(
         "covariance": [HasMethods(["fit"]), None],
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
+        "neighbours": [StrOptions({"replace", "add_remove"})],
     }
 
     def __init__(
@@ -318,6 +340,7 @@ class LinearDiscriminantAnalysis(
         covariance=None,
         n_components=None,
         max_rows_per_group=None,
+        neighbours="replace",
         accountant=None,
         random_state=None,
     ):
@@ -331,6 +354,7 @@ class LinearDiscriminantAnalysis(
         self.covariance = covariance
         self.n_components = n_components
         self.max_rows_per_group = max_rows_per_group
+        self.neighbours = neighbours
         self.accountant = accountant
         self.random_state = random_state
 
@@ -540,24 +564,12 @@ class LinearDiscriminantAnalysis(
         self._check_priors(self._check_classes().size)
         self._check_budget()
         X = validate_rows(self, X)
-        n_samples, n_features = X.shape
-        n_units, n_rows = n_samples, None
         if groups is not None:
-            # The persons are the units (their number is public, the rows' not).
             check_unit_input(X, groups, name=name)
-            n_units, n_rows = np.unique(groups).size, n_samples
-        with persons_in_messages(groups is not None):
-            classes, priors, budget, index = self._check_before_spending(
-                n_units, y, n_features, n_rows=n_rows
-            )
-            geometry, split = self._plan(budget, n_units, n_features)
+        check_relation(self.neighbours, self.bounds, name=name)
+        classes, priors, budget, index, plan = self._check_and_plan(X, y, groups)
+        geometry, split, count, plan_budget = plan
         estimator = self._covariance_estimator(split["covariance"])
-        limit = min(classes.size - 1, n_features)
-        if self.n_components is not None and self.n_components > limit:
-            raise ValueError(
-                f"n_components={self.n_components} is above min(n_classes - 1, "
-                f"n_features)={limit}."
-            )
         X = np.asarray(X, dtype=np.float64)
         rng = self._noise_generator(budget)
         units = None
@@ -571,6 +583,14 @@ class LinearDiscriminantAnalysis(
         if geometry.ranges is not None:
             first = ranges_first_pass(X if units is None else units)
         self._spend_budget(budget)  # everything above used public values only
+        released = None
+        if count is not None:
+            # Add/remove: the number of units is private; a noisy count
+            # first, which the plan (the radius's) reads in its place.
+            geometry, split, released = self._plan_at_released_count(
+                X, units, count, plan_budget, rng
+            )
+            estimator.set_params(neighbours="add_remove")
 
         # 0-1. The geometry: the rows (a person's kept rows) in the box's unit
         # coordinates, clipped to the private radius.
@@ -594,6 +614,7 @@ class LinearDiscriminantAnalysis(
         # from rows constant within each class at epsilon=inf, has no scale
         # of its own), so that a singular release still gives a finite
         # classifier.
+        n_features = X.shape[1]
         scale = max(float(np.trace(estimator.covariance_)) / n_features, 1e-300)
         ridge = float(max(estimator.noise_level_, 1e-9 * scale, 1e-12 * radius**2))
         covariance = estimator.covariance_ + ridge * np.eye(n_features)
@@ -606,11 +627,53 @@ class LinearDiscriminantAnalysis(
 
         self._record(classes, means, priors, covariance, radius, ridge, floor)
         self.bounds_ = geometry.box
+        self.released_count_ = released
         steps = {**geometry.split, "means": split["means"]}
+        if count is not None:
+            steps = {"count": count, **steps}
         for name, step in estimator.budget_split_.items():
             steps[f"covariance_{name}"] = step
         self._record_privacy(compose(steps.values()), steps)
         return self
+
+    def _check_and_plan(self, X, y, groups):
+        # The checks of public values and labels, and the plan, before
+        # anything is spent: (classes, priors, budget, index, (geometry,
+        # split, count budget, the plan's budget)). The plan reads the number
+        # of units: rows, or persons with groups (whose number no message
+        # states); under add/remove none (a count no minimum binds: the
+        # checks that need the number come after the released count, in
+        # fit), and the count's share of the budget is set aside.
+        n_samples, n_features = X.shape
+        n_units = n_samples if groups is None else np.unique(groups).size
+        count = None
+        if self.neighbours == "add_remove":
+            n_units = UNBINDING_COUNT
+        with persons_in_messages(groups is not None):
+            classes, priors, budget, index = self._check_before_spending(
+                n_units, y, n_features, n_rows=n_samples
+            )
+            plan_budget = budget
+            if self.neighbours == "add_remove":
+                count, plan_budget = split_count(budget)
+            geometry, split = self._plan(plan_budget, n_units, n_features)
+        limit = min(classes.size - 1, n_features)
+        if self.n_components is not None and self.n_components > limit:
+            raise ValueError(
+                f"n_components={self.n_components} is above min(n_classes - 1, "
+                f"n_features)={limit}."
+            )
+        return classes, priors, budget, index, (geometry, split, count, plan_budget)
+
+    def _plan_at_released_count(self, X, units, count, plan_budget, rng):
+        # Under add/remove: the noisy number of units (rows, or persons), and
+        # the plan at it (its checks, e.g. the units the private radius
+        # needs, refuse after the fit is recorded, naming the count as the
+        # released one).
+        _, released = release_count(X if units is None else units, count, rng)
+        with persons_in_messages(units is not None, released=True):
+            geometry, split = self._plan(plan_budget, released, X.shape[1])
+        return geometry, split, released
 
     def _fit_pooled(self, estimator, centred, units, radius, rng):
         # The pooled covariance's estimator fitted on the centred rows (norm

@@ -508,3 +508,63 @@ def test_a_pipeline_over_persons_ends_in_lda():
         pipe.fit(X[few], y[few], groups=groups[few])
     text = str(error.value)
     assert "50" not in text and str(few.sum()) not in text
+
+
+def test_add_remove_releases_a_count_first_and_reads_it():
+    # neighbours="add_remove": a noisy count (sensitivity 1, 1/16 of rho)
+    # comes first; the radius's plan reads it (a refusal for too few then
+    # names it as the released count, after the fit is recorded); the class
+    # statistics are released as under replacement; the pooled covariance
+    # fits under add/remove with its own count. A row added at the radius
+    # costs the class-statistics release at most its share of rho (the
+    # add/remove change, at most sqrt(2) r, within the replace-one 2 r).
+    from dpcov.accounting import BudgetAccountant
+
+    X, y = _mixture(2, n=20_000, d=3)
+    rho = 0.5
+    params = dict(rho=rho, data_norm=20.0, classes=[0, 1, 2], random_state=0)
+
+    def fit(X, y, **extra):
+        with recorded_releases() as releases:
+            model = LinearDiscriminantAnalysis(**params, **extra).fit(X, y)
+        return model, releases
+
+    model, releases = fit(X, y, neighbours="add_remove")
+    count = releases[0]
+    assert count.value == 20_000
+    assert count.scale == pytest.approx(1 / math.sqrt(2 * rho / 16), rel=1e-12)
+    assert model.released_count_ == max(round(float(count.noisy)), 1)
+    assert model.neighbours_ == "add_remove"
+    assert {"count", "covariance_count"} <= set(model.budget_split_)
+    assert compose(model.budget_split_.values()).rho == pytest.approx(rho)
+    statistics = [r for r in releases if np.shape(r.value) == (12,)]
+    (replace_statistics,) = [r for r in fit(X, y)[1] if np.shape(r.value) == (12,)]
+    np.testing.assert_allclose(statistics[0].value, replace_statistics.value)
+    assert statistics[0].scale == pytest.approx(
+        replace_statistics.scale * math.sqrt(16 / 15), rel=1e-12
+    )
+    added, added_releases = fit(
+        np.vstack([X, [[0.0, 0.0, model.data_norm_]]]),
+        np.r_[y, 2],
+        neighbours="add_remove",
+    )
+    assert added.data_norm_ == model.data_norm_
+    (after,) = [r for r in added_releases if np.shape(r.value) == (12,)]
+    delta = after.value - statistics[0].value
+    loss = float(delta @ delta) / (2 * after.scale**2)
+    share = LDA_SHARES["means"] * rho * 15 / 16
+    assert share / 4 < loss <= share
+    ledger = BudgetAccountant(relation="add_remove")
+    with pytest.raises(ValueError, match=r"the released \(noisy\) count is"):
+        LinearDiscriminantAnalysis(
+            epsilon=1.0,
+            classes=[0, 1, 2],
+            neighbours="add_remove",
+            accountant=ledger,
+            random_state=0,
+        ).fit(X[:50], y[:50])
+    assert len(ledger) == 1 and ledger.relations == ["add_remove"]
+    with pytest.raises(ValueError, match='does not support bounds="private"'):
+        LinearDiscriminantAnalysis(
+            classes=[0, 1, 2], bounds="private", neighbours="add_remove"
+        ).fit(X, y)

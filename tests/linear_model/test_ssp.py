@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 from scipy import linalg
+from sklearn.base import clone
 from sklearn.linear_model import LinearRegression as SkLinearRegression
 from sklearn.metrics import r2_score
 
@@ -389,3 +390,46 @@ def test_least_squares_neighbour_losses_within_the_claim(model):
         assert rho / 4 < loss <= rho
     # The person's k rows weigh one row's worth: the same cost as one row.
     assert person_added == pytest.approx(row_added, rel=1e-9)
+
+
+def test_least_squares_over_persons_with_private_ranges_and_in_a_pipeline():
+    # bounds="private" with groups: the ranges count persons (the plan reads
+    # their number, which a refusal does not state); a pipeline over persons
+    # ending in least squares checks the targets' rows and the persons'
+    # number apart before spending.
+    from dpcov.pipeline import PrivatePipeline
+    from dpcov.preprocessing import StandardScaler
+
+    rng = np.random.default_rng(4)
+    sizes = rng.integers(1, 5, 4000)
+    groups = rng.permutation(np.repeat(np.arange(4000), sizes))
+    X = rng.normal(size=(groups.size, 2)) * [1.0, 3.0]
+    y = np.clip(X @ [1.0, -0.5] + rng.normal(0, 0.3, groups.size), -8.0, 8.0)
+    model = LinearRegression(
+        epsilon=2.0,
+        bounds="private",
+        target_bounds=(-8.0, 8.0),
+        max_rows_per_group=4,
+        random_state=0,
+    ).fit(X, y, groups=groups)
+    assert model.privacy_unit_ == "person" and "bounds" in model.budget_split_
+    np.testing.assert_allclose(model.coef_, [1.0, -0.5], atol=0.15)
+    few = groups < 60
+    with pytest.raises(ValueError, match="persons at this budget") as error:
+        clone(model).fit(X[few], y[few], groups=groups[few])
+    assert "60" not in str(error.value) and str(few.sum()) not in str(error.value)
+    pipe = PrivatePipeline(
+        [
+            ("scale", StandardScaler(bounds=(-10.0, 10.0))),
+            ("model", LinearRegression(target_bounds=(-8.0, 8.0))),
+        ],
+        epsilon=2.0,
+        max_rows_per_group=4,
+        random_state=0,
+    ).fit(X, y, groups=groups)
+    assert pipe.privacy_unit_ == "person"
+    assert {s.privacy_unit_ for s in pipe.named_steps.values()} == {"person"}
+    outside = y.copy()
+    outside[-1] = 9.0
+    with pytest.raises(ValueError, match="outside target_bounds"):
+        clone(pipe).fit(X, outside, groups=groups)

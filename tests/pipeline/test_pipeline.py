@@ -1169,3 +1169,32 @@ def test_a_pipeline_over_persons_gives_an_extreme_person_the_same_outcome():
         outcome(lambda X=X, g=g: clone(pipe).fit(X, groups=g)) for X, g in (far, near)
     ]
     assert seen[0] == seen[1] and seen[0][0] == "fit"
+
+
+def test_add_remove_pipelines_end_in_a_model():
+    # Least squares and LDA take neighbours too: a pipeline under add/remove
+    # ends in either; the scaler and LDA release counts of their own (LDA's
+    # private radius reads one), least squares none.
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(20_000, 3))
+    y = np.clip(X @ [1.0, -1.0, 0.5], -6.0, 6.0)
+    labels = (X[:, 0] > 0).astype(int)
+    for last, target in [
+        (LinearRegression(target_bounds=(-6.0, 6.0)), y),
+        (LinearDiscriminantAnalysis(classes=[0, 1]), labels),
+    ]:
+        pipe = PrivatePipeline(
+            [("scale", StandardScaler(bounds=(-5.0, 5.0))), ("model", last)],
+            epsilon=2.0,
+            neighbours="add_remove",
+            random_state=0,
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pipe.fit(X, target)
+        assert {s.neighbours_ for s in pipe.named_steps.values()} == {"add_remove"}
+        model = pipe.named_steps["model"]
+        assert ("count" in model.budget_split_) == isinstance(
+            model, LinearDiscriminantAnalysis
+        )
+        assert pipe.score(X, target) > 0.8
