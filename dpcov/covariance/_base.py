@@ -71,6 +71,7 @@ from ..utils._geometry import (
 from ..utils._gram import is_dask_array, row_statistics
 from ..utils._gram._binned import binned_grams_fit
 from ..utils._gram._units import (
+    CountedRows,
     UnitRows,
     check_group_parameters,
     check_unit_input,
@@ -80,7 +81,6 @@ from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._input_messages import NonFiniteInput
 from ..utils._private_count import (
     UNBINDING_COUNT,
-    check_relation,
     release_count,
     split_count,
 )
@@ -540,7 +540,6 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         lazy = is_dask_array(X)
         if groups is not None:
             check_unit_input(X, groups, name=name)
-        check_relation(self.neighbours, self.bounds, name=name)
         n_features = X.shape[1]
         # The d x d linear algebra after the passes (eigendecompositions,
         # projections) runs single-threaded for d <= 1000; the passes keep
@@ -581,44 +580,24 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             X = UnitRows.select(
                 X, groups, self.max_rows_per_group, order, name=type(self).__name__
             )
-        count = None
-        plan_budget = budget
         if self.neighbours == "add_remove":
-            # The number of units is private. The checks that need no count
-            # (the parameters, a box's values, n_components against the
-            # features) and the first pass (entries checked) come first, on a
-            # plan at a count no minimum binds (the box, the norm bound and
-            # whether the radius is private do not depend on the count); then
-            # the fit is recorded and a noisy count released, which
-            # everything after reads in place of the number of units
-            # (X.shape[0]), refusals included.
-            count, plan_budget = split_count(budget)
-            unbound = self._plan((UNBINDING_COUNT, X.shape[1]), plan_budget)
-            self._check_public(None, X.shape[1])
-            first = self._first_pass(X, unbound, lazy=lazy)
-            self._spend_budget(budget)
-            X, _ = release_count(X, count, rng)
-        # Plan on public values, then read the data; nothing is drawn before
-        # the fit is recorded (the budget spent).
-        with persons_in_messages(isinstance(X, UnitRows), released=count is not None):
-            plan = self._plan(X.shape, plan_budget)
-            self._check_public(plan.n_samples, plan.n_features)
-        if count is not None:
-            plan = replace(
-                plan, split={"count": count, **plan.split}, released_count=X.shape[0]
-            )
-        elif plan.geometry.ranges is None:
-            first = self._first_pass(X, plan, lazy=lazy)
-            self._spend_budget(budget)  # every check above used public values only
+            X, plan, first = self._count_then_plan(X, budget, lazy=lazy, rng=rng)
         else:
-            # bounds="private": the first pass counts for the ranges (a Dask
-            # array's entries are checked there); the ranges are released
-            # first, then the fit goes on in their box.
-            counts = ranges_first_pass(X, check_finite=True)
-            self._spend_budget(budget)
-            geometry = release_ranges(plan.geometry, X, counts, rng=rng)
-            plan = replace(plan, geometry=geometry)
-            first = self._first_pass(X, plan, lazy=lazy)
+            # Plan on public values, then read the data; nothing is drawn
+            # before the fit is recorded (the budget spent).
+            with persons_in_messages(isinstance(X, UnitRows)):
+                plan = self._plan(X.shape, budget)
+                self._check_public(plan.n_samples, plan.n_features)
+            if plan.geometry.ranges is None:
+                first = self._first_pass(X, plan, lazy=lazy)
+                self._spend_budget(budget)  # every check above: public values
+            else:
+                # bounds="private": the first pass counts for the ranges (a
+                # Dask array's entries are checked there); the ranges are
+                # released first, then the fit goes on in their box.
+                counts = ranges_first_pass(X, check_finite=True)
+                self._spend_budget(budget)
+                plan, first = self._in_private_ranges(X, plan, counts, lazy, rng)
         # Release the radius, the mean and the covariance, in this order.
         data_norm, sums = self._release_radius(X, plan, first, lazy=lazy, rng=rng)
         location, center, radius = self._release_mean(plan, data_norm, sums, rng=rng)
@@ -639,6 +618,47 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         self._record(estimate, release, plan, data_norm=data_norm)
         warn_if_noise_dominated(self, estimate.signal_to_noise)
         return self
+
+    def _count_then_plan(self, X, budget, *, lazy, rng):
+        """Under add/remove: the count released first, then the plan at it.
+
+        The number of units is private. The checks that need no count (the
+        parameters, a box's values, n_components against the features) and
+        the first pass (entries checked; with ``bounds="private"``, the
+        ranges' first counts) come first, on a plan at a count no minimum
+        binds (the box, the norm bound and whether the radius or the ranges
+        are private do not depend on the count); then the fit is recorded and
+        a noisy count released, which everything after reads in place of the
+        number of units (``X.shape[0]``), refusals included. Returns the rows
+        wrapped to report the count, the plan and the first pass.
+        """
+        count, plan_budget = split_count(budget)
+        unbound = self._plan((UNBINDING_COUNT, X.shape[1]), plan_budget)
+        self._check_public(None, X.shape[1])
+        if unbound.geometry.ranges is None:
+            first = self._first_pass(X, unbound, lazy=lazy)
+        else:
+            counts = ranges_first_pass(X, check_finite=True)
+        self._spend_budget(budget)
+        X, released = release_count(X, count, rng)
+        with persons_in_messages(isinstance(X, UnitRows), released=True):
+            plan = self._plan(X.shape, plan_budget)
+            self._check_public(plan.n_samples, plan.n_features)
+        plan = replace(
+            plan, split={"count": count, **plan.split}, released_count=released
+        )
+        if plan.geometry.ranges is not None:
+            # The ranges' plan (the spread's scores) reads the released count.
+            plan, first = self._in_private_ranges(X, plan, counts, lazy, rng)
+        return X, plan, first
+
+    def _in_private_ranges(self, X, plan, counts, lazy, rng):
+        # The private ranges released from their first counts, and the first
+        # pass in their box: (plan, first).
+        rows = X.X if isinstance(X, CountedRows) else X
+        geometry = release_ranges(plan.geometry, rows, counts, rng=rng)
+        plan = replace(plan, geometry=geometry)
+        return plan, self._first_pass(X, plan, lazy=lazy)
 
     # Plan: public values only (the shape of X, the parameters, the budget).
 

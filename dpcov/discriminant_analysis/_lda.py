@@ -58,7 +58,6 @@ from ..utils._gram._units import (
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._private_count import (
     UNBINDING_COUNT,
-    check_relation,
     release_count,
     split_count,
 )
@@ -214,7 +213,8 @@ class LinearDiscriminantAnalysis(
         own). The class statistics need no count (the means are ratios of
         noisy sums to noisy counts) and move by at most ``sqrt(2) r`` when
         a unit comes or goes, within their replace-one bound ``2 r``; the
-        fit holds under both relations. Not with ``bounds="private"``.
+        fit holds under both relations. With ``bounds="private"``, the
+        ranges' plan reads the released count too.
     {accountant}
     {random_state}
 
@@ -566,7 +566,6 @@ class LinearDiscriminantAnalysis(
         X = validate_rows(self, X)
         if groups is not None:
             check_unit_input(X, groups, name=name)
-        check_relation(self.neighbours, self.bounds, name=name)
         classes, priors, budget, index, plan = self._check_and_plan(X, y, groups)
         geometry, split, count, plan_budget = plan
         estimator = self._covariance_estimator(split["covariance"])

@@ -12,6 +12,7 @@ so.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -34,7 +35,7 @@ from ..utils._gram._units import (
     persons_in_messages,
 )
 from ..utils._input import validate_rows
-from ..utils._private_count import check_relation
+from ..utils._private_count import UNBINDING_COUNT, release_count, split_count
 from ..utils._private_ranges import check_bounds_without_rows, ranges_first_pass
 from ..utils._random import spawn_generators
 from ..utils._sklearn_compat import (
@@ -146,8 +147,10 @@ class SimpleImputer(
         the replace-one bound :func:`mean_noise` calibrates to, and the
         median's scores by at most 1/2 (its observed count by 1/2 and its
         rank counts by at most 1, in the same direction); so nothing is
-        spent on a count and the fit holds under both relations. Needs
-        public ``bounds`` (the private ranges need the number of rows).
+        spent on a count and the fit holds under both relations. With
+        private ranges (``bounds=None`` or ``"private"``) their plan needs
+        the number of units: a noisy count (1/16 of the budget) is released
+        first for it.
     copy : bool, default=True
         If False, ``transform`` fills in place when the input is a writeable
         float array.
@@ -407,8 +410,6 @@ class SimpleImputer(
         n_samples, n_features = X.shape
         if groups is not None:
             check_unit_input(X, groups, name=name)
-        bounds = "private" if self.bounds is None else self.bounds
-        check_relation(self.neighbours, bounds, name=name)
         # A public box is checked first (and recorded by strategy="constant",
         # which releases nothing); the rest of the plan after the generator.
         geometry, _ = self._plan(budget, n_samples, n_features, release=False)
@@ -424,8 +425,16 @@ class SimpleImputer(
             (order,) = spawn_generators(rng, 1)
             X = UnitRows.select(X, groups, self.max_rows_per_group, order, name=name)
             n_samples = X.shape[0]
+        # Under add/remove only the private ranges read a count: their
+        # plan is then made at a count no minimum binds, and again at a
+        # released count once the fit is recorded.
+        private = self.bounds is None or isinstance(self.bounds, str)
+        ranges_count = self.neighbours == "add_remove" and private
+        plan_budget = split_count(budget)[1] if ranges_count else budget
         with persons_in_messages(groups is not None):
-            geometry, split = self._plan(budget, n_samples, n_features)
+            geometry, split = self._plan(
+                plan_budget, UNBINDING_COUNT if ranges_count else n_samples, n_features
+            )
         if geometry.ranges is None:
             # The pass before the budget is spent (Dask: entries checked).
             read = self._read(X, geometry.box, lazy)
@@ -435,6 +444,8 @@ class SimpleImputer(
             # budget is spent.
             first = ranges_first_pass(X, check_finite=lazy, allow_nan=True)
             self._spend_budget(budget)
+            if ranges_count:
+                geometry, split = self._plan_at_released_count(X, budget, rng)
             geometry = release_ranges(geometry, X, first, rng=rng)
             read = self._read(X, geometry.box, lazy)
         split = {**geometry.split, **split}
@@ -444,6 +455,16 @@ class SimpleImputer(
             statistics = _draw_median(*read, split["statistics"], rng)
         self._record(statistics, geometry.box, split)
         return self
+
+    def _plan_at_released_count(self, X, budget, rng):
+        # Add/remove with private ranges: a noisy count of the units (rows,
+        # or persons), then the plan at it; a refusal for too few comes
+        # after the fit is recorded and names the count as the released one.
+        count, plan_budget = split_count(budget)
+        _, released = release_count(X, count, rng)
+        with persons_in_messages(isinstance(X, UnitRows), released=True):
+            geometry, split = self._plan(plan_budget, released, X.shape[1])
+        return replace(geometry, split={"count": count, **geometry.split}), split
 
     def _read(self, X, box, lazy):
         # The sums (mean) or rank counts (median) the release needs; over

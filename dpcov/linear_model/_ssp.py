@@ -15,6 +15,7 @@ private lower bound on the smallest eigenvalue of ``X^T X``.
 import math
 import warnings
 from abc import ABCMeta, abstractmethod
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -37,7 +38,7 @@ from ..utils._gram._units import (
     persons_in_messages,
 )
 from ..utils._input import quiet_float_errors, validate_rows
-from ..utils._private_count import check_relation
+from ..utils._private_count import UNBINDING_COUNT, release_count, split_count
 from ..utils._private_ranges import check_bounds_without_rows, ranges_first_pass
 from ..utils._random import spawn_generators
 from ..utils._sklearn_compat import (
@@ -278,16 +279,20 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
         self._check_budget()
         X = validate_rows(self, X, accept_sparse="csr")
         n_samples, n_features = X.shape
-        n_units, n_rows = n_samples, None
+        n_units = n_samples
         if groups is not None:
             # The persons are the units (their number is public under
             # replace-one-person neighbours, the rows' is not).
             check_unit_input(X, groups, name=name)
-            n_units, n_rows = np.unique(groups).size, n_samples
-        check_relation(self.neighbours, self.bounds, name=name)
+            n_units = np.unique(groups).size
+        # Under add/remove only the private ranges read a count, released
+        # once the fit is recorded: the checks before read none.
+        ranges_count = self.neighbours == "add_remove" and isinstance(self.bounds, str)
+        if ranges_count:
+            n_units = UNBINDING_COUNT
         with persons_in_messages(groups is not None):
             target_box, budget, y = self._check_before_spending(
-                n_units, y, n_rows=n_rows
+                n_units, y, n_rows=n_samples
             )
         rng = self._noise_generator(budget)
         units = X
@@ -298,17 +303,9 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
             units = UnitRows.select(
                 X, groups, self.max_rows_per_group, order, name=name
             )
-        # The geometry step: the box (public, or the private ranges with a
-        # quarter of the budget) and the statistics' shares of the rest.
-        with persons_in_messages(groups is not None):
-            geometry, split = plan_geometry(
-                budget, n_units, n_features, bounds=self.bounds, shares=self._shares()
-            )
-        first = None if geometry.ranges is None else ranges_first_pass(units)
-        self._spend_budget(budget)  # everything above used public values only
-        if geometry.ranges is not None:
-            geometry = release_ranges(geometry, units, first, rng=rng)
-        split = {**geometry.split, **split}
+        geometry, split = self._release_geometry(
+            units, budget, n_units, rng, ranges_count=ranges_count
+        )
         box = geometry.box
         n_columns = n_features + 1
         gram, cross = _unit_statistics(X, y, box, target_box, units)
@@ -324,6 +321,34 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
         theta = _solve(released["gram"], released["cross"], penalty)
         self._record(theta, box, target_box, penalty, split)
         return self
+
+    def _release_geometry(self, units, budget, n_units, rng, *, ranges_count):
+        # The geometry step, and the budget spent: the box (public, or the
+        # private ranges with a quarter of the budget) and the statistics'
+        # shares of the rest. With ranges_count (add/remove, private ranges)
+        # the plan is made at n_units (a count no minimum binds) before, and
+        # at a noisy count of the units (1/16 of the budget) after, the fit
+        # is recorded. Returns (geometry, split), the split of every step.
+        persons = isinstance(units, UnitRows)
+        plan_budget = split_count(budget)[1] if ranges_count else budget
+        shares, n_features = self._shares(), units.shape[1]
+        with persons_in_messages(persons):
+            geometry, split = plan_geometry(
+                plan_budget, n_units, n_features, bounds=self.bounds, shares=shares
+            )
+        first = None if geometry.ranges is None else ranges_first_pass(units)
+        self._spend_budget(budget)  # everything above used public values only
+        if ranges_count:
+            count = split_count(budget)[0]
+            _, released = release_count(units, count, rng)
+            with persons_in_messages(persons, released=True):
+                geometry, split = plan_geometry(
+                    plan_budget, released, n_features, bounds=self.bounds, shares=shares
+                )
+            geometry = replace(geometry, split={"count": count, **geometry.split})
+        if geometry.ranges is not None:
+            geometry = release_ranges(geometry, units, first, rng=rng)
+        return geometry, {**geometry.split, **split}
 
     def _record(self, theta, box, target_box, penalty, split):
         # Back to the original units: t = z . theta_z + theta_0 with

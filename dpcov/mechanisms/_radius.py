@@ -248,9 +248,11 @@ def exponential_radius_scores(counts, n_samples, k):
     Parameters
     ----------
     counts : ndarray of shape (m,)
-        ``radius_counts`` of the data (never released).
+        ``radius_counts`` of the data (never released); those above
+        ``n_samples`` count as ``n_samples``.
     n_samples : int
-        Number of rows (public under replace-one neighbours).
+        Number of rows (public under replace-one neighbours; under add/remove
+        neighbours, a released count).
     k : int
         Public target number of rows outside.
 
@@ -259,7 +261,11 @@ def exponential_radius_scores(counts, n_samples, k):
     scores : ndarray of shape (m,)
         Non-positive; sensitivity 1 under replace-one neighbours.
     """
-    counts = np.asarray(counts, dtype=float)
+    # A count above n_samples (under add/remove neighbours n_samples is a
+    # released count, which the exact counts may exceed) is taken as
+    # n_samples: a 1-Lipschitz map, so the sensitivity stays 1, and every
+    # score lies in [-(n_samples + k), 0], bounded by public values.
+    counts = np.minimum(np.asarray(counts, dtype=float), float(n_samples))
     below = np.append(counts[1:], float(n_samples))
     # Replacing one row changes each count by at most 1, so each of
     # c_j - k and k - c_{j+1} changes by at most 1, and so does the max of

@@ -214,10 +214,12 @@ def spread_scores(above, n_samples, *, epsilon, beta=0.1, grid=SPREAD_GRID):
     if not np.all(np.isfinite(prior)):  # epsilon = inf: the counts alone
         return counts
     # The prior rounded to a multiple of a power of two ``q`` such that every
-    # score (an integer count score plus the prior, below 2**e in size) is a
+    # score (a count score plus the prior, below 2**e in size) is a
     # multiple of q below 2**e with e - log2(q) = 50: the sums are exact in
     # float64, so the scores of neighbours differ by exactly the count
-    # scores' difference, at most 1.
+    # scores' difference, at most 1. (Count scores are integers, or over
+    # persons multiples of 2**-ceil(log2 k) for k rows a person: multiples
+    # of q too while 2**e stays below 2**50 / k.)
     exponent = math.ceil(math.log2(n_samples + k + float(np.max(np.abs(prior))) + 2))
     quantum = 2.0 ** (exponent - 50)
     return counts + np.round(prior / quantum) * quantum

@@ -39,6 +39,7 @@ from ..utils._docstrings import fill_doc
 from ..utils._geometry import plan_geometry, release_ranges
 from ..utils._gram import is_dask_array, row_statistics
 from ..utils._gram._units import (
+    CountedRows,
     UnitRows,
     check_group_parameters,
     check_unit_input,
@@ -46,7 +47,7 @@ from ..utils._gram._units import (
 )
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._input_messages import NonFiniteInput
-from ..utils._private_count import check_relation, release_count, split_count
+from ..utils._private_count import release_count, split_count
 from ..utils._private_ranges import check_bounds_without_rows, ranges_first_pass
 from ..utils._random import spawn_generators
 from ..utils._sklearn_compat import (
@@ -218,7 +219,8 @@ class StandardScaler(
         budget (sensitivity 1) and divides the sums by it (``n_samples_seen_``
         reports it). The moments' noise keeps its replace-one calibration,
         which bounds adding or removing a unit too, so the fit holds under
-        both relations. Not with ``bounds="private"``.
+        both relations. With ``bounds="private"`` the ranges' plan reads the
+        released count too.
     copy : bool, default=True
         If False, ``transform`` and ``inverse_transform`` work in place when
         the input is a writeable float array.
@@ -501,7 +503,6 @@ class StandardScaler(
         )
         if groups is not None:
             check_unit_input(X, groups, name=name)
-        check_relation(self.neighbours, self.bounds, name=name)
         try:
             return self._fit_rows(X, budget, groups)
         except NonFiniteInput as error:
@@ -579,15 +580,25 @@ class StandardScaler(
         # to report the released count under add/remove.
         if release and self.neighbours == "add_remove":
             # The number of units is private: the sums first (entries
-            # checked), then the fit is recorded and a noisy count released,
-            # which the plan and the normalisation read.
+            # checked; with private ranges, the ranges' first counts), then
+            # the fit is recorded and a noisy count released, which the plan
+            # (the ranges' included) and the normalisation read.
             count, rest = split_count(budget)
-            box = check_bounds(self.bounds, X.shape[1])
-            sums = self._moment_sums(X, box, check_finite=True)
+            private = isinstance(self.bounds, str)
+            if private:
+                first = ranges_first_pass(X, check_finite=True)
+            else:
+                box = check_bounds(self.bounds, X.shape[1])
+                sums = self._moment_sums(X, box, check_finite=True)
             self._spend_budget(budget)
             X, _ = release_count(X, count, rng)
-            geometry, moments = self._plan(rest, *X.shape)
+            with persons_in_messages(isinstance(X, UnitRows), released=True):
+                geometry, moments = self._plan(rest, *X.shape)
             geometry = replace(geometry, split={"count": count, **geometry.split})
+            if private:
+                rows = X.X if isinstance(X, CountedRows) else X
+                geometry = release_ranges(geometry, rows, first, rng=rng)
+                sums = self._moment_sums(X, geometry.box, check_finite=lazy)
             return X, geometry, moments, sums
         with persons_in_messages(isinstance(X, UnitRows)):
             geometry, moments = self._plan(budget, *X.shape)

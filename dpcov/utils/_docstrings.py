@@ -139,8 +139,9 @@ neighbours : {"replace", "add_remove"}, default="replace"
     replace-one bound ``sqrt(2) B**2``), its smallest eigenvalue by at
     most ``B**2`` and ``U^T t`` by ``u t`` (at most ``B``, below ``2 B``),
     so the replace-one noise bounds it, nothing is spent on a count, and
-    the fit holds under both relations at its budget. Not with
-    ``bounds="private"`` (the private ranges need the number of rows). See
+    the fit holds under both relations at its budget. With
+    ``bounds="private"`` the ranges' plan needs the number of units: a
+    noisy count (1/16 of the budget) is released first for it. See
     :ref:`privacy_units`.""",
     "assume_centered": """
 assume_centered : bool, default=False

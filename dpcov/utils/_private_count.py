@@ -32,21 +32,6 @@ COUNT_SHARE = 1.0 / 16
 UNBINDING_COUNT = 2**53
 
 
-def check_relation(neighbours, bounds, *, name):
-    """Refuse ``bounds="private"`` under add/remove neighbours, before reading.
-
-    The private ranges' plan needs the number of rows, which is private
-    under add/remove.
-    """
-    if neighbours == "add_remove" and isinstance(bounds, str):
-        raise ValueError(
-            f'{name}: neighbours="add_remove" does not support bounds="private" '
-            "(the private ranges need the number of rows, which is private "
-            "under add/remove): pass public bounds (or, where the estimator "
-            "takes it, a data_norm)."
-        )
-
-
 def split_count(budget):
     """``(count budget, the rest)``: :data:`COUNT_SHARE` of ``budget`` and the rest."""
     shares = split_budget(budget, {"count": COUNT_SHARE, "rest": 1.0 - COUNT_SHARE})

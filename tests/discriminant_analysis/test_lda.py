@@ -564,7 +564,3 @@ def test_add_remove_releases_a_count_first_and_reads_it():
             random_state=0,
         ).fit(X[:50], y[:50])
     assert len(ledger) == 1 and ledger.relations == ["add_remove"]
-    with pytest.raises(ValueError, match='does not support bounds="private"'):
-        LinearDiscriminantAnalysis(
-            classes=[0, 1, 2], bounds="private", neighbours="add_remove"
-        ).fit(X, y)

@@ -406,8 +406,7 @@ def test_add_remove_moves_the_release_within_the_replace_bounds(global_random_se
 def test_add_remove_reads_no_count(strategy):
     # neighbours="add_remove" with public bounds: the same release as
     # replace-one (no count is needed: a ratio of noisy sums, or scores
-    # within the replace-one bound), the relation recorded; the private
-    # ranges (the default) need the number of rows and are refused.
+    # within the replace-one bound), the relation recorded.
     rng = np.random.default_rng(0)
     X = rng.normal(size=(2000, 2))
     X[rng.random(X.shape) < 0.2] = np.nan
@@ -417,8 +416,6 @@ def test_add_remove_reads_no_count(strategy):
     np.testing.assert_array_equal(replace.statistics_, add_remove.statistics_)
     assert add_remove.neighbours_ == "add_remove"
     assert set(add_remove.budget_split_) == set(replace.budget_split_)
-    with pytest.raises(ValueError, match='does not support bounds="private"'):
-        SimpleImputer(strategy=strategy, neighbours="add_remove").fit(X)
 
 
 def test_median_over_persons_counts_each_person_at_most_once():

@@ -325,8 +325,7 @@ def _gaussian_loss(releases_a, releases_b):
 def test_least_squares_add_remove_reads_no_count(model):
     # neighbours="add_remove": the same releases as replace-one (values and
     # scales), no count released (least squares needs none), and the fit
-    # records the relation; the private ranges, which need the number of
-    # rows, are refused before anything is read.
+    # records the relation.
     X, y = _problem(3, n=3000, d=3)
     params = dict(rho=0.5, bounds=(-1.0, 1.0), target_bounds=(-10.0, 10.0))
     with recorded_releases() as replace:
@@ -340,10 +339,6 @@ def test_least_squares_add_remove_reads_no_count(model):
     assert fitted.neighbours_ == "add_remove"
     assert "count" not in fitted.budget_split_
     assert compose(fitted.budget_split_.values()).rho == pytest.approx(0.5)
-    with pytest.raises(ValueError, match='does not support bounds="private"'):
-        model(neighbours="add_remove", bounds="private", target_bounds=(-1, 1)).fit(
-            X, y
-        )
 
 
 @pytest.mark.parametrize("model", [LinearRegression, Ridge])

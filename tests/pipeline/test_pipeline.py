@@ -1114,13 +1114,6 @@ def test_a_pipeline_hands_add_remove_to_every_step():
             epsilon=1.0,
             neighbours="add_remove",
         ).fit(X)
-    # The imputer reads no count, but its private ranges would: refused.
-    with pytest.raises(ValueError, match='does not support bounds="private"'):
-        PrivatePipeline(
-            [("impute", SimpleImputer()), ("pca", PCA(2))],
-            epsilon=1.0,
-            neighbours="add_remove",
-        ).fit(X)
 
 
 def test_groups_reach_a_pipeline_through_metadata_routing():

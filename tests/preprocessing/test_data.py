@@ -571,5 +571,3 @@ def test_scaler_add_remove_normalises_by_the_released_count():
     )
     assert moments.scale == pytest.approx(noise.scale, rel=1e-12)
     assert scaler.neighbours_ == "add_remove"
-    with pytest.raises(ValueError, match='does not support bounds="private"'):
-        StandardScaler(bounds="private", neighbours="add_remove").fit(X)

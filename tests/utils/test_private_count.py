@@ -9,7 +9,6 @@ from dpcov.accounting import ZCDP, PureDP
 from dpcov.utils._gram._units import CountedRows, UnitRows
 from dpcov.utils._private_count import (
     COUNT_SHARE,
-    check_relation,
     release_count,
     split_count,
 )
@@ -42,10 +41,3 @@ def test_the_count_is_released_with_sensitivity_one_rounded_and_at_least_one():
         wrapped, count = release_count(units, ZCDP(0.5), np.random.default_rng(2))
     assert releases[0].value == 2 and wrapped.shape == (count, 2)
     assert math.isclose(releases[0].scale, 1.0)
-
-
-def test_private_ranges_are_refused_under_add_remove():
-    check_relation("replace", "private", name="E")
-    check_relation("add_remove", (-1.0, 1.0), name="E")
-    with pytest.raises(ValueError, match='does not support bounds="private"'):
-        check_relation("add_remove", "private", name="E")

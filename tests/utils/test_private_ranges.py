@@ -8,7 +8,7 @@ from sklearn.base import clone
 from sklearn.covariance import EmpiricalCovariance
 from sklearn.utils._param_validation import InvalidParameterError
 
-from dpcov.accounting import ZCDP, PureDP, compose, zcdp_rho
+from dpcov.accounting import ZCDP, BudgetAccountant, PureDP, compose, zcdp_rho
 from dpcov.covariance import (
     AdaptiveCovariance,
     EigenSamplingCovariance,
@@ -18,13 +18,16 @@ from dpcov.covariance import (
 )
 from dpcov.datasets import make_mixed_units_table, make_sensor_table
 from dpcov.decomposition import PCA
-from dpcov.mechanisms import exponential_probabilities
+from dpcov.discriminant_analysis import LinearDiscriminantAnalysis
+from dpcov.impute import SimpleImputer
+from dpcov.linear_model import LinearRegression
+from dpcov.mechanisms import exponential_probabilities, exponential_radius_scores
 from dpcov.mechanisms._ranges import SPREAD_GRID, median_candidates, spread_scores
 from dpcov.preprocessing import BoundsScaler, StandardScaler
 from dpcov.utils._columns import column_rank_counts
 from dpcov.utils._gram._units import UnitRows
 from dpcov.utils._private_ranges import RANGES_SHARE, plan_private_ranges
-from tests._privacy_checks import recorded_choices
+from tests._privacy_checks import recorded_choices, recorded_releases
 
 COVARIANCES = [
     GaussianCovariance,
@@ -348,3 +351,56 @@ def test_private_ranges_over_persons(estimator):
     with pytest.raises(ValueError, match="persons at this budget") as error:
         clone(estimator).fit(few, groups=groups[np.isin(groups, np.arange(100))])
     assert "100" not in str(error.value) and str(len(few)) not in str(error.value)
+
+
+def test_counts_above_a_released_count_score_as_it():
+    # Under add/remove the plan's n_samples is a released count, which the
+    # exact counts may exceed: they score as n_samples (1-Lipschitz, so the
+    # sensitivity stays 1), and every score is bounded by public values.
+    counts = np.array([0.0, 3.0, 12.0, 15.0])
+    np.testing.assert_array_equal(
+        exponential_radius_scores(counts, 10, 2),
+        exponential_radius_scores(np.minimum(counts, 10), 10, 2),
+    )
+    assert exponential_radius_scores(counts, 10, 2).min() >= -(10 + 2)
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        GaussianCovariance(bounds="private"),
+        StandardScaler(bounds="private"),
+        SimpleImputer(),
+        LinearRegression(bounds="private", target_bounds=(-50.0, 50.0)),
+        LinearDiscriminantAnalysis(bounds="private", classes=[0, 1]),
+        PCA(1, bounds="private"),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+def test_private_ranges_under_add_remove_read_a_released_count(estimator):
+    # bounds="private" under add/remove: a noisy count first (sensitivity 1,
+    # 1/16 of rho), at which the ranges' plan is made (a refusal for too few
+    # comes after the fit is recorded and names the released count); the
+    # ranges then hold the bulk of the values.
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(20_000, 2)) * [1.0, 10.0] + [0.0, 50.0]
+    y = (X[:, 0] > 0).astype(int)
+    if isinstance(estimator, LinearRegression):
+        y = X[:, 0] + 0.1 * X[:, 1]
+    fitted = clone(estimator).set_params(
+        rho=0.5, neighbours="add_remove", random_state=0
+    )
+    with recorded_releases() as releases:
+        fitted.fit(X, y)
+    count = releases[0]
+    assert count.value == 20_000
+    assert count.scale == pytest.approx(1 / math.sqrt(2 * 0.5 / 16), rel=1e-12)
+    inner = getattr(fitted, "covariance_estimator_", fitted)
+    assert {"count", "bounds"} <= set(inner.budget_split_)
+    lower, upper = inner.bounds_
+    assert np.mean(np.all((X >= lower) & (X <= upper), axis=1)) > 0.9
+    ledger = BudgetAccountant(relation="add_remove")
+    few = clone(fitted).set_params(accountant=ledger)
+    with pytest.raises(ValueError, match=r"the released \(noisy\) count is"):
+        few.fit(X[:40], y[:40])
+    assert len(ledger) == 1
