@@ -5,9 +5,14 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.base import clone
 
 from dpcov.decomposition import ApproximateSubspace, ExactSubspace
+from dpcov.discriminant_analysis import LinearDiscriminantAnalysis
 from dpcov.distributions import MultivariateGaussian, ProductBernoulli
+from dpcov.exceptions import SeededNoiseWarning
+from dpcov.impute import SimpleImputer
+from dpcov.linear_model import LinearRegression
 from dpcov.utils._gram import row_statistics
 from dpcov.utils._gram._units import (
     UnitRows,
@@ -226,3 +231,49 @@ def test_estimators_of_rows_refuse_groups_clearly(estimator):
     X, y = np.zeros((20, 2)), np.zeros(20, int)
     with pytest.raises(ValueError, match=r"does not fit persons \(groups\)"):
         estimator.fit(X, y, groups=np.arange(20))
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        LinearDiscriminantAnalysis(classes=[0, 1]),
+        SimpleImputer(strategy="median"),
+        LinearRegression(bounds="private", target_bounds=(-2.0, 2.0)),
+        LinearDiscriminantAnalysis(classes=[0, 1], neighbours="add_remove"),
+    ],
+    ids=["lda", "imputer", "least_squares", "lda_add_remove"],
+)
+def test_an_extreme_person_is_a_merely_large_person(estimator):
+    # One person's k rows near float64's limit (1e300) or merely beyond
+    # every radius and range (1e100), in the same direction: with the same
+    # random_state, the fits over persons (private radius or private
+    # ranges) are equal and neither warns, whatever the mechanism's rule for
+    # rows past the bound.
+    rng = np.random.default_rng(0)
+    k, n_persons = 3, 3000
+    sizes = rng.integers(1, k + 1, n_persons)
+    groups = np.repeat(np.arange(n_persons), sizes)
+    X = rng.normal(size=(groups.size, 2))
+    y = (X[:, 0] > 0).astype(int)
+    if isinstance(estimator, LinearRegression):
+        y = np.clip(X[:, 0], -2.0, 2.0)
+    fits = []
+    for scale in (1e300, 1e100):
+        rows = np.vstack([X, np.full((k, 2), scale)])
+        labels = np.r_[groups, np.full(k, n_persons)]
+        target = np.r_[y, [1] * k] if y.dtype.kind == "i" else np.r_[y, [2.0] * k]
+        fitted = clone(estimator).set_params(
+            epsilon=2.0, max_rows_per_group=k, random_state=0
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            warnings.simplefilter("ignore", SeededNoiseWarning)
+            fitted.fit(rows, target, groups=labels)
+        fits.append(fitted)
+    for name in ("means_", "covariance_", "statistics_", "coef_", "bounds_"):
+        if getattr(fits[0], name, None) is not None:
+            np.testing.assert_allclose(
+                np.asarray(getattr(fits[0], name)),
+                np.asarray(getattr(fits[1], name)),
+                rtol=1e-9,
+            )
