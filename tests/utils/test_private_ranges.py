@@ -155,16 +155,21 @@ def test_adaptive_covariance_with_private_ranges_is_within_1_5x_of_true_ranges()
     assert np.mean(private) <= 1.5 * np.mean(public)
 
 
+@pytest.mark.parametrize("neighbours", ["replace", "add_remove"])
 @pytest.mark.parametrize("cls", [StandardScaler, GaussianCovariance])
-def test_dask_fit_equals_the_in_memory_fit(cls):
+def test_dask_fit_equals_the_in_memory_fit(cls, neighbours):
+    # (Under add/remove, a released count first: the ranges and the rest
+    # read it on the Dask array as in memory.)
     da = pytest.importorskip("dask.array")
     X = make_sensor_table(5000, random_state=1).data
-    a = cls(epsilon=1.0, bounds="private", random_state=3).fit(X)
-    b = cls(epsilon=1.0, bounds="private", random_state=3).fit(
-        da.from_array(X, chunks=(1000, 4))
-    )
+    params = dict(epsilon=1.0, bounds="private", neighbours=neighbours)
+    a = cls(random_state=3, **params).fit(X)
+    b = cls(random_state=3, **params).fit(da.from_array(X, chunks=(1000, 4)))
     np.testing.assert_allclose(a.bounds_[0], b.bounds_[0])
     np.testing.assert_allclose(a.bounds_[1], b.bounds_[1])
+    for name in ("covariance_", "mean_", "var_"):
+        if getattr(a, name, None) is not None:
+            np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=1e-9)
 
 
 def test_dask_nan_is_refused_before_anything_is_spent():
