@@ -409,7 +409,9 @@ class LinearDiscriminantAnalysis(
             labels = labels.reshape(-1)
         if labels.shape[0] != n_samples:
             raise ValueError(
-                f"X has {n_samples} rows and y has {labels.shape[0]}: they must match."
+                # (No count: the rows' number is private over persons and
+                # under add/remove neighbours.)
+                "X and y have different numbers of rows: they must match."
             )
         index = np.full(n_samples, -1)
         for k, label in enumerate(classes):

@@ -415,9 +415,13 @@ def _validate_target(name, y, n_samples, target_box=None):
             )
             target = target.reshape(-1)
         if target.ndim != 1:
-            problem = f"y should be a 1d array, got shape {target.shape}"
+            # (No count: the rows' number is private over persons and under
+            # add/remove neighbours.)
+            problem = f"y should be a 1d array, got {target.ndim} dimensions"
+            if target.ndim == 2:
+                problem = f"y should be a 1d array, got {target.shape[1]} columns"
         elif target.shape[0] != n_samples:
-            problem = f"X has {n_samples} rows and y has {target.shape[0]}"
+            problem = "X and y have different numbers of rows"
         elif not np.all(np.isfinite(target)):
             problem = "y contains NaN or infinity (targets must be finite)"
         elif target_box is not None and not np.all(

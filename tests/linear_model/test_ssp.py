@@ -229,7 +229,7 @@ def test_missing_ranges_are_refused(params, message):
     "y, message",
     [
         (np.full(100, np.nan), "NaN or infinity"),
-        (np.zeros(99), "100 rows and y has 99"),
+        (np.zeros(99), "different numbers of rows"),
         (np.array(["a"] * 100), "not numbers"),
         (np.zeros((100, 2)), "1d array"),
     ],

@@ -7,12 +7,13 @@ import pytest
 import scipy.sparse as sp
 from sklearn.base import clone
 
-from dpcov.decomposition import ApproximateSubspace, ExactSubspace
+from dpcov.decomposition import PCA, ApproximateSubspace, ExactSubspace
 from dpcov.discriminant_analysis import LinearDiscriminantAnalysis
 from dpcov.distributions import MultivariateGaussian, ProductBernoulli
 from dpcov.exceptions import SeededNoiseWarning
 from dpcov.impute import SimpleImputer
 from dpcov.linear_model import LinearRegression
+from dpcov.pipeline import PrivatePipeline
 from dpcov.utils._gram import row_statistics
 from dpcov.utils._gram._units import (
     UnitRows,
@@ -277,3 +278,47 @@ def test_an_extreme_person_is_a_merely_large_person(estimator):
                 np.asarray(getattr(fits[1], name)),
                 rtol=1e-9,
             )
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        LinearDiscriminantAnalysis(classes=[0, 1]),
+        LinearRegression(bounds=(-3.0, 3.0), target_bounds=(-2.0, 2.0)),
+    ],
+    ids=["lda", "least_squares"],
+)
+@pytest.mark.parametrize("unit", ["person", "add_remove"])
+def test_a_refused_target_states_no_row_count(estimator, unit):
+    # Over persons, or under add/remove neighbours, the number of rows is
+    # private: a target of the wrong length or shape is refused without it,
+    # on its own and inside a pipeline over persons.
+    rng = np.random.default_rng(1)
+    groups = np.repeat(np.arange(250), 4)
+    X = rng.normal(size=(groups.size, 2))
+    y = (X[:, 0] > 0).astype(int)
+    extra = {"max_rows_per_group": 2} if unit == "person" else {}
+    fit_params = {"groups": groups} if unit == "person" else {}
+    fitted = clone(estimator).set_params(**extra)
+    if unit == "add_remove":
+        fitted.set_params(neighbours="add_remove")
+    for bad in (y[:-1], np.c_[y, y]):
+        with pytest.raises(ValueError) as error:
+            fitted.fit(X, bad, **fit_params)
+        text = str(error.value)
+        assert str(len(X)) not in text and str(len(X) - 1) not in text
+    if unit == "person":
+        pipe = PrivatePipeline([("model", clone(estimator))], max_rows_per_group=2)
+        with pytest.raises(ValueError) as error:
+            pipe.fit(X, y[:-1], groups=groups)
+        assert str(len(X)) not in str(error.value)
+
+
+def test_pca_over_few_persons_names_the_bound_without_its_value():
+    # n_components above the number of persons: refused, naming the bound
+    # (min(n_persons, n_features)) but not the number of persons.
+    X = np.random.default_rng(0).normal(size=(9, 10))
+    groups = np.repeat([0, 1, 2], 3)
+    with pytest.raises(ValueError, match=r"min\(n_persons, n_features\)\.") as error:
+        PCA(5, data_norm=5.0, max_rows_per_group=3).fit(X, groups=groups)
+    assert "3" not in str(error.value).replace("max_rows_per_group=3", "")

@@ -136,6 +136,11 @@ def persons_in_messages(active=True, *, released=False):
         else:
             text = re.sub(got, "", str(error))
         if active:
+            # (A bound that is the number of persons, as PCA's on
+            # n_components, is named, not stated.)
+            text = re.sub(
+                r"min\(n_samples, n_features\)=\d+", "min(n_persons, n_features)", text
+            )
             text = re.sub(r"\bsamples?\b", "persons", text)
         raise ValueError(text) from None
 
