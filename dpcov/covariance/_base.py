@@ -71,7 +71,6 @@ from ..utils._geometry import (
 from ..utils._gram import is_dask_array, row_statistics
 from ..utils._gram._binned import binned_grams_fit
 from ..utils._gram._units import (
-    CountedRows,
     UnitRows,
     check_group_parameters,
     check_unit_input,
@@ -655,8 +654,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
     def _in_private_ranges(self, X, plan, counts, lazy, rng):
         # The private ranges released from their first counts, and the first
         # pass in their box: (plan, first).
-        rows = X.X if isinstance(X, CountedRows) else X
-        geometry = release_ranges(plan.geometry, rows, counts, rng=rng)
+        geometry = release_ranges(plan.geometry, X, counts, rng=rng)
         plan = replace(plan, geometry=geometry)
         return plan, self._first_pass(X, plan, lazy=lazy)
 

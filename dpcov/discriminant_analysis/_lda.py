@@ -700,10 +700,7 @@ class LinearDiscriminantAnalysis(
         # them by one row's worth. Returns the means (projected into the
         # r-ball, where the true means lie: free) and the noisy counts.
         n_features = rows.shape[1]
-        weights = None
-        if units is not None:
-            sizes = np.diff(units.starts)
-            weights = np.repeat(1.0 / sizes, sizes)
+        weights = None if units is None else units.mean_weights
         sums = np.zeros((n_classes, n_features))
         np.add.at(sums, index, rows if weights is None else rows * weights[:, None])
         counts = np.bincount(index, weights=weights, minlength=n_classes)

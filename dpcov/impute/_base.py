@@ -470,10 +470,6 @@ class SimpleImputer(
         # The sums (mean) or rank counts (median) the release needs; over
         # persons (UnitRows), the sums of each person's averages (weights
         # 1 / k_p) or the rank counts with each person counting at most 1.
-        if self.strategy == "mean" and isinstance(X, UnitRows):
-            sizes = np.diff(X.starts)
-            weights = np.repeat(1.0 / sizes, sizes)
-            return column_observed_sums(X.X, box, rows=X.rows, weights=weights)
         if self.strategy == "mean":
             return column_observed_sums(X, box, check_finite=lazy)
         candidates = [

@@ -145,8 +145,7 @@ def _unit_statistics(X, y, box, target_box, units=None):
     # the sums of each person's averaged terms.
     n_samples, n_features = X.shape
     if isinstance(units, UnitRows):
-        sizes = np.diff(units.starts)
-        rows_read, weights = units.rows, np.repeat(1.0 / sizes, sizes)
+        rows_read, weights = units.rows, units.mean_weights
     else:
         rows_read, weights, units = np.arange(n_samples), None, None
     columns = n_features + 1

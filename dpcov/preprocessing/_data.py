@@ -39,7 +39,6 @@ from ..utils._docstrings import fill_doc
 from ..utils._geometry import plan_geometry, release_ranges
 from ..utils._gram import is_dask_array, row_statistics
 from ..utils._gram._units import (
-    CountedRows,
     UnitRows,
     check_group_parameters,
     check_unit_input,
@@ -596,8 +595,7 @@ class StandardScaler(
                 geometry, moments = self._plan(rest, *X.shape)
             geometry = replace(geometry, split={"count": count, **geometry.split})
             if private:
-                rows = X.X if isinstance(X, CountedRows) else X
-                geometry = release_ranges(geometry, rows, first, rng=rng)
+                geometry = release_ranges(geometry, X, first, rng=rng)
                 sums = self._moment_sums(X, geometry.box, check_finite=lazy)
             return X, geometry, moments, sums
         with persons_in_messages(isinstance(X, UnitRows)):

@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from ._array_api import host_view, is_dask_array, namespace_of, to_host
 from ._gram import CHUNK_BYTES
 from ._gram._dask import rows_in_blocks
-from ._gram._units import UnitRows
+from ._gram._units import UnitRows, source_rows
 from ._input_messages import NonFiniteInput
 from .validation import to_unit_box
 
@@ -100,24 +100,36 @@ def _reduce(X, block_function, size, dtype):
     return total
 
 
+def _reduce_persons(X, weights, block_function, size, check_finite, allow_nan):
+    # Sum block_function over the kept rows of X (a UnitRows), chunk by
+    # chunk, each row with its weight; with check_finite, every row of the
+    # input first, read or not: whether a fit refuses NaN or infinity must
+    # not depend on which rows were kept.
+    rows, source = X.rows, X.X
+    step = max(1, CHUNK_BYTES // (8 * max(1, source.shape[1])))
+    if check_finite:
+        for start in range(0, source.shape[0], step):
+            _check_block(source[start : start + step], check_finite, allow_nan)
+    total = np.zeros(size)
+    for start in range(0, rows.size, step):
+        part = slice(start, start + step)
+        total += block_function(source[rows[part]], weights=weights[part])
+    return total
+
+
 def column_rank_counts(
-    X,
-    candidates,
-    *,
-    center=None,
-    check_finite=False,
-    allow_nan=False,
-    rows=None,
-    weights=None,
+    X, candidates, *, center=None, check_finite=False, allow_nan=False
 ):
     """How many values of each column lie at or below each of its candidates.
 
     Parameters
     ----------
-    X : ndarray, sparse matrix, dask.array.Array or UnitRows
-        Rows (never modified), of shape (n_samples, d); persons' rows
+    X : ndarray, sparse matrix, dask.array.Array, CountedRows or UnitRows
+        Rows (never modified), of shape (n_samples, d); persons' kept rows
         (:class:`~dpcov.utils._gram._units.UnitRows`) count with their
-        ``count_weights`` (see ``rows, weights``).
+        ``count_weights``, so that a person counts at most 1 in every count,
+        exactly (dyadic weights; ``check_finite`` then checks every row of
+        the input, kept or not).
     candidates : sequence of d ndarrays
         Increasing public candidates of each column.
     center : ndarray of shape (d,), default=None
@@ -126,21 +138,15 @@ def column_rank_counts(
         Raise ``ValueError`` (naming no value) on NaN or infinity.
     allow_nan : bool, default=False
         With ``check_finite``, accept NaN (a missing cell, counted nowhere).
-    rows, weights : ndarray, default=None
-        In memory: the rows of ``X`` to read (indices) and a weight for
-        each, such that a person counts at most 1 in every count (dyadic
-        weights keep the sums exact; see ``UnitRows.count_weights``).
-        ``check_finite`` then checks every row of ``X``, read or not.
 
     Returns
     -------
     counts : list of d ndarrays
-        ``#{v <= c}`` for each candidate ``c`` of each column (int64; the
-        sums of the weights, float64, with ``weights``), over the observed
-        cells.
+        ``#{v <= c}`` for each candidate ``c`` of each column (int64; over
+        persons, the sums of the weights, float64), over the observed cells.
     observed : ndarray of shape (d,)
-        The number of observed (not NaN) cells of each column (with
-        ``weights``, their weights' sum).
+        The number of observed (not NaN) cells of each column (over
+        persons, their weights' sum).
     """
     candidates = [np.asarray(c, dtype=np.float64) for c in candidates]
     if center is not None:
@@ -155,23 +161,11 @@ def column_rank_counts(
     )
     size = sum(sizes) + len(sizes)
     if isinstance(X, UnitRows):
-        # A person's kept rows, a person counting at most 1 (exactly).
-        rows, weights, X = X.rows, X.count_weights, X.X
-    if rows is not None:
-        if check_finite:
-            # Every row, read or not: whether a fit refuses NaN or infinity
-            # must not depend on which rows were kept.
-            step = max(1, CHUNK_BYTES // (8 * max(1, X.shape[1])))
-            for start in range(0, X.shape[0], step):
-                _check_block(X[start : start + step], check_finite, allow_nan)
-        # In memory, chunk by chunk of the rows read (weights aligned).
-        total = np.zeros(size)
-        step = max(1, CHUNK_BYTES // (8 * max(1, len(sizes))))
-        for start in range(0, rows.size, step):
-            block = X[rows[start : start + step]]
-            total += count(block, weights=weights[start : start + step])
+        total = _reduce_persons(
+            X, X.count_weights, count, size, check_finite, allow_nan
+        )
     else:
-        total = _reduce(X, count, size, np.int64)
+        total = _reduce(source_rows(X), count, size, np.int64)
     out, offset = [], 0
     for size in sizes:
         out.append(total[offset : offset + size])
@@ -191,22 +185,20 @@ def _chunk_sums(block, box, check_finite, weights=None):
     return np.concatenate([unit.sum(axis=0), observed.sum(0)])
 
 
-def column_observed_sums(X, box, *, check_finite=False, rows=None, weights=None):
+def column_observed_sums(X, box, *, check_finite=False):
     """Per-column sums over the observed cells, in the box's unit coordinates.
 
     Parameters
     ----------
-    X : ndarray, sparse matrix or dask.array.Array of shape (n_samples, d)
-        Rows, NaN marking a missing cell (never modified).
+    X : ndarray, sparse matrix, dask.array.Array or UnitRows
+        Rows of shape (n_samples, d), NaN marking a missing cell (never
+        modified); over persons (:class:`~dpcov.utils._gram._units.UnitRows`)
+        the sums of each person's averages (its kept rows weigh ``1 / k_p``).
     box : tuple of (lower, upper)
         Validated ranges: each value is clipped to its column's and mapped
         to ``[-1, 1]``.
     check_finite : bool, default=False
         Raise ``ValueError`` (naming no value) on infinity.
-    rows, weights : ndarray, default=None
-        In memory: the rows of ``X`` to read (indices) and a weight for
-        each, e.g. ``1 / k_p`` for the kept rows of a person with ``k_p``
-        of them: the sums are then weighted.
 
     Returns
     -------
@@ -217,15 +209,10 @@ def column_observed_sums(X, box, *, check_finite=False, rows=None, weights=None)
     """
     box = tuple(np.asarray(bound, dtype=np.float64) for bound in box)
     d = box[0].shape[0]
-    if rows is not None:
-        # In memory, chunk by chunk of the rows read (weights aligned).
-        total = np.zeros(2 * d)
-        step = max(1, CHUNK_BYTES // (8 * max(1, d)))
-        for start in range(0, rows.size, step):
-            block = X[rows[start : start + step]]
-            block = block.toarray() if hasattr(block, "toarray") else block
-            part = weights[start : start + step]
-            total += _chunk_sums(np.asarray(block, float), box, False, part)
+    if isinstance(X, UnitRows):
+        # Each person's averages: its kept rows weigh 1 / k_p each.
+        sums = partial(_chunk_sums, box=box, check_finite=False)
+        total = _reduce_persons(X, X.mean_weights, sums, 2 * d, check_finite, True)
         return total[:d], total[d:]
     total = _reduce(
         X, partial(_chunk_sums, box=box, check_finite=check_finite), 2 * d, np.float64

@@ -309,10 +309,11 @@ def test_rank_counts_over_persons_move_by_at_most_one_exactly():
         assert np.all(np.log2(weights) == np.round(np.log2(weights)))
         assert np.all(np.repeat(sizes, sizes) <= 1 / weights)
         at_or_below, observed = column_rank_counts(units, candidates)
-        # Exact: the same sums in another order.
-        back = column_rank_counts(
-            units.X, candidates, rows=units.rows[::-1], weights=weights[::-1]
+        # Exact: the same sums in another order (the persons reversed).
+        reversed_units = UnitRows(
+            units.X, units.rows[::-1], np.r_[0, np.cumsum(sizes[::-1])]
         )
+        back = column_rank_counts(reversed_units, candidates)
         for a, b in zip(at_or_below, back[0], strict=True):
             np.testing.assert_array_equal(a, b)
         counts.append((np.concatenate(at_or_below), observed))

@@ -226,6 +226,15 @@ class UnitRows:
         return self.X.dtype
 
     @property
+    def mean_weights(self):
+        """Each kept row's weight ``1 / k_p`` in sums, aligned with ``rows``.
+
+        The sum over persons of each person's average.
+        """
+        counts = np.diff(self.starts)
+        return np.repeat(1.0 / counts, counts)
+
+    @property
     def count_weights(self):
         """Each kept row's weight in counts, aligned with ``rows``.
 
