@@ -15,6 +15,7 @@ __all__ = [
     "NoPrivateResult",
     "NoStableSubspace",
     "NoHeavyCell",
+    "TooFewUnits",
     "BudgetExceeded",
     "NoHardenedSampler",
     "NoiseDominatedWarning",
@@ -46,6 +47,20 @@ class NoHeavyCell(NoPrivateResult):
     """No grid cell of the private histogram held enough blocks.
 
     Raised by :class:`dpcov.decomposition.ApproximateSubspace`.
+    """
+
+
+class TooFewUnits(NoPrivateResult, ValueError):
+    """The released (noisy) count of units is below what the fit needs.
+
+    Under add/remove neighbours the number of rows (or persons) is private:
+    a fit records its budget, releases a noisy count, and refuses when that
+    count is below the fewest units its plan needs (a private radius or
+    private ranges, ``n_components``). The refusal is a function of the
+    released count only, so it is a private outcome ("no result", whose
+    message states the released count); it is a ``ValueError`` as well, as
+    the refusal of too few rows is under replacement, where the number of
+    rows is public and the refusal comes before anything is spent.
     """
 
 

@@ -58,6 +58,7 @@ from ..utils._gram._units import (
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._private_count import (
     UNBINDING_COUNT,
+    fewest_units,
     release_count,
     split_count,
 )
@@ -565,7 +566,7 @@ class LinearDiscriminantAnalysis(
         check_params_always(self)
         self._check_priors(self._check_classes().size)
         self._check_budget()
-        X = validate_rows(self, X)
+        X = validate_rows(self, X, ensure_min_samples=fewest_units(self.neighbours))
         if groups is not None:
             check_unit_input(X, groups, name=name)
         classes, priors, budget, index, plan = self._check_and_plan(X, y, groups)
@@ -733,7 +734,9 @@ class LinearDiscriminantAnalysis(
         counts = None
         if grid.size > 1:
             scored = norms
-            if units is not None:
+            if units is not None and norms.size:
+                # (Each person once, by its largest row norm; an empty table
+                # under add/remove has no person to score.)
                 scored = np.maximum.reduceat(norms, units.starts[:-1])
             counts = radius_counts(scored, grid)
         radius = release_radius(geometry, counts, rng=rng)

@@ -35,7 +35,12 @@ from ..utils._gram._units import (
     persons_in_messages,
 )
 from ..utils._input import validate_rows
-from ..utils._private_count import UNBINDING_COUNT, release_count, split_count
+from ..utils._private_count import (
+    UNBINDING_COUNT,
+    fewest_units,
+    release_count,
+    split_count,
+)
 from ..utils._private_ranges import check_bounds_without_rows, ranges_first_pass
 from ..utils._random import spawn_generators
 from ..utils._sklearn_compat import (
@@ -329,6 +334,8 @@ class SimpleImputer(
             accept_dask=True,
             method=method,
             allow_nan=nan_marks,
+            # (A fit under add/remove accepts an empty table: see fewest_units.)
+            ensure_min_samples=fewest_units(self.neighbours) if reset else 1,
         )
         if not nan_marks:
             if is_dask_array(X):

@@ -38,7 +38,12 @@ from ..utils._gram._units import (
     persons_in_messages,
 )
 from ..utils._input import quiet_float_errors, validate_rows
-from ..utils._private_count import UNBINDING_COUNT, release_count, split_count
+from ..utils._private_count import (
+    UNBINDING_COUNT,
+    fewest_units,
+    release_count,
+    split_count,
+)
 from ..utils._private_ranges import check_bounds_without_rows, ranges_first_pass
 from ..utils._random import spawn_generators
 from ..utils._sklearn_compat import (
@@ -276,7 +281,12 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
         # below).
         _check_target_bounds(self.target_bounds)
         self._check_budget()
-        X = validate_rows(self, X, accept_sparse="csr")
+        X = validate_rows(
+            self,
+            X,
+            accept_sparse="csr",
+            ensure_min_samples=fewest_units(self.neighbours),
+        )
         n_samples, n_features = X.shape
         n_units = n_samples
         if groups is not None:

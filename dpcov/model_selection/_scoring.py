@@ -49,7 +49,7 @@ from ..pipeline import PrivatePipeline
 from ..utils._gram import _clip
 from ..utils._input import quiet_float_errors
 
-__all__ = ["bounded_scores"]
+__all__ = ["bounded_scores", "score_bounds"]
 
 
 def _final(estimator):
@@ -119,11 +119,16 @@ def _pca_log_likelihood(model, X):
     return constant - 0.5 * quadratic, (float(low), float(constant))
 
 
-def _product_log_likelihood(model, X):
+def _product_range(model):
     p = np.asarray(model.probabilities_, dtype=np.float64)
     low = float(np.sum(np.log(np.minimum(p, 1.0 - p))))
     high = float(np.sum(np.log(np.maximum(p, 1.0 - p))))
-    return np.asarray(model.score_samples(X), dtype=np.float64), (low, high)
+    return low, high
+
+
+def _product_log_likelihood(model, X):
+    values = np.asarray(model.score_samples(X), dtype=np.float64)
+    return values, _product_range(model)
 
 
 def _frobenius(model, X, score_norm):
@@ -200,6 +205,51 @@ def score_kind(estimator):
     model, _ = _final(estimator)
     # Declared by the family (the fitted attributes do not exist before fit).
     return privacy_tags(model).default_score if is_private(model) else None
+
+
+def score_bounds(estimator, *, scoring=None, score_range=None, score_norm=None):
+    """The public range of a fitted estimator's per-row scores, read from no row.
+
+    What :func:`bounded_scores` returns as ``score_range``, from the fitted
+    model and public values only, whatever the held-out rows, even none: a
+    held-out score's noise under add/remove neighbours is calibrated to it
+    before the rows are counted.
+
+    Parameters
+    ----------
+    estimator : fitted estimator
+        A dpcov estimator or a pipeline ending in one.
+    scoring, score_range, score_norm
+        As in :func:`bounded_scores`.
+
+    Returns
+    -------
+    score_range : (float, float)
+        ``(low, high)``; ``(-inf, -inf)`` for a release too extreme for
+        float64 arithmetic (its score is the worst).
+    """
+    if callable(scoring):
+        low, high = score_range
+        return float(low), float(high)
+    kind = scoring if scoring is not None else score_kind(estimator)
+    model, _ = _final(estimator)
+    if kind in ("accuracy", "captured_fraction"):
+        return 0.0, 1.0
+    if kind == "neg_squared_error":
+        low, high = (float(v) for v in model.target_bounds_)
+        return -((high - low) ** 2), 0.0
+    if kind == "log_likelihood":
+        low, high = _product_range(model)
+    else:
+        # The model's own range functions, on no row of its width.
+        empty = np.zeros((0, model.n_features_in_))
+        if kind == "pca_log_likelihood":
+            _, (low, high) = _pca_log_likelihood(model, empty)
+        else:
+            _, (low, high) = _frobenius(model, empty, score_norm)
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return -math.inf, -math.inf
+    return low, high
 
 
 def bounded_scores(

@@ -41,6 +41,7 @@ from ..utils._gram._units import (
     persons_in_messages,
 )
 from ..utils._input import validate_rows
+from ..utils._private_count import UNBINDING_COUNT, fewest_units
 from ..utils._random import check_random_state, held_objects, spawn_generators
 from ..utils._sklearn_compat import (
     HasMethods,
@@ -50,7 +51,7 @@ from ..utils._sklearn_compat import (
     check_params_always,
 )
 from ..utils._warnings import warn
-from ._scoring import _final, bounded_scores, score_kind
+from ._scoring import _final, bounded_scores, score_bounds, score_kind
 
 __all__ = ["PrivateSearchCV"]
 
@@ -147,6 +148,7 @@ def _check_grid_before_spending(grid, run_budget, n_train, y, n_features, *, sai
     # against the model's domain already: the first n_train stand for a
     # run's.)
     targets = None if y is None else y[:n_train]
+    n_rows = None if y is None else targets.shape[0]
     problems = []
     for candidate in grid:
         leaves = _all_private_leaves(candidate)
@@ -164,7 +166,7 @@ def _check_grid_before_spending(grid, run_budget, n_train, y, n_features, *, sai
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 try:
-                    check(n_train, targets, n_features=width)
+                    check(n_train, targets, n_features=width, n_rows=n_rows)
                 except ValueError as error:
                     where = f"{prefix.rstrip('_')!r}" if prefix else "the estimator"
                     problem = f"{where}: {error}"
@@ -275,7 +277,17 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
 
     Guarantee: pure ``epsilon``-DP when ``delta=0`` (pure-DP candidates, a
     truncated negative binomial law), otherwise ``(epsilon, delta)``-DP;
-    replace-one neighbours. It covers ``best_estimator_``, ``best_params_``,
+    replace-one neighbours, or add/remove neighbours when every private step
+    of the estimator fits under them (``neighbours="add_remove"``, set on
+    each step or on a PrivatePipeline; one relation for all). Under
+    add/remove the search reads no count: each unit is held out by its own
+    coin, every run fits under add/remove (a run whose fit refuses after its
+    released count is a private "no result"), and the held-out score is
+    released as the vector ``(sum (v - c), w N)`` over the held-out units'
+    scores ``v`` in ``[low, high]`` (``c`` the centre, ``w`` the
+    half-width) at sensitivity ``high - low``, which bounds both relations,
+    then read as ``c + S / (N / w)``; no table is refused for its size (see
+    :ref:`privacy_units`). It covers ``best_estimator_``, ``best_params_``,
     ``best_score_`` and the warnings of the selected run that dpcov computes
     from releases and public values (its own categories; any other warning a
     run raises is dropped); nothing about the other runs is kept. The
@@ -319,8 +331,10 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         logarithmic law gives the largest per-run budget for zCDP
         candidates and pure DP (``2 eps`` against the geometric ``3 eps``).
     validation_fraction : float, default=0.2
-        The share of rows held out for scoring, in (0, 1); the split is a
-        uniformly random partition drawn from ``random_state``.
+        The share of rows (or persons) held out for scoring, in (0, 1); the
+        split is a uniformly random partition drawn from ``random_state``,
+        or, under add/remove neighbours, an independent coin per unit that
+        holds it out with this probability.
     scoring : callable, "accuracy", "neg_squared_error" or None, default=None
         ``scoring(estimator, X)`` (``scoring(estimator, X, y)`` when ``fit``
         was given targets) returning a 1-D array of one score per row of
@@ -652,8 +666,16 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         # and the search's own randomness: the run budget, the number of
         # runs, the candidates (configured clones) and their generators.
         spaces, grid = self._grid()
+        relation = self._relation()
         for candidate in grid:
             _check_candidate(candidate)
+            if set(_relations(candidate)) - {relation}:
+                raise ValueError(
+                    "PrivateSearchCV: a candidate in param_distributions fits "
+                    f"under other neighbours than the estimator ({relation!r}); "
+                    "every run of a search protects the same unit under the "
+                    "same relation."
+                )
         score_range = self._check_scoring(grid)
         sampled = {k for s in spaces for k, v in s.items() if hasattr(v, "rvs")}
         score_norm = self._score_norm(grid, sampled)
@@ -747,9 +769,11 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         # before the data are read.
         plan = self._plan(rng)
         run_budget, guarantee = plan.run_budget, plan.guarantee
-        unit = self._privacy_unit()
+        unit, relation = self._privacy_unit(), self._relation()
         if self.accountant is not None:
-            self.accountant.check(guarantee, label=type(self).__name__, unit=unit)
+            self.accountant.check(
+                guarantee, label=type(self).__name__, unit=unit, relation=relation
+            )
         X = self._read_rows(X)
         y = self._read_targets(y, X.shape[0], plan.grid)
         codes = None
@@ -758,8 +782,17 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         # Every candidate the grid lists, at the run budget, on the rows (or
         # persons) a run trains on (a public number): its steps' checks that
         # need no row, every refusal said at once, before anything is spent.
-        n_units = X.shape[0] if codes is None else int(codes.max()) + 1
-        n_train = n_units - self._n_valid(n_units)
+        if relation == "add_remove":
+            # The number of units is private: every candidate's checks run
+            # at a count no minimum binds (the parameters, a box's values);
+            # those that need the count come in its fit, after its own
+            # released count, and a refusal there is the run's private "no
+            # result".
+            n_train, said = UNBINDING_COUNT, "a private number of units"
+        else:
+            n_units = X.shape[0] if codes is None else int(codes.max()) + 1
+            n_train = n_units - self._n_valid(n_units)
+            said = None if codes is None else "the persons it trains on"
         with persons_in_messages(codes is not None):
             _check_grid_before_spending(
                 plan.grid,
@@ -767,12 +800,14 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
                 n_train,
                 y,
                 X.shape[1],
-                said=None if codes is None else "the persons it trains on",
+                said=said,
             )
         warn_if_seeded(self, guarantee)
         train, valid = self._split_rows(X, y, rng, codes)
         if self.accountant is not None:
-            self.accountant.spend(guarantee, label=type(self).__name__, unit=unit)
+            self.accountant.spend(
+                guarantee, label=type(self).__name__, unit=unit, relation=relation
+            )
         candidates, drawn = plan.candidates, plan.drawn
         if not candidates:
             # Theorem 6 of Papernot and Steinke (2022) covers this outcome as
@@ -805,10 +840,14 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
                 self,
                 X,
                 accept_sparse="csr",
-                ensure_min_samples=2,
+                ensure_min_samples=2 * fewest_units(self._relation()),
                 allow_nan=allow_nan,
             )
             n_samples = X.shape[0]
+        if self._relation() == "add_remove":
+            # The number of rows is private: any number, none included, is
+            # split and fitted (a run on too few is a private "no result").
+            return X
         if n_samples < 2:  # a DataFrame's (an array's is checked above)
             raise ValueError(
                 f"PrivateSearchCV needs at least 2 rows (one to train, one to "
@@ -838,9 +877,9 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         except (TypeError, ValueError):
             y = None
         if y is None or y.ndim != 1 or y.shape[0] != n_samples:
-            raise ValueError(
-                f"y must be a 1-D array of {n_samples} targets, one per row of X."
-            )
+            # (No count: the number of rows is private over persons and
+            # under add/remove neighbours.)
+            raise ValueError("y must be a 1-D array of targets, one per row of X.")
         if kind == "neg_squared_error":
             problem = None
             try:
@@ -877,19 +916,21 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
 
     def _max_rows_per_group(self):
         # The estimator's bound on a person's rows (a search fits persons
-        # when it is set); neighbours="add_remove" is refused (the split
-        # reads the number of rows).
-        params = self.estimator.get_params(deep=False)
-        leaves = [leaf for _, leaf in _private_leaves(self.estimator)]
-        if any(
-            leaf.get_params(deep=False).get("neighbours", "replace") != "replace"
-            for leaf in [self.estimator, *leaves]
-        ):
+        # when it is set).
+        return self.estimator.get_params(deep=False).get("max_rows_per_group")
+
+    def _relation(self):
+        # The neighbouring relation of the estimator's private steps (and of
+        # a pipeline's own neighbours parameter): one for all, or refused.
+        relations = set(_relations(self.estimator))
+        if len(relations) > 1:
             raise ValueError(
-                'PrivateSearchCV does not support neighbours="add_remove": its '
-                "split and its held-out score read the number of rows."
+                "PrivateSearchCV needs one neighbouring relation for all the "
+                "private steps of its estimator: some have "
+                'neighbours="add_remove" and some "replace". Set it on each '
+                "step (or on the PrivatePipeline, which hands it to its steps)."
             )
-        return params.get("max_rows_per_group")
+        return relations.pop() if relations else "replace"
 
     def _privacy_unit(self):
         return "person" if self._max_rows_per_group() is not None else "row"
@@ -900,6 +941,8 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         groups = check_groups(groups, X.shape[0], name=type(self).__name__)
         _, codes = np.unique(groups, return_inverse=True)
         codes = codes.reshape(-1)
+        if self._relation() == "add_remove":
+            return codes  # their number is private: any, none included
         if codes.max() < 1:
             raise ValueError(
                 "PrivateSearchCV needs at least 2 persons (one to train, one to score)."
@@ -917,15 +960,23 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         # permutation (the draw after the plan's): of the rows, or of the
         # persons (codes), each with all its rows on one side. Over persons
         # the held-out and training parts carry their persons' codes.
-        n_units = X.shape[0] if codes is None else int(codes.max()) + 1
-        n_valid = self._n_valid(n_units)
-        order = _noise.permutation(rng, n_units)
+        n_units = X.shape[0] if codes is None else int(codes.max(initial=-1)) + 1
+        if self._relation() == "add_remove":
+            # An independent coin per unit, held out with probability
+            # validation_fraction (to 2**-53): adding or removing a unit
+            # changes one part only, by that unit, and no coin reads the
+            # number of units (a permutation's split would).
+            scale = 2**53
+            coins = _noise.indices(rng, scale, size=n_units)
+            held = coins < round(self.validation_fraction * scale)
+        else:
+            n_valid = self._n_valid(n_units)
+            held = np.zeros(n_units, dtype=bool)
+            held[_noise.permutation(rng, n_units)[:n_valid]] = True
         if codes is None:
-            train, valid = np.sort(order[n_valid:]), np.sort(order[:n_valid])
+            train, valid = np.flatnonzero(~held), np.flatnonzero(held)
             parts = (None, None)
         else:
-            held = np.zeros(n_units, dtype=bool)
-            held[order[:n_valid]] = True
             train, valid = np.flatnonzero(~held[codes]), np.flatnonzero(held[codes])
             parts = (codes[train], codes[valid])
         X_train, X_valid = _safe_indexing(X, train), _safe_indexing(X, valid)
@@ -1019,6 +1070,78 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         *,
         persons=None,
     ):
+        # The run's noisy held-out score and its noise scale.
+        if self._relation() == "add_remove":
+            return self._noisy_total_score(
+                model,
+                X_valid,
+                y_valid,
+                run_budget,
+                score_range,
+                score_norm,
+                rng,
+                persons=persons,
+            )
+        values, (low, high) = self._unit_scores(
+            model, X_valid, y_valid, score_range, score_norm, persons
+        )
+        if not math.isfinite(low):
+            return -math.inf, 0.0
+        # A scalar: its L1 and L2 sensitivities are both (high - low) / n,
+        # n the number of held-out units (public under replacement).
+        sensitivity = (high - low) / values.shape[0]
+        noise = calibrate_additive(
+            run_budget, l2_sensitivity=sensitivity, l1_sensitivity=sensitivity
+        )
+        return float(noise.add(float(np.mean(values)), rng)), noise.scale
+
+    def _noisy_total_score(
+        self,
+        model,
+        X_valid,
+        y_valid,
+        run_budget,
+        score_range,
+        score_norm,
+        rng,
+        *,
+        persons,
+    ):
+        # Under add/remove neighbours the number of held-out units is
+        # private: the release is the vector (sum of (v - c), w N) over the N
+        # held-out units' scores v in [low, high], c the range's centre and w
+        # its half-width. Replacing a unit moves it by at most 2 w = high -
+        # low (the sum only); adding or removing one by (v - c, w), of L2
+        # norm at most sqrt(2) w and L1 norm at most 2 w: the sensitivity
+        # high - low covers both relations, in L1 and L2. The score is the
+        # ratio (post-processing), the noisy count floored at one unit and
+        # the mean clipped to the range. The range is read from the model
+        # alone, so the noise is the same whatever the held-out units, none
+        # included.
+        low, high = score_bounds(
+            model, scoring=self.scoring, score_range=score_range, score_norm=score_norm
+        )
+        if not math.isfinite(low):
+            return -math.inf, 0.0
+        center, half = (low + high) / 2.0, (high - low) / 2.0
+        total, count = 0.0, 0
+        if X_valid.shape[0]:
+            values, _ = self._unit_scores(
+                model, X_valid, y_valid, score_range, score_norm, persons
+            )
+            values = np.clip(values, low, high)
+            total, count = math.fsum(values - center), values.size
+        noise = calibrate_additive(
+            run_budget, l2_sensitivity=high - low, l1_sensitivity=high - low
+        )
+        noisy_total, noisy_count = noise.add(np.array([total, half * count]), rng)
+        units = max(noisy_count / half, 1.0) if half > 0.0 else 1.0
+        score = center + float(np.clip(noisy_total / units, -half, half))
+        return score, noise.scale
+
+    def _unit_scores(self, model, X_valid, y_valid, score_range, score_norm, persons):
+        # Each held-out unit's score, in [low, high]: a row's, or a held-out
+        # person's mean row score (whatever its number of rows).
         n_valid = X_valid.shape[0]
         values, (low, high) = bounded_scores(
             model,
@@ -1029,27 +1152,17 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
             score_norm=score_norm,
         )
         if values.shape != (n_valid,):
-            # One value per held-out row, or the sensitivity is not
-            # (high - low) / n_valid: never calibrate to another count.
+            # One value per held-out row, or the sensitivity is not one
+            # unit's: never calibrate to another count.
+            got = "another length" if values.ndim == 1 else f"{values.ndim} dimensions"
             raise ValueError(
-                f"scoring must return one score per row, an array of shape "
-                f"({n_valid},); got shape {values.shape}."
+                "scoring must return one score per row of the held-out X, a "
+                f"1-D array; got {got} (no count is said: it may be private)."
             )
-        if not math.isfinite(low):
-            return -math.inf, 0.0
-        if persons is not None:
-            # Each held-out person's mean row score (in [low, high] whatever
-            # its number of rows), then their mean: one person moves it by
-            # (high - low) / (number of held-out persons).
+        if persons is not None and math.isfinite(low):
             _, persons = np.unique(persons, return_inverse=True)
             values = np.bincount(persons, values) / np.bincount(persons)
-            n_valid = values.shape[0]
-        # A scalar: its L1 and L2 sensitivities are both (high - low) / n.
-        sensitivity = (high - low) / n_valid
-        noise = calibrate_additive(
-            run_budget, l2_sensitivity=sensitivity, l1_sensitivity=sensitivity
-        )
-        return float(noise.add(float(np.mean(values)), rng)), noise.scale
+        return values, (low, high)
 
     # --- the selected model's methods ----------------------------------------
 
@@ -1157,6 +1270,18 @@ def _all_private_leaves(candidate):
         if isinstance(leaf, PrivatePipeline):
             for path, inner in leaf._private_leaves():
                 yield f"{prefix}{path}", inner
+
+
+def _relations(candidate):
+    # The neighbouring relation of each private step: a PrivatePipeline's
+    # "add_remove" is handed to all its steps; otherwise each step's own.
+    for _, leaf in _private_leaves(candidate):
+        relation = leaf.get_params(deep=False).get("neighbours", "replace")
+        if isinstance(leaf, PrivatePipeline) and relation == "replace":
+            for _, inner in leaf._private_leaves():
+                yield inner.get_params(deep=False).get("neighbours", "replace")
+        else:
+            yield relation
 
 
 def _check_candidate(candidate):

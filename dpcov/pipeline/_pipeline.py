@@ -46,6 +46,7 @@ from ..utils._gram._units import (
     persons_in_messages,
 )
 from ..utils._input import validate_rows
+from ..utils._private_count import fewest_units
 from ..utils._random import check_random_state
 from ..utils._sklearn_compat import (
     Hidden,
@@ -190,9 +191,35 @@ def _fit_step(step, Xt, y, params, settings, *, seeded, last):
         if last:
             step.fit(Xt, y, **params)
             return Xt
+        if _num_samples(Xt) == 0:
+            return _fit_no_rows(step, Xt, y, params)
         if hasattr(step, "fit_transform"):
             return step.fit_transform(Xt, y, **params)
         return step.fit(Xt, y, **params).transform(Xt)
+
+
+def _fit_no_rows(step, Xt, y, params):
+    # A step fitted on no row (an empty table, under add/remove neighbours,
+    # where it is a neighbour of a one-row table) and its output for no row.
+    # A private step fits the empty table (its count released first); a
+    # public map, whose fit reads no row, and every transform are given a
+    # public pad row of zeros, whose output is then dropped: scikit-learn's
+    # transformers refuse no rows, and a refusal here would say that the
+    # table is empty. (A DataFrame has no public pad row of its dtypes: it
+    # is handed on as it is.)
+    if sparse.issparse(Xt):
+        pad = sparse.csr_matrix((1, Xt.shape[1]), dtype=Xt.dtype)
+    elif isinstance(Xt, np.ndarray):
+        pad = np.zeros((1, Xt.shape[1]), dtype=Xt.dtype)
+    else:
+        return step.fit(Xt, y, **params).transform(Xt)
+    if is_private(step):
+        step.fit(Xt, y, **params)
+    else:
+        step.fit(pad, None, **params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # about the pad row, not a release
+        return step.transform(pad)[:0]
 
 
 def _hand_off(step, Xt):
@@ -751,7 +778,8 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         # public values and targets (an integer n_components against the rows,
         # a model's labels or targets, the rows a private radius needs at the
         # step's share). A refusal spends nothing and leaves nothing fitted.
-        _check_raw_rows(self.steps, X)
+        # (Under add/remove an empty table is a neighbour like any other.)
+        _check_raw_rows(self.steps, X, ensure_min_samples=fewest_units(self.neighbours))
         if self.accountant is not None:
             cost = _cost(budget, self._private_leaves(), shares)
             self.accountant.check(
@@ -1162,7 +1190,7 @@ def as_private_pipelines(estimator):
     return estimator
 
 
-def _check_raw_rows(steps, X):
+def _check_raw_rows(steps, X, *, ensure_min_samples=1):
     # A public map maps whatever rows it is given (those handed on by a step
     # before it may hold NaN or infinities on some data only); as the first
     # step it reads the raw rows, which must be in the domain: refused, with
@@ -1183,6 +1211,7 @@ def _check_raw_rows(steps, X):
         dtype=None,
         accept_sparse=("csr", "csc", "coo"),
         method="fit",
+        ensure_min_samples=ensure_min_samples,
     )
 
 

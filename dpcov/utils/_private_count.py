@@ -32,6 +32,20 @@ COUNT_SHARE = 1.0 / 16
 UNBINDING_COUNT = 2**53
 
 
+def fewest_units(neighbours):
+    """The fewest rows a fit's validation accepts under ``neighbours``.
+
+    Under add/remove neighbours an empty table is a neighbour of a one-row
+    table: refusing it before anything is released would be an outcome the
+    guarantee does not cover (it says that the table is empty). Its fit
+    therefore runs like any other (the count released first, then refused
+    or released at that count), and validation accepts no rows. Under
+    replacement the number of rows is public and an empty table is refused
+    as scikit-learn refuses it.
+    """
+    return 0 if neighbours == "add_remove" else 1
+
+
 def split_count(budget):
     """``(count budget, the rest)``: :data:`COUNT_SHARE` of ``budget`` and the rest."""
     shares = split_budget(budget, {"count": COUNT_SHARE, "rest": 1.0 - COUNT_SHARE})

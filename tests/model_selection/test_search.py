@@ -24,7 +24,7 @@ from dpcov.covariance import (
 from dpcov.decomposition import PCA, ExactSubspace
 from dpcov.discriminant_analysis import LinearDiscriminantAnalysis
 from dpcov.distributions import MultivariateGaussian, ProductBernoulli
-from dpcov.exceptions import NoiseDominatedWarning, NoPrivateResult
+from dpcov.exceptions import BudgetExceeded, NoiseDominatedWarning, NoPrivateResult
 from dpcov.impute import SimpleImputer
 from dpcov.linear_model import LinearRegression
 from dpcov.mechanisms import draw_run_count, run_count_pmf, selection_guarantee
@@ -32,7 +32,7 @@ from dpcov.model_selection import PrivateSearchCV
 from dpcov.model_selection._scoring import bounded_scores
 from dpcov.pipeline import PrivatePipeline
 from dpcov.preprocessing import BoundsScaler, PublicTransformer, StandardScaler
-from tests._privacy_checks import gaussian_shift, outcomes
+from tests._privacy_checks import gaussian_shift, outcomes, recorded_releases
 
 from ..test_common import _parametrize_with_checks
 
@@ -1035,7 +1035,153 @@ def test_a_search_over_persons_refuses_what_it_cannot_keep():
         PrivateSearchCV(
             PCA(max_rows_per_group=4, data_norm=5.0), {"max_rows_per_group": [1, 2]}
         ).fit(X, groups=groups)
-    with pytest.raises(ValueError, match='does not support neighbours="add_remove"'):
+    # One relation for every run: steps under different relations, or a
+    # candidate swapped in under another, are refused before reading.
+    mixed = Pipeline(
+        [
+            ("scale", StandardScaler(bounds=(-10, 10), neighbours="add_remove")),
+            ("pca", PCA(data_norm=5.0)),
+        ]
+    )
+    with pytest.raises(ValueError, match="one neighbouring relation"):
+        PrivateSearchCV(mixed, {"pca__n_components": [1, 2]}).fit(X)
+    with pytest.raises(ValueError, match="under other neighbours"):
         PrivateSearchCV(
-            PCA(data_norm=5.0, neighbours="add_remove"), {"n_components": [1, 2]}
+            Pipeline([("pca", PCA(data_norm=5.0, neighbours="add_remove"))]),
+            {"pca": [PCA(data_norm=5.0)]},
         ).fit(X)
+
+
+def _add_remove_search(scoring, seed, **extra):
+    return PrivateSearchCV(
+        GaussianCovariance(data_norm=1.0, neighbours="add_remove"),
+        {"data_norm": [1.0, 2.0]},
+        epsilon=1.0,
+        scoring=scoring,
+        score_range=(-1.0, 1.0),
+        validation_fraction=0.5,
+        random_state=seed,
+        **extra,
+    )
+
+
+def test_a_search_under_add_remove_releases_its_score_within_the_claim():
+    # Under add/remove neighbours the number of held-out units is private:
+    # each run releases (sum of (v - c), w N) at sensitivity h = high - low in
+    # L2 and L1, a Gaussian of s.d. h / sqrt(2 rho_run) per coordinate (the
+    # closed form). A unit at the top of the range added to the held-out part
+    # moves it by (w, w), a zCDP cost of rho_run / 2; a unit at the bottom
+    # replaced by one at the top moves it by (2 w, 0), rho_run exactly. Both
+    # lie in (rho / 4, rho], so half the noise would break the claim. The
+    # split is a coin per unit (a prefix of the same draws on both tables):
+    # the added unit changes the held-out part only, so every fit's releases
+    # are identical on the two tables.
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.5, 0.5, size=(400, 3))
+    top, bottom = np.vstack([X, [1.0, 0.0, 0.0]]), np.vstack([X, [-1.0, 0.0, 0.0]])
+    held = []
+
+    def scoring(estimator, rows):
+        held.append(bool(np.any(rows[:, 0] == 1.0)))
+        return rows[:, 0]
+
+    # The first seed whose split holds the added unit out (the pair audited).
+    for seed in range(100):
+        held.clear()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _add_remove_search(scoring, seed).fit(top)
+        if held[0]:
+            break
+
+    def releases(table):
+        with recorded_releases() as out, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            search = _add_remove_search(scoring, seed).fit(table)
+        scores = [r for r in out if np.shape(r.value) == (2,)]
+        fits = [r for r in out if np.shape(r.value) != (2,)]
+        return search, scores, fits
+
+    search, without, fits = releases(X)
+    _, added, fits_added = releases(top)
+    _, replaced, fits_replaced = releases(bottom)
+    for other in (fits_added, fits_replaced):
+        for a, b in zip(fits, other, strict=True):
+            np.testing.assert_array_equal(a.value, b.value)
+    rho = search.run_budget_.rho
+    sigma = 2.0 / math.sqrt(2.0 * rho)
+    assert search.score_noise_scale_ == pytest.approx(sigma, rel=1e-12)
+    assert without and len(without) == len(added) == len(replaced)
+    for a, b, c in zip(without, added, replaced, strict=True):
+        assert a.scale == b.scale == c.scale == pytest.approx(sigma, rel=1e-12)
+        add_loss = np.sum((b.value - a.value) ** 2) / (2 * sigma**2)
+        replace_loss = np.sum((b.value - c.value) ** 2) / (2 * sigma**2)
+        assert add_loss == pytest.approx(rho / 2, rel=1e-9)
+        assert replace_loss == pytest.approx(rho, rel=1e-9)
+        for loss in (add_loss, replace_loss):
+            assert rho / 4 < loss <= rho * (1 + 1e-9)
+    assert search.neighbours_ == "add_remove"
+
+
+def test_a_search_under_add_remove_fits_any_number_of_rows():
+    # The number of rows is private: no table is refused for its size, an
+    # empty one included (every run fits an empty table, which releases its
+    # count like any other). A run whose fit refuses after its released count
+    # (too few units for a private radius) is a private "no result", not an
+    # error: with every run so, the search answers "no result", on no row and
+    # on one alike.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for n in (0, 1, 3):
+            search = _add_remove_search(None, 0, score_norm=1.0)
+            search.set_params(scoring=None, score_range=None)
+            search.fit(np.full((n, 3), 0.1))
+            assert search.best_params_["data_norm"] in (1.0, 2.0)
+            assert search.neighbours_ == "add_remove"
+        for n in (0, 1):
+            needs_rows = PrivateSearchCV(
+                GaussianCovariance(neighbours="add_remove"),
+                {"assume_centered": [True, False]},
+                epsilon=1.0,
+                score_norm=1.0,
+                random_state=0,
+            )
+            with pytest.raises(NoPrivateResult, match="every run"):
+                needs_rows.fit(np.full((n, 3), 0.1))
+
+
+def test_a_search_under_add_remove_over_persons_is_recorded_as_such():
+    # A pipeline over persons under add/remove: persons are held out by
+    # their coins, each with all its rows; the accountant records the unit
+    # and the relation, and an add/remove ledger refuses a replace-one search
+    # before reading.
+    X, groups = _visits_table(600)
+    y = (X[:, 0] > 0).astype(int)
+    pipe = PrivatePipeline(
+        [
+            ("scale", StandardScaler(bounds=(-8.0, 8.0))),
+            ("lda", LinearDiscriminantAnalysis(classes=[0, 1], bounds=(-3.0, 3.0))),
+        ],
+        neighbours="add_remove",
+        max_rows_per_group=4,
+    )
+    ledger = BudgetAccountant(unit="person", relation="add_remove")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search = PrivateSearchCV(
+            pipe,
+            {"lda__bounds": [(-3.0, 3.0), (-2.0, 2.0)]},
+            epsilon=4.0,
+            accountant=ledger,
+            random_state=0,
+        ).fit(X, y, groups=groups)
+    assert (search.privacy_unit_, search.neighbours_) == ("person", "add_remove")
+    assert ledger.units == ["person"] and ledger.relations == ["add_remove"]
+    assert 0.0 <= search.best_score_ <= 1.0
+    with pytest.raises(BudgetExceeded, match="replace-one neighbours only"):
+        PrivateSearchCV(
+            clone(pipe).set_params(neighbours="replace"),
+            {"lda__bounds": [(-3.0, 3.0)]},
+            epsilon=1.0,
+            accountant=ledger,
+        ).fit(X, y, groups=groups)

@@ -95,7 +95,8 @@ def test_squared_error_search_over_regressors():
 def test_bad_targets_and_score_range():
     X, y = _mixture(3, n=2000)
     pipe = LinearDiscriminantAnalysis(data_norm=20.0, classes=[0, 1, 2])
-    with pytest.raises(ValueError, match="1-D array of 2000 targets"):
+    # (No count in the message: over persons it is private.)
+    with pytest.raises(ValueError, match=r"1-D array of targets, one per row of X\.$"):
         PrivateSearchCV(pipe, {"priors": [None]}, random_state=0).fit(X, y[:-1])
     with pytest.raises(ValueError, match="has its own range"):
         PrivateSearchCV(

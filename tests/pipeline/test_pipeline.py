@@ -1191,3 +1191,42 @@ def test_add_remove_pipelines_end_in_a_model():
             model, LinearDiscriminantAnalysis
         )
         assert pipe.score(X, target) > 0.8
+
+
+@pytest.mark.parametrize("persons", [False, True])
+def test_an_empty_table_under_add_remove_runs_through_a_pipeline(persons):
+    # Under add/remove an empty table is a neighbour of a one-row table: no
+    # step refuses it (a public map is fitted and applied on a public pad
+    # row whose output is dropped), and each private step releases its
+    # count first, of 0 where the one-row table's is 1, at the same scale.
+    from tests._privacy_checks import recorded_releases
+
+    pipe = PrivatePipeline(
+        [
+            ("bounds", BoundsScaler(bounds=(-2.0, 2.0))),
+            ("poly", PublicTransformer(PolynomialFeatures(2))),
+            ("scale", StandardScaler(bounds=(-1.0, 1.0))),
+            ("pca", PCA(n_components=1)),
+            ("lr", LinearRegression(target_bounds=(-1.0, 1.0))),
+        ],
+        neighbours="add_remove",
+        max_rows_per_group=2 if persons else None,
+        epsilon=1.0,
+        random_state=0,
+    )
+    counts = []
+    for n in (0, 1):
+        groups = np.arange(n) if persons else None
+        with recorded_releases() as releases, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fitted = clone(pipe).fit(np.full((n, 3), 0.5), np.zeros(n), groups=groups)
+        assert fitted[-1].coef_.shape == (1,)
+        counts.append(
+            [(float(r.value), r.scale) for r in releases if r.sensitivity == 1.0]
+        )
+    assert [scale for _, scale in counts[0]] == [scale for _, scale in counts[1]]
+    assert [value for value, _ in counts[0]] == [0.0] * len(counts[0])
+    assert [value for value, _ in counts[1]] == [1.0] * len(counts[1])
+    # The scaler's and PCA's (least squares receives its box from PCA's
+    # output range and reads no count).
+    assert len(counts[0]) == 2

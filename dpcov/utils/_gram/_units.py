@@ -45,6 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ...exceptions import TooFewUnits
 from .._input_messages import NonFiniteInput
 from ._dense import _chunk_rows
 from ._rows import _MAX, _row_norms
@@ -142,7 +143,9 @@ def persons_in_messages(active=True, *, released=False):
                 r"min\(n_samples, n_features\)=\d+", "min(n_persons, n_features)", text
             )
             text = re.sub(r"\bsamples?\b", "persons", text)
-        raise ValueError(text) from None
+        # After a released count, a refusal reads that count: a private
+        # outcome (no result), which a search scores as such.
+        raise (TooFewUnits if released else ValueError)(text) from None
 
 
 @dataclass(frozen=True)
@@ -355,7 +358,8 @@ def kept_rows(groups, n_samples, max_rows_per_group, rng, *, name):
     # uniformly random order; the first k of each are kept.
     order = np.lexsort((rng.random(codes.size), codes))
     sorted_codes = codes[order]
-    first = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    # (No row, no person: an empty table under add/remove has none.)
+    first = np.flatnonzero(np.diff(sorted_codes, prepend=-1) != 0)
     sizes = np.diff(np.r_[first, codes.size])
     rank = np.arange(codes.size) - np.repeat(first, sizes)
     kept = order[rank < max_rows_per_group]
