@@ -25,6 +25,7 @@ from sklearn.utils import Tags
 
 from ._config import get_config
 from .accounting import BudgetAccountant, PureDP
+from .accounting._composition import relabel
 from .exceptions import NoHardenedSampler, NoiseDominatedWarning, SeededNoiseWarning
 from .mechanisms._noise import sampler_name
 from .utils._random import check_random_state
@@ -236,11 +237,14 @@ def record_privacy(estimator, guarantee, split, *, delta, epsilon=None):
         :func:`~dpcov.utils.privacy_spent`).
     """
     estimator.budget_split_ = split
-    estimator.guarantee_ = guarantee
     unit = getattr(estimator, "_privacy_unit", None)
     estimator.privacy_unit_ = "row" if unit is None else unit()
     relation = getattr(estimator, "_relation", None)
     estimator.neighbours_ = "replace" if relation is None else relation()
+    # The guarantee names whom it protects and under which relation.
+    estimator.guarantee_ = relabel(
+        guarantee, unit=estimator.privacy_unit_, relation=estimator.neighbours_
+    )
     estimator.noise_sampler_ = sampler_name()
     estimator.epsilon_spent_, estimator.delta_spent_, estimator.rho_spent_ = (
         privacy_spent(guarantee, delta, epsilon=epsilon)
@@ -512,7 +516,7 @@ def _seed_kind(seed):
 
 
 def _is_finite(budget):
-    return all(math.isfinite(value) for value in vars(budget).values())
+    return all(math.isfinite(value) for value in budget._parameters())
 
 
 def warn_if_seeded(estimator, budget):

@@ -1,7 +1,9 @@
 """Privacy guarantees, conversions between them, and composition.
 
-Three notions of privacy are used in dpcov, all with respect to a fixed
-neighbouring relation (each estimator states which one):
+Three notions of privacy are used in dpcov, each with respect to a unit
+(a row, or a person with all its rows) and a neighbouring relation (one unit
+replaced, or one added or removed), which every guarantee names (its
+``unit`` and ``relation``):
 
 * pure :math:`\\varepsilon`-DP (:class:`PureDP`),
 * :math:`\\rho`-zero-concentrated DP (:class:`ZCDP`), and

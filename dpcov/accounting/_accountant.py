@@ -7,15 +7,9 @@ import math
 import threading
 
 from ..exceptions import AccountantCopyError, BudgetExceeded
-from ._composition import _bits_float, _float_bits, _left, compose
+from ._composition import _bits_float, _float_bits, _left, compose, relabel
 from ._conversions import _check_nonnegative, _pure_rho, zcdp_epsilon
-from ._guarantees import ZCDP, ApproxDP, PureDP
-
-#: The privacy units a ledger entry may have.
-UNITS = ("row", "person")
-
-#: The neighbouring relations a ledger entry may have.
-RELATIONS = ("replace", "add_remove")
+from ._guarantees import RELATIONS, UNITS, ZCDP, ApproxDP, PureDP
 
 
 class BudgetAccountant:
@@ -214,8 +208,12 @@ class BudgetAccountant:
         ZCDP(rho=0.01)
         """
         if self.delta_cap > 0 and self.rho_cap is None:
-            return ApproxDP(self.epsilon, self.delta_cap)
+            return ApproxDP(self.epsilon, self.delta_cap, **self._labels())
         return self.total()
+
+    def _labels(self):
+        # The unit and relation the totals hold for.
+        return {"unit": self.unit, "relation": self.relation}
 
     @property
     def ledger(self):
@@ -322,15 +320,16 @@ class BudgetAccountant:
         with self._lock:
             entries = list(self._ledger)
         if not entries:
-            return PureDP(0.0)
+            return PureDP(0.0, **self._labels())
         kinds = {type(g) for _, g in entries}
         if ApproxDP not in kinds:
-            return compose(g for _, g in entries)
+            # Each fit read as the ledger reads it (it refused the others).
+            return compose(relabel(g, **self._labels()) for _, g in entries)
         # Without a delta cap, report at the (epsilon, delta) fits' own deltas.
         delta = self.delta_cap or min(
             1.0, math.fsum(g.delta for _, g in entries if isinstance(g, ApproxDP))
         )
-        return ApproxDP(self._total_epsilon(entries, delta), delta)
+        return ApproxDP(self._total_epsilon(entries, delta), delta, **self._labels())
 
     def remaining(self):
         """The largest guarantee that one more fit may spend under the cap.
@@ -366,23 +365,26 @@ class BudgetAccountant:
         with self._lock:
             pure, rhos, _, _ = self._sums(self._ledger)
             if self.rho_cap is not None:
-                return ZCDP(_left(self.rho_cap, [*rhos, *map(_pure_rho, pure)]))
+                return ZCDP(
+                    _left(self.rho_cap, [*rhos, *map(_pure_rho, pure)]),
+                    **self._labels(),
+                )
             if self.epsilon_cap is None:
                 return None
             if self.delta_cap == 0:
                 # A pure cap holds pure fits only.
-                return PureDP(_left(self.epsilon_cap, pure))
+                return PureDP(_left(self.epsilon_cap, pure), **self._labels())
 
             def fits(value):
                 remaining = [("remaining", ZCDP(value))]
                 return self._refusal(remaining, [self.unit], [self.relation]) is None
 
             if not fits(0.0):
-                return ZCDP(0.0)
+                return ZCDP(0.0, **self._labels())
             high = 1.0
             while fits(high):
                 if math.isinf(high):
-                    return ZCDP(high)
+                    return ZCDP(high, **self._labels())
                 high *= 2.0
             # Bisect on the ordered bit patterns of the non-negative floats,
             # keeping fits(low) and not fits(high), down to adjacent floats.
@@ -393,7 +395,7 @@ class BudgetAccountant:
                     low = middle
                 else:
                     high = middle
-            return ZCDP(_bits_float(low))
+            return ZCDP(_bits_float(low), **self._labels())
 
     @property
     def units(self):
@@ -449,17 +451,31 @@ class BudgetAccountant:
         return None
 
     def _entries(self, guarantee, label, unit, relation):
-        # The entries ``guarantee`` adds, their units and their relations.
-        if unit not in UNITS:
-            raise ValueError(f"unit must be 'row' or 'person', got {unit!r}.")
-        if relation not in RELATIONS:
-            raise ValueError(
-                f"relation must be 'replace' or 'add_remove', got {relation!r}."
-            )
+        # The entries ``guarantee`` adds, their units and their relations:
+        # a guarantee's own (its unit and relation), or those given, which a
+        # guarantee that names others contradicts.
         entries = self._labelled(guarantee, label)
         if isinstance(guarantee, BudgetAccountant):
             return entries, guarantee.units, guarantee.relations
-        return entries, [unit], [relation]
+        given = {"unit": unit, "relation": relation}
+        for name, value in given.items():
+            own = getattr(guarantee, name)
+            if value is None:
+                given[name] = own
+            elif own != ("row" if name == "unit" else "replace") and own != value:
+                raise ValueError(
+                    f"{label}: the guarantee states {name}={own!r}, and it is "
+                    f"recorded with {name}={value!r}."
+                )
+        if given["unit"] not in UNITS:
+            raise ValueError(f"unit must be 'row' or 'person', got {given['unit']!r}.")
+        if given["relation"] not in RELATIONS:
+            raise ValueError(
+                "relation must be 'replace' or 'add_remove', got "
+                f"{given['relation']!r}."
+            )
+        entries = [(name, relabel(g, **given)) for name, g in entries]
+        return entries, [given["unit"]], [given["relation"]]
 
     def _labelled(self, guarantee, label):
         if getattr(self, "_detached", False):
@@ -488,7 +504,7 @@ class BudgetAccountant:
             )
         return [(str(label), guarantee)]
 
-    def check(self, guarantee, *, label="fit", unit="row", relation="replace"):
+    def check(self, guarantee, *, label="fit", unit=None, relation=None):
         """Raise if spending ``guarantee`` would exceed the cap; record nothing.
 
         Parameters
@@ -498,11 +514,12 @@ class BudgetAccountant:
             would spend.
         label : str, default="fit"
             Name used in the error message.
-        unit : {"row", "person"}, default="row"
-            The fit's privacy unit (an accountant's entries keep theirs).
-        relation : {"replace", "add_remove"}, default="replace"
-            The fit's neighbouring relation (an accountant's entries keep
-            theirs).
+        unit : {"row", "person"} or None, default=None
+            The fit's privacy unit; None reads the guarantee's own ``unit``
+            (an accountant's entries keep theirs).
+        relation : {"replace", "add_remove"} or None, default=None
+            The fit's neighbouring relation; None reads the guarantee's own
+            ``relation`` (an accountant's entries keep theirs).
 
         Raises
         ------
@@ -516,7 +533,7 @@ class BudgetAccountant:
         if reason is not None:
             raise BudgetExceeded(self._message(label, guarantee, reason))
 
-    def spend(self, guarantee, *, label="fit", unit="row", relation="replace"):
+    def spend(self, guarantee, *, label="fit", unit=None, relation=None):
         """Record ``guarantee`` if it fits under the cap, atomically.
 
         Parameters
@@ -528,11 +545,13 @@ class BudgetAccountant:
         label : str, default="fit"
             Label of the ledger entry (ignored for an accountant, whose labels
             are kept).
-        unit : {"row", "person"}, default="row"
-            The fit's privacy unit (ignored for an accountant, whose entries
-            keep theirs).
-        relation : {"replace", "add_remove"}, default="replace"
-            The fit's neighbouring relation (ignored for an accountant).
+        unit : {"row", "person"} or None, default=None
+            The fit's privacy unit; None reads the guarantee's own ``unit``
+            (a fitted estimator's ``guarantee_`` names it). Ignored for an
+            accountant, whose entries keep theirs.
+        relation : {"replace", "add_remove"} or None, default=None
+            The fit's neighbouring relation; None reads the guarantee's own
+            ``relation``. Ignored for an accountant.
 
         Returns
         -------

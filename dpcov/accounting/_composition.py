@@ -5,6 +5,7 @@
 
 import math
 import struct
+from dataclasses import replace
 from fractions import Fraction
 
 from ._guarantees import ZCDP, ApproxDP, PureDP
@@ -92,7 +93,13 @@ def compose(guarantees):
     composes to zCDP (each pure step counts ``epsilon**2/2``; rhos add).
     Approximate DP composes by adding epsilons and deltas (pure steps count as
     ``(epsilon, 0)``). Mixing zCDP with approximate DP is refused: convert the
-    zCDP part first with :meth:`ZCDP.to_approx_dp`.
+    zCDP part first with :meth:`ZCDP.to_approx_dp`. The guarantees must
+    protect the same unit under the same relation (their ``unit`` and
+    ``relation``), which the composition keeps: a row-level guarantee and a
+    person-level one bound different changes, and an add/remove guarantee
+    gives a replace-one one only at a cost (its ``under_replacement()``), so
+    they are refused together. A :class:`BudgetAccountant` adds dpcov's fits
+    under its own unit and relation (see :ref:`privacy_units`).
 
     Parameters
     ----------
@@ -117,10 +124,26 @@ def compose(guarantees):
     unknown = kinds - {PureDP, ZCDP, ApproxDP}
     if unknown:
         raise TypeError(f"cannot compose objects of type {sorted(map(str, unknown))}.")
+    labels = {(g.unit, g.relation) for g in guarantees}
+    if len(labels) > 1:
+        raise ValueError(
+            "cannot compose guarantees for different units or neighbouring "
+            f"relations ({', '.join(f'{u}/{r}' for u, r in sorted(labels))}): "
+            "convert add/remove guarantees with under_replacement() first, or "
+            "record dpcov fits in a BudgetAccountant, which adds them under "
+            "its own unit and relation."
+        )
+    unit, relation = labels.pop()
     if kinds == {PureDP}:
-        return PureDP(math.fsum(g.epsilon for g in guarantees))
+        return PureDP(
+            math.fsum(g.epsilon for g in guarantees), unit=unit, relation=relation
+        )
     if ApproxDP not in kinds:
-        return ZCDP(math.fsum(g.to_zcdp().rho for g in guarantees))
+        return ZCDP(
+            math.fsum(g.to_zcdp().rho for g in guarantees),
+            unit=unit,
+            relation=relation,
+        )
     if ZCDP in kinds:
         raise ValueError(
             "cannot compose zCDP with approximate DP directly; convert the zCDP "
@@ -130,7 +153,35 @@ def compose(guarantees):
     return ApproxDP(
         math.fsum(g.epsilon for g in approx),
         min(1.0, math.fsum(g.delta for g in approx)),
+        unit=unit,
+        relation=relation,
     )
+
+
+def compose_fits(guarantees):
+    """Compose the guarantees of dpcov fits, whatever their units and relations.
+
+    Under their common unit and relation when they share one; otherwise
+    each read as a row-level replace-one guarantee at its budget (see
+    :func:`relabel`), as a default :class:`BudgetAccountant` reads them.
+    """
+    guarantees = list(guarantees)
+    if len({(g.unit, g.relation) for g in guarantees}) > 1:
+        guarantees = [relabel(g) for g in guarantees]
+    return compose(guarantees)
+
+
+def relabel(guarantee, unit="row", relation="replace"):
+    """``guarantee`` read for ``unit`` under ``relation``, its numbers kept.
+
+    For dpcov's own fits, whose guarantees hold at their budgets under the
+    readings a :class:`BudgetAccountant` adds them under: an add/remove fit
+    keeps its replace-one noise, so it holds under replacement too, and a
+    person-level fit covers a row of a person (the persons a public frame;
+    see :ref:`privacy_units`). Not a conversion for other guarantees (see
+    ``under_replacement()``).
+    """
+    return replace(guarantee, unit=unit, relation=relation)
 
 
 def split_budget(budget, shares):
@@ -172,7 +223,11 @@ def split_budget(budget, shares):
     total = budget.epsilon if isinstance(budget, PureDP) else budget.rho
     # The same products as budget.fraction(share), then rounded to fit.
     parts = _fit_parts([share * total for share in values], total)
-    return {name: type(budget)(part) for name, part in zip(shares, parts, strict=True)}
+    labels = {"unit": budget.unit, "relation": budget.relation}
+    return {
+        name: type(budget)(part, **labels)
+        for name, part in zip(shares, parts, strict=True)
+    }
 
 
 def budget_weights(costs, *, pure):

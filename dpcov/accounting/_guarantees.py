@@ -4,20 +4,100 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from fractions import Fraction
 
 from ._conversions import _check_nonnegative, _pure_rho, zcdp_epsilon
 
+#: Whom a guarantee protects: one row, or one person with all its rows.
+UNITS = ("row", "person")
 
-@dataclass(frozen=True)
-class PureDP:
+#: The neighbouring relations a guarantee may hold under: one unit replaced
+#: (the number of units public), or one unit added or removed.
+RELATIONS = ("replace", "add_remove")
+
+_LABELS = {"unit": "row", "relation": "replace"}
+
+
+@dataclass(frozen=True, repr=False)
+class _Labelled:
+    # Whom a guarantee protects and under which relation: part of what it
+    # states (two guarantees with other labels differ, and compose refuses
+    # to add them), shown by repr where not the default.
+
+    unit: str = field(default="row", kw_only=True)
+    relation: str = field(default="replace", kw_only=True)
+
+    def _check_labels(self):
+        if self.unit not in UNITS:
+            raise ValueError(f"unit must be 'row' or 'person', got {self.unit!r}.")
+        if self.relation not in RELATIONS:
+            raise ValueError(
+                f"relation must be 'replace' or 'add_remove', got {self.relation!r}."
+            )
+
+    def _labels(self):
+        return {"unit": self.unit, "relation": self.relation}
+
+    def _parameters(self):
+        # The numbers (epsilon, delta or rho), without the labels.
+        return tuple(
+            getattr(self, f.name) for f in fields(self) if f.name not in _LABELS
+        )
+
+    def __repr__(self):
+        # The parameters, then the labels that are not the default.
+        parts = [
+            f"{f.name}={getattr(self, f.name)!r}"
+            for f in fields(self)
+            if f.name not in _LABELS
+        ]
+        parts += [
+            f"{name}={getattr(self, name)!r}"
+            for name, default in _LABELS.items()
+            if getattr(self, name) != default
+        ]
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+    def under_replacement(self):
+        """The replace-one guarantee this one implies.
+
+        Replacing a unit is removing it and adding another, so an add/remove
+        guarantee implies a replace-one guarantee at the cost of two steps
+        (group privacy for two): ``2 epsilon`` (pure DP), ``4 rho`` (zCDP,
+        whose group privacy is ``k**2 rho`` for ``k`` steps; Bun and Steinke,
+        2016), ``(2 epsilon, (1 + exp(epsilon)) delta)`` (the guarantee
+        applied twice: ``e^eps (e^eps P + delta) + delta``). The reverse
+        does not hold (a replace-one fit may read the number of units). A
+        dpcov fit under add/remove keeps its replace-one noise and holds
+        under replacement at its own budget (see :ref:`privacy_units`); this
+        conversion is for guarantees that do not say so.
+
+        Returns
+        -------
+        guarantee : PureDP, ZCDP or ApproxDP
+            This guarantee when it holds under replacement already, else the
+            converted one, with ``relation="replace"``.
+        """
+        if self.relation == "replace":
+            return self
+        return self._doubled()
+
+
+@dataclass(frozen=True, repr=False)
+class PureDP(_Labelled):
     """Pure epsilon-differential privacy.
 
     Parameters
     ----------
     epsilon : float
         Privacy-loss bound; ``inf`` means no privacy.
+    unit : {"row", "person"}, default="row"
+        Whom it protects (keyword only): one row, or one person with all its
+        rows (see :ref:`privacy_units`).
+    relation : {"replace", "add_remove"}, default="replace"
+        The neighbouring relation it holds under (keyword only): one unit
+        replaced, or one unit added or removed (see :ref:`privacy_units`).
 
     Examples
     --------
@@ -30,6 +110,10 @@ class PureDP:
 
     def __post_init__(self):
         _check_nonnegative("epsilon", self.epsilon)
+        self._check_labels()
+
+    def _doubled(self):
+        return PureDP(2.0 * self.epsilon, unit=self.unit)
 
     def to_zcdp(self):
         """Return the zCDP guarantee implied by this one (``epsilon**2 / 2``).
@@ -40,7 +124,7 @@ class PureDP:
             ``ZCDP(epsilon**2 / 2)`` (Proposition 1.4 in (Bun and Steinke, 2016)),
             rounded up.
         """
-        return ZCDP(_pure_rho(self.epsilon))
+        return ZCDP(_pure_rho(self.epsilon), **self._labels())
 
     def to_approx_dp(self, delta=0.0):
         """Return an (epsilon, delta) guarantee implied by this one.
@@ -58,9 +142,11 @@ class PureDP:
         """
         _check_nonnegative("delta", delta)
         if delta == 0:
-            return ApproxDP(self.epsilon, 0.0)
+            return ApproxDP(self.epsilon, 0.0, **self._labels())
         return ApproxDP(
-            min(self.epsilon, zcdp_epsilon(self.to_zcdp().rho, delta)), delta
+            min(self.epsilon, zcdp_epsilon(self.to_zcdp().rho, delta)),
+            delta,
+            **self._labels(),
         )
 
     def fraction(self, share):
@@ -76,7 +162,7 @@ class PureDP:
         guarantee : PureDP
             ``PureDP(share * epsilon)``.
         """
-        return PureDP(share * self.epsilon)
+        return PureDP(share * self.epsilon, **self._labels())
 
     def pure_epsilon(self):
         """Epsilon of the largest pure-DP step that fits in this budget.
@@ -103,14 +189,20 @@ class PureDP:
         return self.epsilon
 
 
-@dataclass(frozen=True)
-class ZCDP:
+@dataclass(frozen=True, repr=False)
+class ZCDP(_Labelled):
     """Rho-zero-concentrated differential privacy (Bun and Steinke, 2016).
 
     Parameters
     ----------
     rho : float
         The zCDP parameter; ``inf`` means no privacy.
+    unit : {"row", "person"}, default="row"
+        Whom it protects (keyword only): one row, or one person with all its
+        rows (see :ref:`privacy_units`).
+    relation : {"replace", "add_remove"}, default="replace"
+        The neighbouring relation it holds under (keyword only): one unit
+        replaced, or one unit added or removed (see :ref:`privacy_units`).
 
     Examples
     --------
@@ -123,6 +215,11 @@ class ZCDP:
 
     def __post_init__(self):
         _check_nonnegative("rho", self.rho)
+        self._check_labels()
+
+    def _doubled(self):
+        # Group privacy for zCDP: k**2 rho for k steps (exact in floats).
+        return ZCDP(4.0 * self.rho, unit=self.unit)
 
     def to_zcdp(self):
         """Return this guarantee (for symmetry with :class:`PureDP`).
@@ -148,7 +245,7 @@ class ZCDP:
         guarantee : ApproxDP
             The guarantee with epsilon from :func:`zcdp_epsilon`.
         """
-        return ApproxDP(zcdp_epsilon(self.rho, delta), delta)
+        return ApproxDP(zcdp_epsilon(self.rho, delta), delta, **self._labels())
 
     def fraction(self, share):
         """Return the guarantee of a step that gets ``share`` of this budget.
@@ -163,7 +260,7 @@ class ZCDP:
         guarantee : ZCDP
             ``ZCDP(share * rho)``.
         """
-        return ZCDP(share * self.rho)
+        return ZCDP(share * self.rho, **self._labels())
 
     def pure_epsilon(self):
         """Epsilon of the largest pure-DP step that fits in this budget.
@@ -205,8 +302,8 @@ class ZCDP:
         return epsilon
 
 
-@dataclass(frozen=True)
-class ApproxDP:
+@dataclass(frozen=True, repr=False)
+class ApproxDP(_Labelled):
     """Approximate (epsilon, delta)-differential privacy.
 
     Parameters
@@ -215,6 +312,12 @@ class ApproxDP:
         Privacy-loss bound.
     delta : float
         Failure probability, in [0, 1].
+    unit : {"row", "person"}, default="row"
+        Whom it protects (keyword only): one row, or one person with all its
+        rows (see :ref:`privacy_units`).
+    relation : {"replace", "add_remove"}, default="replace"
+        The neighbouring relation it holds under (keyword only): one unit
+        replaced, or one unit added or removed (see :ref:`privacy_units`).
 
     Examples
     --------
@@ -231,3 +334,10 @@ class ApproxDP:
         _check_nonnegative("delta", self.delta)
         if self.delta > 1:
             raise ValueError(f"delta must be at most 1, got {self.delta!r}.")
+        self._check_labels()
+
+    def _doubled(self):
+        # (2 eps, (1 + e^eps) delta), delta at most 1; rounded up by a
+        # relative 1e-15, more than the rounding of exp and the product.
+        delta = min(1.0, (1.0 + math.exp(self.epsilon)) * self.delta * (1 + 1e-15))
+        return ApproxDP(2.0 * self.epsilon, delta, unit=self.unit)

@@ -25,9 +25,13 @@ _GUARANTEES = {"pure": PureDP, "zCDP": ZCDP, "approx": ApproxDP}
 
 
 def _guarantee_from_json(data):
+    # The parameters (numbers), and the unit and relation where written (a
+    # guarantee at the default ones, or from a file before them, has none).
     cls = _GUARANTEES[data["notion"]]
-    fields = [f.name for f in dataclasses.fields(cls)]
-    return cls(**{name: float(data[name]) for name in fields})
+    fields = dataclasses.fields(cls)
+    numbers = {f.name: float(data[f.name]) for f in fields if not f.kw_only}
+    labels = {f.name: str(data[f.name]) for f in fields if f.kw_only and f.name in data}
+    return cls(**numbers, **labels)
 
 
 class FileLedger(BudgetAccountant):
@@ -49,7 +53,7 @@ class FileLedger(BudgetAccountant):
         super().__init__(**cap)
         self.path = Path(path)
 
-    def spend(self, guarantee, *, label="fit", unit="row", relation="replace"):
+    def spend(self, guarantee, *, label="fit", unit=None, relation=None):
         """Record ``guarantee`` (see :meth:`BudgetAccountant.spend`) and save.
 
         Parameters
@@ -58,10 +62,10 @@ class FileLedger(BudgetAccountant):
             What a fit spends.
         label : str, default="fit"
             Label of the ledger entry.
-        unit : {"row", "person"}, default="row"
-            The fit's privacy unit.
-        relation : {"replace", "add_remove"}, default="replace"
-            The fit's neighbouring relation.
+        unit : {"row", "person"} or None, default=None
+            The fit's privacy unit (None: the guarantee's own).
+        relation : {"replace", "add_remove"} or None, default=None
+            The fit's neighbouring relation (None: the guarantee's own).
 
         Returns
         -------
@@ -296,7 +300,7 @@ def _refusal(accountant, cost, label):
     else:
         after = BudgetAccountant(delta=accountant.delta_cap)
         after.spend(accountant)
-        after.spend(cost, label=label, unit="row")
+        after.spend(cost, label=label)
         reason = (
             f"it would bring the ledger's total to {_total_text(after, accountant)}"
             f", over its cap {cap}"

@@ -67,7 +67,13 @@ def to_json(value):
         return {str(k): to_json(v) for k, v in value.items()}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         notion = _NOTIONS.get(type(value).__name__, type(value).__name__)
-        fields = dataclasses.fields(value)
+        # (A guarantee's unit and relation, keyword fields, only where they
+        # are not the default, as its repr.)
+        fields = [
+            f
+            for f in dataclasses.fields(value)
+            if not (f.kw_only and getattr(value, f.name) == f.default)
+        ]
         return {
             "notion": notion,
             **{f.name: to_json(getattr(value, f.name)) for f in fields},

@@ -16,7 +16,8 @@ from sklearn.compose import ColumnTransformer
 from sklearn.frozen import FrozenEstimator
 from sklearn.pipeline import FeatureUnion, Pipeline
 
-from ..accounting import ApproxDP, compose
+from ..accounting import ApproxDP
+from ..accounting._composition import compose_fits
 from ..base import is_private, privacy_tags
 
 __all__ = ["check_shareable", "pipeline_cost", "private_steps", "walk_costs"]
@@ -259,4 +260,4 @@ def pipeline_cost(estimator):
             f"{type(estimator).__name__} holds no dpcov estimator: "
             "pipeline_cost composes the guarantees of private steps only."
         )
-    return compose(guarantee for _, guarantee in costs)
+    return compose_fits(guarantee for _, guarantee in costs)

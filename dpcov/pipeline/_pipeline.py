@@ -23,7 +23,7 @@ from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.utils.metaestimators import available_if
 
 from ..accounting import ZCDP, BudgetAccountant, PureDP, compose, split_budget
-from ..accounting._composition import budget_weights
+from ..accounting._composition import budget_weights, compose_fits
 from ..base import (
     OutputRangeMixin,
     PrivateEstimatorMixin,
@@ -853,7 +853,7 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         # delta and rho, the shares and the ranges handed on.
         leaves = self._private_leaves(fitted=True)
         spent = [leaf.guarantee_ for _, leaf in leaves if hasattr(leaf, "guarantee_")]
-        guarantee = compose(spent) if spent else _cost(budget, leaves, shares)
+        guarantee = compose_fits(spent) if spent else _cost(budget, leaves, shares)
         delta = DEFAULT_DELTA if self.delta is None else self.delta
         asked = None if self.rho is not None or self.epsilon is None else self.epsilon
         record_privacy(self, guarantee, dict(shares), delta=delta, epsilon=asked)

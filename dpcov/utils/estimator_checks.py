@@ -224,7 +224,7 @@ def _same_guarantee(a, b):
         return False
     return all(
         math.isclose(x, y, rel_tol=1e-9)
-        for x, y in zip(vars(a).values(), vars(b).values(), strict=True)
+        for x, y in zip(a._parameters(), b._parameters(), strict=True)
     )
 
 

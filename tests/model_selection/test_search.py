@@ -1176,6 +1176,8 @@ def test_a_search_under_add_remove_over_persons_is_recorded_as_such():
             random_state=0,
         ).fit(X, y, groups=groups)
     assert (search.privacy_unit_, search.neighbours_) == ("person", "add_remove")
+    guarantee = search.guarantee_
+    assert (guarantee.unit, guarantee.relation) == ("person", "add_remove")
     assert ledger.units == ["person"] and ledger.relations == ["add_remove"]
     assert 0.0 <= search.best_score_ <= 1.0
     with pytest.raises(BudgetExceeded, match="replace-one neighbours only"):
