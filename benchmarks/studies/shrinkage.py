@@ -8,7 +8,11 @@ ranges written from what the features measure (``benchmarks/harness/data.py``).
 Error: ``||C_hat - C||_F / ||C||_F`` in the original units against
 scikit-learn's ``EmpiricalCovariance`` (the zero matrix scores 1), median
 over the repetitions; then the share of fits with error 0.9 or more, and of
-fits with error below 0.5, that warned ``NoiseDominatedWarning``.
+fits with error below 0.5, that warned ``NoiseDominatedWarning``; then
+``predicted_error_`` against the actual error ``||C_hat - C||_F``: per cell
+and setting, over its fits kept as released (all with ``shrinkage=None``;
+those with ``shrinkage_ == 0`` by default), the ratio of the root mean
+squares, and the share of cell-settings within [2/3, 3/2] and [1/2, 2].
 
 ``shrinkage_regression``: where releases are already good, the mean
 Frobenius error with the default and with ``shrinkage=None``, and their
@@ -69,7 +73,15 @@ def _setting(value):
         )
         est, warned = quiet_fit(est, X, NoiseDominatedWarning)
         error = np.linalg.norm(est.covariance_ - target) / np.linalg.norm(target)
-        return {"error": float(error), "warned": warned}
+        kept = est.shrinkage_ == 0.0  # a shrunk release has no prediction
+        return {
+            "error": float(error),
+            "warned": warned,
+            "squared": float(
+                np.sum((est.covariance_ - target) ** 2) if kept else np.nan
+            ),
+            "predicted": float(est.predicted_error_**2),
+        }
 
     return method
 
@@ -85,6 +97,26 @@ def _warned(rows, setting):
     return dict(
         zip(["Fits", "error >= 0.9: warned", "error < 0.5: warned"], out, strict=True)
     )
+
+
+BANDS = {"in [2/3, 3/2]": (2 / 3, 3 / 2), "in [1/2, 2]": (1 / 2, 2.0)}
+
+
+def _calibration(rows):
+    """Shares of cell-settings whose RMS predicted / RMS actual error is in band."""
+    ratios = []
+    for row in rows:
+        for s in SETTINGS:
+            runs = row["runs"]
+            squared = np.asarray(runs[f"{s} squared"])
+            if np.isfinite(squared).sum() >= 5:  # a setting with fits kept
+                predicted = np.nanmean(runs[f"{s} predicted"])
+                ratios.append(np.sqrt(predicted / np.nanmean(squared)))
+    ratios = np.asarray(ratios)
+    out = {"cell-settings": len(ratios)}
+    for band, (low, high) in BANDS.items():
+        out[band] = f"{np.mean((ratios >= low) & (ratios <= high)):.0%}"
+    return {**out, "median ratio": f"{np.median(ratios):.2f}"}
 
 
 class ShrinkageStudy(Study):
@@ -104,7 +136,10 @@ class ShrinkageStudy(Study):
             text += [rst_table(lines, ["Estimator", "Guarantee", *columns]), ""]
         text += ["**The warning** (share of fits that warned)", ""]
         warned = [_warned(rows, s) for s in SETTINGS]
-        return "\n".join(text) + "\n" + rst_table(warned, list(warned[0]))
+        text += [rst_table(warned, list(warned[0])), ""]
+        text += ["**predicted_error_** (RMS predicted over RMS actual error)", ""]
+        calibration = _calibration(rows)
+        return "\n".join(text) + "\n" + rst_table([calibration], list(calibration))
 
 
 STUDY = ShrinkageStudy(

@@ -25,6 +25,7 @@ A private covariance fit runs the same steps whatever the mechanism:
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import math
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from numbers import Integral, Real
@@ -99,6 +100,7 @@ from ._shrinkage import (
     applied_factor,
     bootstrap_energy,
     factor_from_energies,
+    predicted_noise_energy,
     shrinkage_factor,
     signal_to_noise_from_factor,
 )
@@ -284,6 +286,10 @@ class Estimate:
         With ``spectrum``: the eigenvalues before the shrinkage.
     score_floor : float or None
         With ``spectrum``: the score model's eigenvalue floor.
+    noise_energy : float
+        The predicted mean squared error of the release kept as released,
+        ``E ||P - C||_W**2`` in the units of the input (0 without noise; NaN
+        where no figure is computed).
     """
 
     location: np.ndarray
@@ -297,6 +303,7 @@ class Estimate:
     spectrum: Spectrum = None
     unshrunk_values: np.ndarray = None
     score_floor: float = None
+    noise_energy: float = math.nan
 
 
 def _from_unit_box(estimate, geometry):
@@ -826,11 +833,11 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             return self._postprocess(raw, bound=bound, noise_std=release.noise_std)
 
         covariance = postprocess(release.raw)
-        factor = 1.0
+        factor, noise_energy = 1.0, 0.0 if release.noise_std == 0 else math.nan
         if release.noise_std > 0 and release.sampled is not None:
             # Sampled eigenvectors: closed forms on the estimate's spectrum
             # (the bootstrap would rerun the sampler).
-            factor = self._spectral_factor(
+            factor, noise_energy = self._spectral_factor(
                 release,
                 plan,
                 Spectrum(*symmetric_eigh(covariance, host=np.linalg.eigh)),
@@ -856,6 +863,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             if release.value_noise is not None:
                 aligned = aligned_noise_energy(covariance, weights, release.value_noise)
             factor = shrinkage_factor(covariance, weights, energy, null, aligned)
+            noise_energy = predicted_noise_energy(energy, np.mean(null))
         applied = applied_factor(factor) if self.shrinkage == "auto" else 1.0
         unshrunk = covariance
         if applied < 1.0:
@@ -878,6 +886,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             signal_to_noise=signal_to_noise_from_factor(factor),
             shrinkage=1.0 - applied,
             unshrunk=unshrunk,
+            noise_energy=noise_energy,
         )
         if plan.box is not None:
             estimate = _from_unit_box(estimate, plan.geometry)
@@ -910,9 +919,9 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         mapped, slopes = self._projected_values(
             spectrum.values, bound=bound, noise_std=release.noise_std
         )
-        factor = 1.0
+        factor, noise_energy = 1.0, 0.0 if release.noise_std == 0 else math.nan
         if release.noise_std > 0 and release.simulate is not None:
-            factor = self._spectral_factor(
+            factor, noise_energy = self._spectral_factor(
                 release,
                 plan,
                 Spectrum(mapped, spectrum.vectors),
@@ -938,6 +947,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             spectrum=Spectrum(values, spectrum.vectors),
             unshrunk_values=mapped,
             score_floor=min(release.noise_std, bound),
+            noise_energy=noise_energy,
         )
         if plan.box is not None:
             estimate = _from_unit_box(estimate, plan.geometry)
@@ -955,11 +965,12 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         *,
         raw_values,
     ):
-        """The shrinkage factor of :meth:`_postprocess_spectrum`.
+        """The shrinkage factor of :meth:`_postprocess_spectrum`, and the noise energy.
 
         ``estimate`` is the projected release's spectrum (mapped values on
         the release's eigenvectors), ``raw_values`` the release's own
-        eigenvalues (for entry noise; ``slopes`` too).
+        eigenvalues (for entry noise; ``slopes`` too). Returns the factor and
+        :func:`~dpcov.covariance._shrinkage.predicted_noise_energy`.
         """
         mean_noise = self._mean_noise(plan, data_norm)
         if release.entry_noise is None and release.sampled is None:
@@ -1017,10 +1028,14 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             )
             aligned = 0.0
         norm2 = metric.pair_sum(mapped, mapped)
-        return factor_from_energies(norm2, energy, null_mean, null_std, aligned)
+        factor = factor_from_energies(norm2, energy, null_mean, null_std, aligned)
+        return factor, predicted_noise_energy(energy, null_mean)
 
     def _bootstrap_factor(self, release, estimate, weights, data_norm, mean_noise):
-        """The bootstrap's factor (:mod:`dpcov.covariance._shrinkage`) on a spectrum."""
+        """The bootstrap's factor (:mod:`dpcov.covariance._shrinkage`) on a spectrum.
+
+        Returns the factor and the predicted noise energy.
+        """
 
         def postprocess(raw):
             return self._postprocess(
@@ -1044,7 +1059,8 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             aligned = aligned_noise_energy(
                 None, weights, release.value_noise, spectrum=estimate
             )
-        return shrinkage_factor(covariance, weights, energy, null, aligned)
+        factor = shrinkage_factor(covariance, weights, energy, null, aligned)
+        return factor, predicted_noise_energy(energy, np.mean(null))
 
     def _projected_values(self, values, *, bound, noise_std):
         """:meth:`_postprocess`'s projection on ascending eigenvalues, and its slopes.
@@ -1118,6 +1134,11 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         self.noise_level_ = float(estimate.noise_level)
         self.shrinkage_ = float(estimate.shrinkage)
         self.signal_to_noise_ = float(estimate.signal_to_noise)
+        # The release's predicted error; a shrunk release's error is that of
+        # the shrinkage (the truth's norm, which no release can estimate).
+        self.predicted_error_ = (
+            math.sqrt(estimate.noise_energy) if self.shrinkage_ == 0.0 else math.nan
+        )
 
     def score(self, X_test, y=None):
         """Log-likelihood of ``X_test`` under the private Gaussian estimate.

@@ -1006,7 +1006,7 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
     def _run(self, candidate, train, valid, calibration, rng):
         # One run: fit the candidate (its warnings recorded, not shown), then
         # its noisy score; None for a private "no result".
-        (X_train, y_train, g_train), (X_valid, y_valid, g_valid) = train, valid
+        X_train, y_train, g_train = train
         fit_params = {} if g_train is None else {"groups": g_train}
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -1021,9 +1021,7 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
             # Whatever the scoring of held-out rows warns is about those
             # rows, not a release: never shown.
             warnings.simplefilter("ignore")
-            score, scale = self._noisy_score(
-                candidate, X_valid, y_valid, *calibration, rng, persons=g_valid
-            )
+            score, scale = self._noisy_score(candidate, valid, calibration, rng)
         return score, scale, caught
 
     def _release_best(self, best, run_budget, guarantee):
@@ -1058,55 +1056,24 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
             delta=float(getattr(guarantee, "delta", 0.0)),
         )
 
-    def _noisy_score(
-        self,
-        model,
-        X_valid,
-        y_valid,
-        run_budget,
-        score_range,
-        score_norm,
-        rng,
-        *,
-        persons=None,
-    ):
-        # The run's noisy held-out score and its noise scale.
+    def _noisy_score(self, model, valid, calibration, rng):
+        # The run's noisy held-out score and its noise scale: valid is the
+        # held-out (X, y, persons), calibration (run budget, score range,
+        # score norm).
         if self._relation() == "add_remove":
-            return self._noisy_total_score(
-                model,
-                X_valid,
-                y_valid,
-                run_budget,
-                score_range,
-                score_norm,
-                rng,
-                persons=persons,
-            )
-        values, (low, high) = self._unit_scores(
-            model, X_valid, y_valid, score_range, score_norm, persons
-        )
+            return self._noisy_total_score(model, valid, calibration, rng)
+        values, (low, high) = self._unit_scores(model, valid, calibration)
         if not math.isfinite(low):
             return -math.inf, 0.0
         # A scalar: its L1 and L2 sensitivities are both (high - low) / n,
         # n the number of held-out units (public under replacement).
         sensitivity = (high - low) / values.shape[0]
         noise = calibrate_additive(
-            run_budget, l2_sensitivity=sensitivity, l1_sensitivity=sensitivity
+            calibration[0], l2_sensitivity=sensitivity, l1_sensitivity=sensitivity
         )
         return float(noise.add(float(np.mean(values)), rng)), noise.scale
 
-    def _noisy_total_score(
-        self,
-        model,
-        X_valid,
-        y_valid,
-        run_budget,
-        score_range,
-        score_norm,
-        rng,
-        *,
-        persons,
-    ):
+    def _noisy_total_score(self, model, valid, calibration, rng):
         # Under add/remove neighbours the number of held-out units is
         # private: the release is the vector (sum of (v - c), w N) over the N
         # held-out units' scores v in [low, high], c the range's centre and w
@@ -1118,6 +1085,7 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         # the mean clipped to the range. The range is read from the model
         # alone, so the noise is the same whatever the held-out units, none
         # included.
+        run_budget, score_range, score_norm = calibration
         low, high = score_bounds(
             model, scoring=self.scoring, score_range=score_range, score_norm=score_norm
         )
@@ -1125,10 +1093,8 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
             return -math.inf, 0.0
         center, half = (low + high) / 2.0, (high - low) / 2.0
         total, count = 0.0, 0
-        if X_valid.shape[0]:
-            values, _ = self._unit_scores(
-                model, X_valid, y_valid, score_range, score_norm, persons
-            )
+        if valid[0].shape[0]:
+            values, _ = self._unit_scores(model, valid, calibration)
             values = np.clip(values, low, high)
             total, count = math.fsum(values - center), values.size
         noise = calibrate_additive(
@@ -1139,9 +1105,10 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         score = center + float(np.clip(noisy_total / units, -half, half))
         return score, noise.scale
 
-    def _unit_scores(self, model, X_valid, y_valid, score_range, score_norm, persons):
+    def _unit_scores(self, model, valid, calibration):
         # Each held-out unit's score, in [low, high]: a row's, or a held-out
         # person's mean row score (whatever its number of rows).
+        (X_valid, y_valid, persons), (_, score_range, score_norm) = valid, calibration
         n_valid = X_valid.shape[0]
         values, (low, high) = bounded_scores(
             model,

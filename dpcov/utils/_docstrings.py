@@ -253,8 +253,19 @@ signal_to_noise_ : float
     (the estimate's relative error is then about 0.7 or more, or it is the
     zero matrix), and ``fit`` warns with
     :class:`~dpcov.exceptions.NoiseDominatedWarning`.
+predicted_error_ : float
+    The predicted root-mean-square Frobenius error of ``covariance_`` from
+    the release's noise, ``sqrt(E ||covariance_ - C||_F**2)``, in the units
+    of ``covariance_`` (original units with ``bounds``), where ``C`` is the
+    covariance of the rows as the mechanism saw them (clipped to
+    ``data_norm`` or the box): computed from the release and public values
+    only (the noise figure the shrinkage uses), 0 without noise. NaN when
+    the release was shrunk (``shrinkage_ > 0``, by more than half): its
+    error is then mostly the truth's own norm, which no release can
+    estimate. It leaves out the bias of clipping. See :ref:`error_figures`.
 guarantee_ : dpcov.accounting.PureDP or dpcov.accounting.ZCDP
-    The guarantee of the whole fit (composition of its steps).
+    The guarantee of the whole fit (composition of its steps), naming its
+    unit and relation.
 privacy_unit_ : {"row", "person"}
     Whom the guarantee protects: a row, or a person (a fit with
     ``groups`` and ``max_rows_per_group``; see :ref:`privacy_units`).

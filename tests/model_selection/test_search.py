@@ -226,9 +226,9 @@ def test_score_noise_on_worst_case_neighbours():
 
     def draws(rows):
         return [
-            search._noisy_score(model, rows, None, search.run_budget_, None, 1.0, rng)[
-                0
-            ]
+            search._noisy_score(
+                model, (rows, None, None), (search.run_budget_, None, 1.0), rng
+            )[0]
             for _ in range(20_000)
         ]
 
