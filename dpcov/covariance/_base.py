@@ -850,7 +850,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
                 raw_values=None,
             )
         elif release.noise_std > 0 and release.simulate is not None:
-            energy, null = bootstrap_energy(
+            energy, null, error = bootstrap_energy(
                 release.simulate,
                 postprocess,
                 covariance,
@@ -863,7 +863,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             if release.value_noise is not None:
                 aligned = aligned_noise_energy(covariance, weights, release.value_noise)
             factor = shrinkage_factor(covariance, weights, energy, null, aligned)
-            noise_energy = predicted_noise_energy(energy, np.mean(null))
+            noise_energy = predicted_noise_energy(error, np.mean(null))
         applied = applied_factor(factor) if self.shrinkage == "auto" else 1.0
         unshrunk = covariance
         if applied < 1.0:
@@ -1045,7 +1045,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             )
 
         covariance = estimate.matrix()
-        energy, null = bootstrap_energy(
+        energy, null, error = bootstrap_energy(
             release.simulate,
             postprocess,
             covariance,
@@ -1060,7 +1060,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
                 None, weights, release.value_noise, spectrum=estimate
             )
         factor = shrinkage_factor(covariance, weights, energy, null, aligned)
-        return factor, predicted_noise_energy(energy, np.mean(null))
+        return factor, predicted_noise_energy(error, np.mean(null))
 
     def _projected_values(self, values, *, bound, noise_std):
         """:meth:`_postprocess`'s projection on ascending eigenvalues, and its slopes.

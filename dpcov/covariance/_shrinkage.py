@@ -107,6 +107,12 @@ def bootstrap_energy(
     null : ndarray of shape (n_draws,)
         ``||P0*||_W**2`` over draws ``P0*`` of the estimate at truth zero:
         the energy of an estimate of pure noise.
+    error : float
+        The mean of ``||P* - S||_W**2``: the bootstrap's mean squared error
+        of the estimate at truth ``S`` (without ``kappa``'s term ``<S, P* -
+        S>``, of mean about zero and, the generator being fixed, the same
+        draw in every fit: on a strong signal it dominates ``kappa``'s
+        spread).
     """
     d = surrogate.shape[0]
     outer = np.outer(weights, weights) ** 2
@@ -127,19 +133,21 @@ def bootstrap_energy(
             delta *= radius / norm
         return np.outer(delta, delta)
 
-    inner, null = [], []
+    inner, null, error = [], [], []
     with config_context(secure_noise=False):
         for _ in range(n_simulations(d)):
             second_moment = surrogate + centring_error()
             raw = simulate(second_moment, rng=rng).noisy_matrix()
             sample = postprocess(raw)
             inner.append(float(np.sum(outer * sample * (sample - surrogate))))
+            error.append(float(np.sum(outer * (sample - surrogate) ** 2)))
             if additive:
                 noise = raw - second_moment + centring_error()
             else:
                 noise = simulate(centring_error(), rng=rng).noisy_matrix()
             null.append(float(np.sum(outer * postprocess(noise) ** 2)))
-    return max(float(np.mean(inner)), 0.0), np.asarray(null)
+    kappa = max(float(np.mean(inner)), 0.0)
+    return kappa, np.asarray(null), float(np.mean(error))
 
 
 def noise_draws(noise, n_draws, n_features):
@@ -271,11 +279,13 @@ def factor_from_energies(norm2, energy, null_mean=None, null_std=None, aligned=0
 def predicted_noise_energy(energy, null_mean=None):
     """The predicted ``E ||P - C||_W**2`` of a release kept as released.
 
-    ``kappa`` estimates ``||P||_W**2 - <P, C>_W``, which is ``||P - C||_W**2``
-    on average for an unbiased ``P`` (``E <C, P - C> = 0``); at truth zero
-    the error is the energy of an estimate of pure noise, whose mean the
-    bootstrap at a noisy surrogate misses (see :func:`factor_from_energies`):
-    the larger of the two. Public values and the release only. Measured
+    ``energy`` is the bootstrap's mean squared error at the surrogate (see
+    :func:`bootstrap_energy`), or in closed form ``kappa``, which estimates
+    ``||P||_W**2 - <P, C>_W``, that is ``||P - C||_W**2`` on average for an
+    unbiased ``P`` (``E <C, P - C> = 0``); at truth zero the error is the
+    energy of an estimate of pure noise, whose mean a bootstrap at a noisy
+    surrogate misses (see :func:`factor_from_energies`): the larger of the
+    two. Public values and the release only. Measured
     against the actual error of 1620 fits on three tables (``python -m
     benchmarks run predicted_error``).
     """

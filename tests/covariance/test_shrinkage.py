@@ -87,10 +87,14 @@ def test_bootstrap_of_an_additive_release_is_its_noise_energy():
         X.T @ X / 2000, n_samples=2000, radius=1.0, budget=budget, rng=rng
     )
     h = rng.uniform(0.5, 2.0, size=d)
-    kappa, null = bootstrap_energy(release.simulate, lambda raw: raw, release.raw, h)
+    kappa, null, error = bootstrap_energy(
+        release.simulate, lambda raw: raw, release.raw, h
+    )
     expected = release.noise_std**2 * float(np.sum(np.outer(h, h) ** 2))
     assert kappa == pytest.approx(expected, rel=0.15)
     assert np.mean(null) == pytest.approx(expected, rel=0.15)
+    # Without the projection the draws' squared error is the noise's energy.
+    assert error == pytest.approx(expected, rel=0.15)
 
 
 def test_bootstrap_reads_public_inputs_only():
@@ -105,7 +109,7 @@ def test_bootstrap_reads_public_inputs_only():
     first = bootstrap_energy(release.simulate, lambda raw: raw, release.raw, h)
     np.random.default_rng(99).normal(size=100)
     second = bootstrap_energy(release.simulate, lambda raw: raw, release.raw, h)
-    assert first[0] == second[0]
+    assert first[0] == second[0] and first[2] == second[2]
     np.testing.assert_array_equal(first[1], second[1])
 
 
