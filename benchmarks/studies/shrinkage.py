@@ -108,12 +108,14 @@ def _calibration(rows):
     for row in rows:
         for s in SETTINGS:
             runs = row["runs"]
-            squared = np.asarray(runs[f"{s} squared"])
+            squared = np.asarray(runs.get(f"{s} squared", [np.nan]))
             if np.isfinite(squared).sum() >= 5:  # a setting with fits kept
                 predicted = np.nanmean(runs[f"{s} predicted"])
                 ratios.append(np.sqrt(predicted / np.nanmean(squared)))
     ratios = np.asarray(ratios)
     out = {"cell-settings": len(ratios)}
+    if not len(ratios):  # (a quick run: too few fits per cell)
+        return out
     for band, (low, high) in BANDS.items():
         out[band] = f"{np.mean((ratios >= low) & (ratios <= high)):.0%}"
     return {**out, "median ratio": f"{np.median(ratios):.2f}"}

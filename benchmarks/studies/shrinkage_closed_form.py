@@ -59,15 +59,17 @@ def _both_factors(fit):
     closed = BasePrivateCovariance._spectral_factor
 
     def spy(self, release, plan, estimate, slopes, project, weights, data_norm, **kw):
-        seen["closed"] = closed(
+        # (Each returns the factor and the predicted noise energy.)
+        out = closed(
             self, release, plan, estimate, slopes, project, weights, data_norm, **kw
         )
         mean_noise = self._mean_noise(plan, data_norm)
+        seen["closed"] = out[0]
         seen["bootstrap"] = self._bootstrap_factor(
             release, estimate, weights, data_norm, mean_noise
-        )
+        )[0]
         seen["estimate"], seen["project"] = estimate, project
-        return seen["closed"]
+        return out
 
     BasePrivateCovariance._spectral_factor = spy
     try:

@@ -339,5 +339,8 @@ class ApproxDP(_Labelled):
     def _doubled(self):
         # (2 eps, (1 + e^eps) delta), delta at most 1; rounded up by a
         # relative 1e-15, more than the rounding of exp and the product.
-        delta = min(1.0, (1.0 + math.exp(self.epsilon)) * self.delta * (1 + 1e-15))
+        delta = 0.0
+        if self.delta > 0:
+            growth = math.exp(self.epsilon) if self.epsilon < 700 else math.inf
+            delta = min(1.0, (1.0 + growth) * self.delta * (1 + 1e-15))
         return ApproxDP(2.0 * self.epsilon, delta, unit=self.unit)

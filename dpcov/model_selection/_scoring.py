@@ -108,6 +108,10 @@ def _pca_log_likelihood(model, X):
     noise = float(model.noise_variance_)
     spread = np.maximum(np.asarray(model.explained_variance_, float) - noise, 0.0)
     covariance = (components.T * spread) @ components + noise * np.eye(mean.size)
+    if not np.all(np.isfinite(covariance)):
+        # A model with no finite variance (a PCA of one released unit): the
+        # worst score, with no eigendecomposition to fail.
+        return np.full(_dense(X).shape[0], -np.inf), (-np.inf, -np.inf)
     values, vectors = np.linalg.eigh((covariance + covariance.T) / 2.0)
     if not values.min() > 0.0 or not math.isfinite(radius):
         return np.full(_dense(X).shape[0], -np.inf), (-np.inf, -np.inf)
@@ -137,6 +141,8 @@ def _frobenius(model, X, score_norm):
         location = getattr(model, "mean_", 0.0)
     covariance = np.asarray(model.covariance_, dtype=np.float64)
     covariance = (covariance + covariance.T) / 2.0
+    if not np.all(np.isfinite(covariance)):
+        return np.full(_dense(X).shape[0], -np.inf), (-np.inf, -np.inf)
     with quiet_float_errors():
         rows, _ = _clip(_dense(X) - location, score_norm, owned=True)
         quadratic = np.einsum("ij,jk,ik->i", rows, covariance, rows)

@@ -34,7 +34,11 @@ from ..mechanisms._selection import (
 )
 from ..pipeline._composition import check_composition, run_public_maps
 from ..pipeline._cost import check_shareable, private_steps
-from ..pipeline._pipeline import PrivatePipeline, as_private_pipelines
+from ..pipeline._pipeline import (
+    PrivatePipeline,
+    as_private_pipelines,
+    check_pad_row,
+)
 from ..utils._gram._units import (
     check_group_parameters,
     check_groups,
@@ -826,6 +830,10 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
 
     def _read_rows(self, X):
         # The rows, validated (their names and width recorded).
+        if self._relation() == "add_remove" and hasattr(self.estimator, "steps"):
+            # A run's pipeline maps an empty training part through a public
+            # pad row: refused here, before spending, where it has none.
+            check_pad_row(X, type(self).__name__)
         if hasattr(X, "iloc"):
             # A DataFrame stays one (a ColumnTransformer step may select its
             # columns by name): its names and width are recorded here, its
@@ -1227,7 +1235,15 @@ def _as_run(candidate):
     # Pipeline, at any depth, a PrivatePipeline without a budget of its own
     # (every step keeps the budget the search set), which maps the rows into
     # range between its steps, in fit and in every method the score uses.
-    return as_private_pipelines(run_public_maps(candidate))
+    # Under add/remove (its private steps', see _relations) every
+    # PrivatePipeline fits under add/remove too: no table is refused for its
+    # size, an empty training part included.
+    run = as_private_pipelines(run_public_maps(candidate))
+    if set(_relations(run)) == {"add_remove"}:
+        for _, leaf in _private_leaves(run):
+            if isinstance(leaf, PrivatePipeline):
+                leaf.set_params(neighbours="add_remove")
+    return run
 
 
 def _all_private_leaves(candidate):

@@ -46,7 +46,7 @@ from ..utils._gram._units import (
     persons_in_messages,
 )
 from ..utils._input import validate_rows
-from ..utils._private_count import fewest_units
+from ..utils._private_count import UNBINDING_COUNT, fewest_units
 from ..utils._random import check_random_state
 from ..utils._sklearn_compat import (
     Hidden,
@@ -198,20 +198,59 @@ def _fit_step(step, Xt, y, params, settings, *, seeded, last):
         return step.fit(Xt, y, **params).transform(Xt)
 
 
+def pad_row(X):
+    """A public row of zeros shaped as a row of ``X``, or None where none is.
+
+    A NumPy array's, a sparse matrix's, or a DataFrame's whose columns are
+    all numbers (or booleans), of their dtypes; None for other input (a
+    DataFrame with a column of strings has no public zero).
+    """
+    if sparse.issparse(X):
+        return sparse.csr_matrix((1, X.shape[1]), dtype=X.dtype)
+    if isinstance(X, np.ndarray):
+        return np.zeros((1, X.shape[1]), dtype=X.dtype)
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is None or not hasattr(X, "iloc"):
+        return None
+    try:
+        numeric = all(
+            np.issubdtype(np.dtype(t), np.number) or np.dtype(t) == bool for t in dtypes
+        )
+    except TypeError:  # an extension dtype (categories, strings)
+        numeric = False
+    if not numeric:
+        return None
+    return X.iloc[:0].reindex(range(1)).fillna(0).astype(dtypes)
+
+
+def check_pad_row(X, who):
+    """Refuse, before reading, input that has no public pad row (add/remove).
+
+    Under add/remove neighbours an empty table is fitted like any other,
+    through a public pad row of zeros (see :func:`_fit_no_rows`); the
+    refusal depends on the input's type and columns only.
+    """
+    if pad_row(X) is None and not is_dask_array(X):
+        raise TypeError(
+            f"{who} under neighbours='add_remove' maps an empty table through "
+            "its steps with a public row of zeros, which this input has none "
+            "of (a DataFrame with columns that are not numbers): encode them "
+            "first, or pass a NumPy array."
+        )
+
+
 def _fit_no_rows(step, Xt, y, params):
     # A step fitted on no row (an empty table, under add/remove neighbours,
     # where it is a neighbour of a one-row table) and its output for no row.
-    # A private step fits the empty table (its count released first); a
-    # public map, whose fit reads no row, and every transform are given a
-    # public pad row of zeros, whose output is then dropped: scikit-learn's
-    # transformers refuse no rows, and a refusal here would say that the
-    # table is empty. (A DataFrame has no public pad row of its dtypes: it
-    # is handed on as it is.)
-    if sparse.issparse(Xt):
-        pad = sparse.csr_matrix((1, Xt.shape[1]), dtype=Xt.dtype)
-    elif isinstance(Xt, np.ndarray):
-        pad = np.zeros((1, Xt.shape[1]), dtype=Xt.dtype)
-    else:
+    # A private step fits the empty table (its count released first). A
+    # public map (whose fit reads no row) and a composite step are fitted on
+    # a public pad row of zeros, and every transform maps the pad row, whose
+    # output is dropped: scikit-learn's transformers refuse no rows, and a
+    # refusal here would say that the table is empty. (A composite's private
+    # steps then fit the pad row in place of no row: a replace-one neighbour
+    # of any one-row table, so their guarantee covers the pair.)
+    pad = pad_row(Xt)
+    if pad is None:  # refused before reading (check_pad_row); as it is
         return step.fit(Xt, y, **params).transform(Xt)
     if is_private(step):
         step.fit(Xt, y, **params)
@@ -682,6 +721,7 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         n_units = None
         if self.neighbours == "add_remove":
             self._check_steps_take("neighbours")
+            check_pad_row(X, name)
         if groups is not None:
             # Every private step fits persons (each keeps at most k rows of
             # each person, at random, and refuses NaN in any row, kept or
@@ -872,7 +912,11 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         if not isinstance(n_samples, Integral):
             return  # rows not counted yet (a Dask array of unknown chunks)
         if self.neighbours == "add_remove":
-            return  # the number of units is private: each step's fit checks
+            # The number of units is private: each step's checks that need
+            # it come in its fit; those that need none, here.
+            with persons_in_messages(n_units is not None):
+                self._refuse_before_spending(n_samples, y, shares, n_features)
+            return
         if n_units is None:
             self._refuse_before_spending(n_samples, y, shares, n_features)
             return
@@ -895,6 +939,8 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         """
         budget = self._budget()
         direct = self._private_direct_steps()
+        if self.neighbours == "add_remove":
+            self._check_steps_take("neighbours")
         shares = {} if budget is None else self._shares(budget, direct)
         self._refuse_before_spending(n_samples, y, shares, n_features, n_rows=n_rows)
 
@@ -926,25 +972,34 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
             for label, leaf, leaf_width in checked:
                 if not privacy_tags(leaf).checks_before_spending:
                     continue
-                if leaf.get_params(deep=False).get("neighbours") == "add_remove":
-                    # Its checks need the number of rows, private to it: they
-                    # come after its released count, inside its fit.
-                    continue
                 probe = clone(leaf)
                 if label in shares:
                     probe.set_params(**budget_params(probe, shares[label]))
+                units, rows = n_samples, n_rows
+                relation = leaf.get_params(deep=False).get("neighbours")
+                if "add_remove" in (relation, self.neighbours):
+                    # The number of units is private to the step: its checks
+                    # that need it come after its released count, in its
+                    # fit; here, those that need none, at a count no
+                    # minimum binds (the targets against the rows).
+                    probe.set_params(neighbours="add_remove")
+                    units, rows = (
+                        UNBINDING_COUNT,
+                        n_samples if n_rows is None else n_rows,
+                    )
                 with warnings.catch_warnings():
                     # The step's own fit warns (a column-vector y), once.
                     warnings.simplefilter("ignore")
                     try:
                         probe._check_before_spending(
-                            n_samples, y, n_features=leaf_width, n_rows=n_rows
+                            units, y, n_features=leaf_width, n_rows=rows
                         )
                     except ValueError as error:
                         problems.append((label, str(error)))
         if problems:
-            # (Over persons, no count is said.)
-            said = n_samples if n_rows is None else None
+            # (Over persons, or under add/remove, no count is said.)
+            hidden = n_rows is not None or self.neighbours == "add_remove"
+            said = None if hidden else n_samples
             raise ValueError(_refusals(type(self).__name__, said, problems))
 
     def __sklearn_tags__(self):

@@ -118,3 +118,9 @@ def test_the_ledger_file_keeps_the_labels():
     for guarantee in (ZCDP(0.5), ApproxDP(1.0, 1e-6, **PERSON), PureDP(2.0, **PERSON)):
         assert _guarantee_from_json(to_json(guarantee)) == guarantee
     assert to_json(ZCDP(0.5)) == {"notion": "zCDP", "rho": 0.5}
+
+
+def test_the_conversion_of_a_huge_epsilon_does_not_overflow():
+    converted = ApproxDP(800.0, 1e-9, relation="add_remove").under_replacement()
+    assert converted == ApproxDP(1600.0, 1.0)
+    assert ApproxDP(800.0, 0.0, relation="add_remove").under_replacement().delta == 0
