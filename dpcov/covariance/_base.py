@@ -863,7 +863,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             if release.value_noise is not None:
                 aligned = aligned_noise_energy(covariance, weights, release.value_noise)
             factor = shrinkage_factor(covariance, weights, energy, null, aligned)
-            noise_energy = predicted_noise_energy(error, np.mean(null))
+            noise_energy = predicted_noise_energy(error, np.mean(null), factor)
         applied = applied_factor(factor) if self.shrinkage == "auto" else 1.0
         unshrunk = covariance
         if applied < 1.0:
@@ -1029,7 +1029,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
             aligned = 0.0
         norm2 = metric.pair_sum(mapped, mapped)
         factor = factor_from_energies(norm2, energy, null_mean, null_std, aligned)
-        return factor, predicted_noise_energy(energy, null_mean)
+        return factor, predicted_noise_energy(energy, null_mean, factor)
 
     def _bootstrap_factor(self, release, estimate, weights, data_norm, mean_noise):
         """The bootstrap's factor (:mod:`dpcov.covariance._shrinkage`) on a spectrum.
@@ -1060,7 +1060,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
                 None, weights, release.value_noise, spectrum=estimate
             )
         factor = shrinkage_factor(covariance, weights, energy, null, aligned)
-        return factor, predicted_noise_energy(error, np.mean(null))
+        return factor, predicted_noise_energy(error, np.mean(null), factor)
 
     def _projected_values(self, values, *, bound, noise_std):
         """:meth:`_postprocess`'s projection on ascending eigenvalues, and its slopes.

@@ -106,9 +106,11 @@ def test_no_noise_predicts_nothing_and_a_shrunk_release_no_figure():
     assert kept.shrinkage_ == 0.0 and kept.predicted_error_ > 0.0
 
 
-def test_the_energy_is_the_larger_of_kappa_and_the_pure_noise_energy():
-    # At truth zero the bootstrap at a noisy surrogate misses the energy of
-    # pure noise, which is then the error.
-    assert predicted_noise_energy(2.0, 3.0) == 3.0
-    assert predicted_noise_energy(5.0, 3.0) == 5.0
-    assert predicted_noise_energy(-1.0) == 0.0
+def test_the_energy_weighs_the_two_bootstraps_by_the_signal_share():
+    # Signal only (s = 1): the larger of the bootstrap at the surrogate and
+    # the pure-noise energy; noise only (s = 0): the pure-noise energy.
+    assert predicted_noise_energy(5.0, 3.0, 1.0) == 5.0
+    assert predicted_noise_energy(2.0, 3.0, 1.0) == 3.0
+    assert predicted_noise_energy(5.0, 3.0, 0.0) == 3.0
+    assert predicted_noise_energy(5.0, 3.0, 0.5) == pytest.approx(4.0)
+    assert predicted_noise_energy(-1.0, None, 1.0) == 0.0
