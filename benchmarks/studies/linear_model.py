@@ -9,12 +9,17 @@ linear target with Gaussian noise of sd 0.5, clipped to its public range
 ``random_state = r``.
 """
 
+import warnings
+
 import numpy as np
 from sklearn.linear_model import LinearRegression as SkLinearRegression
 from sklearn.metrics import r2_score
 
+from dpcov.exceptions import NoiseDominatedWarning
 from dpcov.linear_model import LinearRegression, Ridge
 
+from ..harness import Study, load_table
+from ._covariance import picks
 from ._pipelines import DerivedStudy
 
 BOUNDS = {"bounds": (-1.0, 1.0), "target_bounds": (-10.0, 10.0)}
@@ -54,3 +59,41 @@ STUDY = DerivedStudy(
     quick={"shape": ["5000x10"], "epsilon": [1.0]},
     docs="docs/user_guide/_bench_linear_model.rst",
 )
+
+
+def _warned(cell, r):
+    """LinearRegression's warning and held-out R^2 over OLS's, one split."""
+    if cell["table"] == "diabetes":  # clinical ranges; the target in [0, 400]
+        X, y, bounds = load_table("diabetes")
+        params = dict(bounds=bounds, target_bounds=(0.0, 400.0))
+    else:
+        rng = np.random.default_rng(1)
+        X = rng.uniform(-1, 1, size=(20_000, 10))
+        y = np.clip(X @ rng.normal(size=10) + 0.5 + rng.normal(0, 0.5, 20_000), -10, 10)
+        params = BOUNDS
+    order = np.random.default_rng(r).permutation(len(y))
+    train, test = order[: int(0.8 * len(y))], order[int(0.8 * len(y)) :]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = LinearRegression(epsilon=cell["epsilon"], random_state=r, **params)
+        model.fit(X[train], y[train])
+    ols = SkLinearRegression().fit(X[train], y[train]).predict(X[test])
+    ratio = r2_score(y[test], model.predict(X[test])) / r2_score(y[test], ols)
+    warned = any(w.category is NoiseDominatedWarning for w in caught)
+    return {"R^2 / OLS": ratio, "below 0 share": float(ratio < 0), "warned": warned}
+
+
+WARNING = Study(
+    name="linear_model_warning",
+    title="LinearRegression's noise warning: useless fits warn, useful ones do not.",
+    caption="Held-out R^2 over ordinary least squares' (80% of rows train)",
+    grid={"table": ["diabetes", "synthetic"], "epsilon": [0.25, 0.5, 1.0, 4.0, 16.0]},
+    data=_warned,
+    methods=picks(["R^2 / OLS", "below 0 share", "warned"]),
+    repeats=30,
+    summary="median",
+    quick={"table": ["diabetes"], "epsilon": [1.0], "repeats": 2},
+    docs="docs/user_guide/_bench_linear_model_warning.rst",
+)
+
+STUDIES = [STUDY, WARNING]

@@ -24,9 +24,14 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.validation import check_is_fitted
 
+from .._config import config_context
 from ..accounting import compose
-from ..base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
-from ..mechanisms import calibrate_additive
+from ..base import (
+    PRIVACY_PARAMETER_CONSTRAINTS,
+    PrivateEstimatorMixin,
+    warn_if_noise_dominated,
+)
+from ..mechanisms import _noise, calibrate_additive
 from ..mechanisms._sensitivity import ssp_sensitivities
 from ..utils._docstrings import fill_doc
 from ..utils._geometry import plan_geometry, release_ranges
@@ -184,6 +189,61 @@ def _solve(gram, cross, penalty):
         return linalg.lstsq(matrix, cross, check_finite=False)[0]
 
 
+#: Seed of the prediction noise's bootstrap: its draws are not a release's.
+SIMULATION_SEED = 0
+
+
+def prediction_noise(released, noise, penalty):
+    """The noise in the model's predictions, and their spread, per row.
+
+    Post-processing of the released statistics and the public noise only
+    (in the target's unit coordinates). The released ``U^T U`` and ``U^T t``
+    stand for the truth: a parametric bootstrap (Efron and Tibshirani, 1993,
+    Ch. 6) redraws their noise from a fixed generator, solves again at the
+    same penalty, and averages ``delta^T M delta`` over the draws, ``delta``
+    the change of the coefficients and ``M`` the released second moment of
+    the rows ``u`` (the released ``U^T U`` over its own intercept entry, the
+    noisy count of rows, with negative eigenvalues set to 0): the predicted
+    excess squared error of the predictions. Their spread is ``theta^T (M -
+    m m^T) theta``, ``m`` the mean row: the variance of ``u^T theta``.
+
+    Parameters
+    ----------
+    released : dict
+        ``"gram"`` and ``"cross"``, the noisy statistics.
+    noise : dict of str to AdditiveNoise
+        :func:`ssp_noise`'s.
+    penalty : ndarray
+        The ridge on each coefficient.
+
+    Returns
+    -------
+    excess, spread : float
+    """
+    gram, cross = released["gram"], released["cross"]
+    count = max(float(gram[-1, -1]), 1.0)
+    values, vectors = np.linalg.eigh((gram + gram.T) / (2.0 * count))
+    moment = (vectors * np.maximum(values, 0.0)) @ vectors.T
+    theta = _solve(gram, cross, penalty)
+    rng = np.random.default_rng(SIMULATION_SEED)
+    draws = int(min(16, max(2, math.ceil(128 / gram.shape[0]))))
+    excess = []
+    laws = {"gaussian": _noise.gaussian, "laplace": _noise.laplace}
+    size = gram.shape[0]
+    with config_context(secure_noise=False):
+        # Draws of the public laws (simulations, not releases).
+        for _ in range(draws):
+            gram_noise = _noise.symmetric_matrix(
+                rng, size, noise["gram"].scale, noise["gram"].law
+            )
+            cross_noise = laws[noise["cross"].law](rng, noise["cross"].scale, size)
+            delta = _solve(gram + gram_noise, cross + cross_noise, penalty) - theta
+            excess.append(float(delta @ moment @ delta))
+    mean = moment[:, -1]
+    spread = float(theta @ (moment - np.outer(mean, mean)) @ theta)
+    return float(np.mean(excess)), spread
+
+
 def _check_target_bounds(target_bounds):
     # The target's public range as floats (lower < upper, finite).
     if target_bounds is None:
@@ -329,7 +389,28 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
         penalty = self._penalty(released, noise, half, n_columns)
         theta = _solve(released["gram"], released["cross"], penalty)
         self._record(theta, box, target_box, penalty, split)
+        self._record_noise(released, noise, penalty, target_box)
         return self
+
+    def _record_noise(self, released, noise, penalty, target_box):
+        # The predictions' noise figure (post-processing; see
+        # prediction_noise), in the target's units, and the warning.
+        excess, spread = prediction_noise(released, noise, penalty)
+        half = unit_box(*target_box)[1][0]
+        self.predicted_error_ = float(half * math.sqrt(max(excess, 0.0)))
+        self.signal_to_noise_ = (
+            math.inf if excess <= 0.0 else math.sqrt(max(spread, 0.0) / excess)
+        )
+        warn_if_noise_dominated(
+            self,
+            self.signal_to_noise_,
+            what="prediction",
+            remedy=(
+                "Its predictions are predicted no better than the intercept "
+                "alone. Use a larger budget, more rows, tighter public "
+                "bounds, or fewer features."
+            ),
+        )
 
     def _release_geometry(self, units, budget, n_units, rng, *, ranges_count):
         # The geometry step, and the budget spent: the box (public, or the
@@ -500,6 +581,16 @@ class LinearRegression(_BaseSSP):
         The feature ranges used (public, or the private ranges).
     target_bounds_ : tuple of float
         The target's range.
+    predicted_error_ : float
+        The predicted root-mean-square error that the noise of the release
+        adds to a prediction, in the target's units: a parametric bootstrap
+        of the released statistics' public noise (see
+        ``prediction_noise``), from the release and public values only.
+    signal_to_noise_ : float
+        The spread of the model's predictions over ``predicted_error_``
+        (both from the release); below 1 the predictions are predicted no
+        better than the intercept alone, and ``fit`` warns with
+        :class:`~dpcov.exceptions.NoiseDominatedWarning`.
     guarantee_ : dpcov.accounting.PureDP or dpcov.accounting.ZCDP
         The guarantee of the fit.
     privacy_unit_ : {"row", "person"}
@@ -643,6 +734,16 @@ class Ridge(_BaseSSP):
         The feature ranges used.
     target_bounds_ : tuple of float
         The target's range.
+    predicted_error_ : float
+        The predicted root-mean-square error that the noise of the release
+        adds to a prediction, in the target's units: a parametric bootstrap
+        of the released statistics' public noise (see
+        ``prediction_noise``), from the release and public values only.
+    signal_to_noise_ : float
+        The spread of the model's predictions over ``predicted_error_``
+        (both from the release); below 1 the predictions are predicted no
+        better than the intercept alone, and ``fit`` warns with
+        :class:`~dpcov.exceptions.NoiseDominatedWarning`.
     guarantee_ : dpcov.accounting.PureDP or dpcov.accounting.ZCDP
         The guarantee of the fit.
     privacy_unit_ : {"row", "person"}
