@@ -581,16 +581,7 @@ class LinearRegression(_BaseSSP):
         The feature ranges used (public, or the private ranges).
     target_bounds_ : tuple of float
         The target's range.
-    predicted_error_ : float
-        The predicted root-mean-square error that the noise of the release
-        adds to a prediction, in the target's units: a parametric bootstrap
-        of the released statistics' public noise (see
-        ``prediction_noise``), from the release and public values only.
-    signal_to_noise_ : float
-        The spread of the model's predictions over ``predicted_error_``
-        (both from the release); below 1 the predictions are predicted no
-        better than the intercept alone, and ``fit`` warns with
-        :class:`~dpcov.exceptions.NoiseDominatedWarning`.
+    {prediction_noise_attributes}
     guarantee_ : dpcov.accounting.PureDP or dpcov.accounting.ZCDP
         The guarantee of the fit.
     privacy_unit_ : {"row", "person"}
@@ -734,16 +725,7 @@ class Ridge(_BaseSSP):
         The feature ranges used.
     target_bounds_ : tuple of float
         The target's range.
-    predicted_error_ : float
-        The predicted root-mean-square error that the noise of the release
-        adds to a prediction, in the target's units: a parametric bootstrap
-        of the released statistics' public noise (see
-        ``prediction_noise``), from the release and public values only.
-    signal_to_noise_ : float
-        The spread of the model's predictions over ``predicted_error_``
-        (both from the release); below 1 the predictions are predicted no
-        better than the intercept alone, and ``fit`` warns with
-        :class:`~dpcov.exceptions.NoiseDominatedWarning`.
+    {prediction_noise_attributes}
     guarantee_ : dpcov.accounting.PureDP or dpcov.accounting.ZCDP
         The guarantee of the fit.
     privacy_unit_ : {"row", "person"}

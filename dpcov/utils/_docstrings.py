@@ -143,6 +143,18 @@ neighbours : {"replace", "add_remove"}, default="replace"
     ``bounds="private"`` the ranges' plan needs the number of units: a
     noisy count (1/16 of the budget) is released first for it. See
     :ref:`privacy_units`.""",
+    "prediction_noise_attributes": """
+predicted_error_ : float
+    The predicted root-mean-square error that the noise of the release adds
+    to a prediction, in the target's units: a parametric bootstrap of the
+    released statistics' public noise (see ``prediction_noise``), from the
+    release and public values only.
+signal_to_noise_ : float
+    The spread of the model's predictions over ``predicted_error_`` (both
+    from the release); below 1 the predictions are predicted no better than
+    the intercept alone, and ``fit`` warns with
+    :class:`~dpcov.exceptions.NoiseDominatedWarning`.
+""",
     "assume_centered": """
 assume_centered : bool, default=False
     If True, estimate the second-moment matrix ``X.T @ X / n`` about the
