@@ -489,7 +489,7 @@ def warn_if_noise_dominated(
     remedy : str, default: a larger budget, more rows, tighter geometry
         What the user can change, for the message (public advice only).
     """
-    if signal_to_noise < 1.0:
+    if not signal_to_noise >= 1.0:  # (NaN too: a figure that is not finite)
         warn(
             f"{type(estimator).__name__}: the {what} is dominated by noise "
             f"(signal_to_noise_={_two_digits_down(signal_to_noise)} < 1, from the "

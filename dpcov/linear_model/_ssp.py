@@ -193,55 +193,81 @@ def _solve(gram, cross, penalty):
 SIMULATION_SEED = 0
 
 
-def prediction_noise(released, noise, penalty):
-    """The noise in the model's predictions, and their spread, per row.
+def prediction_noise(released, noise, penalty_of):
+    """The noise in the model's predictions, and the spread of their signal.
 
     Post-processing of the released statistics and the public noise only
     (in the target's unit coordinates). The released ``U^T U`` and ``U^T t``
     stand for the truth: a parametric bootstrap (Efron and Tibshirani, 1993,
-    Ch. 6) redraws their noise from a fixed generator, solves again at the
-    same penalty, and averages ``delta^T M delta`` over the draws, ``delta``
-    the change of the coefficients and ``M`` the released second moment of
-    the rows ``u`` (the released ``U^T U`` over its own intercept entry, the
-    noisy count of rows, with negative eigenvalues set to 0): the predicted
-    excess squared error of the predictions. Their spread is ``theta^T (M -
-    m m^T) theta``, ``m`` the mean row: the variance of ``u^T theta``.
+    Ch. 6) reruns the release on them, with draws of its public noise from a
+    fixed generator (AdaSSP's smallest eigenvalue too, so that the ridge
+    adapts as the release's did), solves again, and averages ``delta^T M
+    delta`` over the draws, ``delta`` the change of the coefficients and
+    ``M`` the released second moment of the rows ``u`` (the released ``U^T
+    U`` over its own intercept entry, the noisy count of rows, with
+    negative eigenvalues set to 0): the predicted excess squared error of
+    the predictions. The spread of the predictions, ``theta^T (M - m m^T)
+    theta`` with ``m`` the mean row, holds that noise too: its own share,
+    the draws' mean ``delta^T (M - m m^T) delta``, is taken off.
 
     Parameters
     ----------
     released : dict
-        ``"gram"`` and ``"cross"``, the noisy statistics.
+        ``"gram"``, ``"cross"`` (and for AdaSSP ``"lambda_min"``), the noisy
+        statistics.
     noise : dict of str to AdditiveNoise
         :func:`ssp_noise`'s.
-    penalty : ndarray
-        The ridge on each coefficient.
+    penalty_of : callable
+        The ridge on each coefficient from released statistics (the fit's
+        own rule).
 
     Returns
     -------
-    excess, spread : float
+    excess, signal : float
+        ``inf`` and 0 where the release is not finite, or where its count
+        of rows (the intercept entry) is within twice its noise's standard
+        deviation of zero.
     """
     gram, cross = released["gram"], released["cross"]
-    count = max(float(gram[-1, -1]), 1.0)
+    if not (np.all(np.isfinite(gram)) and np.all(np.isfinite(cross))):
+        return math.inf, 0.0
+    count = float(gram[-1, -1])
+    if not count > 2.0 * noise["gram"].std:
+        # The release cannot tell its own number of rows from its noise:
+        # no second moment to weigh the predictions with, no figure.
+        return math.inf, 0.0
     values, vectors = np.linalg.eigh((gram + gram.T) / (2.0 * count))
     moment = (vectors * np.maximum(values, 0.0)) @ vectors.T
-    theta = _solve(gram, cross, penalty)
+    mean = moment[:, -1]
+    spread_matrix = moment - np.outer(mean, mean)
+    theta = _solve(gram, cross, penalty_of(released))
     rng = np.random.default_rng(SIMULATION_SEED)
-    draws = int(min(16, max(2, math.ceil(128 / gram.shape[0]))))
-    excess = []
-    laws = {"gaussian": _noise.gaussian, "laplace": _noise.laplace}
     size = gram.shape[0]
+    draws = int(min(16, max(2, math.ceil(128 / size))))
+    lowest = None
+    if "lambda_min" in noise:
+        lowest = float(linalg.eigvalsh(gram, subset_by_index=[0, 0])[0])
+    laws = {"gaussian": _noise.gaussian, "laplace": _noise.laplace}
+    excess, noise_spread = [], []
     with config_context(secure_noise=False):
         # Draws of the public laws (simulations, not releases).
         for _ in range(draws):
-            gram_noise = _noise.symmetric_matrix(
-                rng, size, noise["gram"].scale, noise["gram"].law
-            )
-            cross_noise = laws[noise["cross"].law](rng, noise["cross"].scale, size)
-            delta = _solve(gram + gram_noise, cross + cross_noise, penalty) - theta
+            draw = {
+                "gram": gram
+                + _noise.symmetric_matrix(
+                    rng, size, noise["gram"].scale, noise["gram"].law
+                ),
+                "cross": cross
+                + laws[noise["cross"].law](rng, noise["cross"].scale, size),
+            }
+            if lowest is not None:
+                law = noise["lambda_min"]
+                draw["lambda_min"] = lowest + laws[law.law](rng, law.scale)
+            delta = _solve(draw["gram"], draw["cross"], penalty_of(draw)) - theta
             excess.append(float(delta @ moment @ delta))
-    mean = moment[:, -1]
-    spread = float(theta @ (moment - np.outer(mean, mean)) @ theta)
-    return float(np.mean(excess)), spread
+            noise_spread.append(float(delta @ spread_matrix @ delta))
+    spread = float(theta @ spread_matrix @ theta)
+    return float(np.mean(excess)), max(spread - float(np.mean(noise_spread)), 0.0)
 
 
 def _check_target_bounds(target_bounds):
@@ -389,17 +415,21 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
         penalty = self._penalty(released, noise, half, n_columns)
         theta = _solve(released["gram"], released["cross"], penalty)
         self._record(theta, box, target_box, penalty, split)
-        self._record_noise(released, noise, penalty, target_box)
+        self._record_noise(released, noise, half, n_columns, target_box)
         return self
 
-    def _record_noise(self, released, noise, penalty, target_box):
+    def _record_noise(self, released, noise, half, n_columns, target_box):
         # The predictions' noise figure (post-processing; see
         # prediction_noise), in the target's units, and the warning.
-        excess, spread = prediction_noise(released, noise, penalty)
-        half = unit_box(*target_box)[1][0]
-        self.predicted_error_ = float(half * math.sqrt(max(excess, 0.0)))
+        excess, signal = prediction_noise(
+            released,
+            noise,
+            lambda statistics: self._penalty(statistics, noise, half, n_columns),
+        )
+        target_half = unit_box(*target_box)[1][0]
+        self.predicted_error_ = float(target_half * math.sqrt(max(excess, 0.0)))
         self.signal_to_noise_ = (
-            math.inf if excess <= 0.0 else math.sqrt(max(spread, 0.0) / excess)
+            math.inf if excess <= 0.0 else math.sqrt(signal / excess)
         )
         warn_if_noise_dominated(
             self,

@@ -150,10 +150,10 @@ predicted_error_ : float
     released statistics' public noise (see ``prediction_noise``), from the
     release and public values only.
 signal_to_noise_ : float
-    The spread of the model's predictions over ``predicted_error_`` (both
-    from the release); below 1 the predictions are predicted no better than
-    the intercept alone, and ``fit`` warns with
-    :class:`~dpcov.exceptions.NoiseDominatedWarning`.
+    The spread of the predictions' signal (their spread less the noise's
+    share of it) over the noise in them (both from the release); below 1
+    the predictions are predicted no better than the intercept alone, and
+    ``fit`` warns with :class:`~dpcov.exceptions.NoiseDominatedWarning`.
 """,
     "assume_centered": """
 assume_centered : bool, default=False

@@ -101,3 +101,64 @@ def test_the_figure_reads_the_release_only(delta):
     np.random.default_rng(99).normal(size=100)
     second, _ = _fit(LinearRegression(random_state=5, **params), X, y)
     assert first.predicted_error_ == second.predicted_error_
+
+
+def test_a_target_independent_of_the_rows_warns():
+    # No signal: the spread of the noisy predictions is the noise's own,
+    # which the figure takes off, so most fits warn (review: before that,
+    # 40% did at epsilon = 2).
+    rng = np.random.default_rng(7)
+    X = rng.uniform(-1, 1, size=(2000, 5))
+    y = rng.uniform(-1, 1, 2000)
+    warned = [
+        _fit(
+            LinearRegression(
+                epsilon=2.0, bounds=(-1, 1), target_bounds=(-1, 1), random_state=s
+            ),
+            X,
+            y,
+        )[1]
+        for s in range(10)
+    ]
+    assert np.mean(warned) >= 0.7
+
+
+def test_a_release_without_a_count_or_finite_values_has_no_figure():
+    # A budget so small that the released count of rows (the intercept's
+    # entry of U^T U) is lost in its noise: no figure (infinite), and the
+    # fit warns; an infinite noise scale gives non-finite statistics, and
+    # the figure does not fail on them.
+    rng = np.random.default_rng(8)
+    X = rng.uniform(-1, 1, size=(100, 3))
+    y = np.clip(X.sum(1), -3, 3)
+    params = dict(bounds=(-1, 1), target_bounds=(-3, 3))
+    tiny, warned = _fit(LinearRegression(epsilon=0.01, random_state=0, **params), X, y)
+    assert tiny.predicted_error_ == math.inf and warned
+    lost, warned = _fit(
+        Ridge(epsilon=1e-320, delta=0.0, random_state=0, **params), X, y
+    )
+    assert lost.predicted_error_ == math.inf and warned
+
+
+def test_the_figure_is_computed_from_the_released_statistics(monkeypatch):
+    # What the figure reads: the released (noisy) U^T U and U^T t, exactly
+    # those the release drew, never the exact ones.
+    import dpcov.linear_model._ssp as ssp
+    from tests._privacy_checks import recorded_releases
+
+    seen = {}
+    figure = ssp.prediction_noise
+
+    def spy(released, noise, penalty_of):
+        seen.update(released)
+        return figure(released, noise, penalty_of)
+
+    monkeypatch.setattr(ssp, "prediction_noise", spy)
+    rng = np.random.default_rng(9)
+    X = rng.uniform(-1, 1, size=(300, 3))
+    y = np.clip(X.sum(1), -3, 3)
+    with recorded_releases() as releases:
+        _fit(Ridge(epsilon=1.0, bounds=(-1, 1), target_bounds=(-3, 3)), X, y)
+    noisy = [np.asarray(r.noisy) for r in releases]
+    np.testing.assert_array_equal(seen["gram"], noisy[0])
+    np.testing.assert_array_equal(seen["cross"], noisy[1])
