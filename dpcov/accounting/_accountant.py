@@ -9,7 +9,7 @@ import threading
 from ..exceptions import AccountantCopyError, BudgetExceeded
 from ._composition import _bits_float, _float_bits, _left, compose, relabel
 from ._conversions import _check_nonnegative, _pure_rho, zcdp_epsilon
-from ._guarantees import RELATIONS, UNITS, ZCDP, ApproxDP, PureDP
+from ._guarantees import _LABELS, RELATIONS, UNITS, ZCDP, ApproxDP, PureDP
 
 
 class BudgetAccountant:
@@ -462,7 +462,7 @@ class BudgetAccountant:
             own = getattr(guarantee, name)
             if value is None:
                 given[name] = own
-            elif own != ("row" if name == "unit" else "replace") and own != value:
+            elif own != _LABELS[name] and own != value:
                 raise ValueError(
                     f"{label}: the guarantee states {name}={own!r}, and it is "
                     f"recorded with {name}={value!r}."

@@ -18,6 +18,19 @@ RELATIONS = ("replace", "add_remove")
 
 _LABELS = {"unit": "row", "relation": "replace"}
 
+_LABELS_DOC = """unit : {"row", "person"}, default="row"
+    Whom it protects (keyword only): one row, or one person with all its
+    rows (see :ref:`privacy_units`).
+relation : {"replace", "add_remove"}, default="replace"
+    The neighbouring relation it holds under (keyword only): one unit
+    replaced, or one unit added or removed (see :ref:`privacy_units`)."""
+
+
+def _labels_documented(cls):
+    # The three kinds' docstrings share the labels' entries ({labels}).
+    cls.__doc__ = cls.__doc__.replace("{labels}", _LABELS_DOC.replace("\n", "\n    "))
+    return cls
+
 
 @dataclass(frozen=True, repr=False)
 class _Labelled:
@@ -84,6 +97,7 @@ class _Labelled:
         return self._doubled()
 
 
+@_labels_documented
 @dataclass(frozen=True, repr=False)
 class PureDP(_Labelled):
     """Pure epsilon-differential privacy.
@@ -92,12 +106,7 @@ class PureDP(_Labelled):
     ----------
     epsilon : float
         Privacy-loss bound; ``inf`` means no privacy.
-    unit : {"row", "person"}, default="row"
-        Whom it protects (keyword only): one row, or one person with all its
-        rows (see :ref:`privacy_units`).
-    relation : {"replace", "add_remove"}, default="replace"
-        The neighbouring relation it holds under (keyword only): one unit
-        replaced, or one unit added or removed (see :ref:`privacy_units`).
+    {labels}
 
     Examples
     --------
@@ -189,6 +198,7 @@ class PureDP(_Labelled):
         return self.epsilon
 
 
+@_labels_documented
 @dataclass(frozen=True, repr=False)
 class ZCDP(_Labelled):
     """Rho-zero-concentrated differential privacy (Bun and Steinke, 2016).
@@ -197,12 +207,7 @@ class ZCDP(_Labelled):
     ----------
     rho : float
         The zCDP parameter; ``inf`` means no privacy.
-    unit : {"row", "person"}, default="row"
-        Whom it protects (keyword only): one row, or one person with all its
-        rows (see :ref:`privacy_units`).
-    relation : {"replace", "add_remove"}, default="replace"
-        The neighbouring relation it holds under (keyword only): one unit
-        replaced, or one unit added or removed (see :ref:`privacy_units`).
+    {labels}
 
     Examples
     --------
@@ -302,6 +307,7 @@ class ZCDP(_Labelled):
         return epsilon
 
 
+@_labels_documented
 @dataclass(frozen=True, repr=False)
 class ApproxDP(_Labelled):
     """Approximate (epsilon, delta)-differential privacy.
@@ -312,12 +318,7 @@ class ApproxDP(_Labelled):
         Privacy-loss bound.
     delta : float
         Failure probability, in [0, 1].
-    unit : {"row", "person"}, default="row"
-        Whom it protects (keyword only): one row, or one person with all its
-        rows (see :ref:`privacy_units`).
-    relation : {"replace", "add_remove"}, default="replace"
-        The neighbouring relation it holds under (keyword only): one unit
-        replaced, or one unit added or removed (see :ref:`privacy_units`).
+    {labels}
 
     Examples
     --------

@@ -81,7 +81,6 @@ from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._input_messages import NonFiniteInput
 from ..utils._private_count import (
     UNBINDING_COUNT,
-    fewest_units,
     release_count,
     split_count,
 )
@@ -543,9 +542,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         # The entries (NaN, infinity) are checked in the first pass, chunk by
         # chunk as it reads them, which comes before the fit is recorded and
         # before anything private is drawn: no read of its own.
-        X = validate_rows(
-            self, X, ensure_min_samples=fewest_units(self.neighbours), **FIT_INPUTS
-        )
+        X = validate_rows(self, X, **FIT_INPUTS)
         lazy = is_dask_array(X)
         if groups is not None:
             check_unit_input(X, groups, name=name)

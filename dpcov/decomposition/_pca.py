@@ -46,7 +46,6 @@ from ..utils._gram._units import (
 )
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._input_messages import NonFiniteInput
-from ..utils._private_count import fewest_units
 from ..utils._private_ranges import check_bounds_without_rows
 from ..utils._sklearn_compat import (
     Interval,
@@ -713,9 +712,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         # NaN and infinity are refused by the covariance estimator's first
         # pass (no read of their own), under PCA's name. An array of another
         # namespace is read where it lives (see the covariance estimators).
-        X = validate_rows(
-            self, X, ensure_min_samples=fewest_units(self.neighbours), **FIT_INPUTS
-        )
+        X = validate_rows(self, X, **FIT_INPUTS)
         # PCA's seed is its covariance estimator's: PCA says so, once.
         warn_if_seeded(self, budget)
         n_samples, n_features = X.shape

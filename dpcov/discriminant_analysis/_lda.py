@@ -58,7 +58,6 @@ from ..utils._gram._units import (
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._private_count import (
     UNBINDING_COUNT,
-    fewest_units,
     release_count,
     split_count,
 )
@@ -566,7 +565,7 @@ class LinearDiscriminantAnalysis(
         check_params_always(self)
         self._check_priors(self._check_classes().size)
         self._check_budget()
-        X = validate_rows(self, X, ensure_min_samples=fewest_units(self.neighbours))
+        X = validate_rows(self, X)
         if groups is not None:
             check_unit_input(X, groups, name=name)
         classes, priors, budget, index, plan = self._check_and_plan(X, y, groups)

@@ -37,7 +37,6 @@ from ..utils._gram._units import (
 from ..utils._input import validate_rows
 from ..utils._private_count import (
     UNBINDING_COUNT,
-    fewest_units,
     release_count,
     split_count,
 )
@@ -334,8 +333,6 @@ class SimpleImputer(
             accept_dask=True,
             method=method,
             allow_nan=nan_marks,
-            # (A fit under add/remove accepts an empty table: see fewest_units.)
-            ensure_min_samples=fewest_units(self.neighbours) if reset else 1,
         )
         if not nan_marks:
             if is_dask_array(X):

@@ -45,7 +45,6 @@ from ..utils._gram._units import (
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._private_count import (
     UNBINDING_COUNT,
-    fewest_units,
     release_count,
     split_count,
 )
@@ -367,12 +366,7 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
         # below).
         _check_target_bounds(self.target_bounds)
         self._check_budget()
-        X = validate_rows(
-            self,
-            X,
-            accept_sparse="csr",
-            ensure_min_samples=fewest_units(self.neighbours),
-        )
+        X = validate_rows(self, X, accept_sparse="csr")
         n_samples, n_features = X.shape
         n_units = n_samples
         if groups is not None:

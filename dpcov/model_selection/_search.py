@@ -45,7 +45,7 @@ from ..utils._gram._units import (
     persons_in_messages,
 )
 from ..utils._input import validate_rows
-from ..utils._private_count import UNBINDING_COUNT, fewest_units
+from ..utils._private_count import UNBINDING_COUNT
 from ..utils._random import check_random_state, held_objects, spawn_generators
 from ..utils._sklearn_compat import (
     HasMethods,
@@ -848,7 +848,8 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
                 self,
                 X,
                 accept_sparse="csr",
-                ensure_min_samples=2 * fewest_units(self._relation()),
+                # (Under add/remove any number of rows, none included.)
+                ensure_min_samples=0 if self._relation() == "add_remove" else 2,
                 allow_nan=allow_nan,
             )
             n_samples = X.shape[0]

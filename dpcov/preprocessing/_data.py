@@ -46,7 +46,7 @@ from ..utils._gram._units import (
 )
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._input_messages import NonFiniteInput
-from ..utils._private_count import fewest_units, release_count, split_count
+from ..utils._private_count import release_count, split_count
 from ..utils._private_ranges import check_bounds_without_rows, ranges_first_pass
 from ..utils._random import spawn_generators
 from ..utils._sklearn_compat import (
@@ -503,7 +503,6 @@ class StandardScaler(
             accept_dask=True,
             accept_array_api=True,
             defer_finite=True,
-            ensure_min_samples=fewest_units(self.neighbours),
         )
         if groups is not None:
             check_unit_input(X, groups, name=name)

@@ -35,6 +35,7 @@ from sklearn.utils.validation import check_array, validate_data
 from ._array_api import array_api_input, float_dtype, is_dask_array
 from ._input_errors import VALIDATION_ERRORS, input_error
 from ._input_messages import NonFiniteInput
+from ._private_count import fewest_units
 
 FLOAT_DTYPES = (np.float64, np.float32)
 
@@ -44,7 +45,7 @@ def validate_rows(
     X,
     *,
     reset=True,
-    ensure_min_samples=1,
+    ensure_min_samples=None,
     dtype=FLOAT_DTYPES,
     accept_dask=False,
     accept_sparse=False,
@@ -65,8 +66,11 @@ def validate_rows(
         Input rows.
     reset : bool, default=True
         Whether this is a fit (record the number of features).
-    ensure_min_samples : int, default=1
-        Fewest rows accepted.
+    ensure_min_samples : int or None, default=None
+        Fewest rows accepted. None: one, but none for the fit
+        (``reset=True``) of an estimator under add/remove neighbours, where
+        an empty table is a neighbour like any other (see
+        :func:`~dpcov.utils._private_count.fewest_units`).
     dtype : tuple of dtypes or None, default=(float64, float32)
         Accepted dtypes (others are converted to the first); None keeps any
         numeric dtype (bool and integers included).
@@ -116,6 +120,9 @@ def validate_rows(
         columns, NaN or infinity, too few rows, the number of features) and
         no value of ``X``.
     """
+    if ensure_min_samples is None:
+        relation = getattr(estimator, "neighbours", "replace") if reset else None
+        ensure_min_samples = fewest_units(relation)
     if accept_dask and is_dask_array(X):
         return _validate_dask(
             estimator, X, reset=reset, ensure_min_samples=ensure_min_samples
