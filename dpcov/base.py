@@ -22,12 +22,14 @@ from numbers import Real
 import numpy as np
 from sklearn.frozen import FrozenEstimator
 from sklearn.utils import Tags
+from sklearn.utils.validation import check_is_fitted
 
 from ._config import get_config
 from .accounting import BudgetAccountant, PureDP
 from .accounting._composition import relabel
 from .exceptions import NoHardenedSampler, NoiseDominatedWarning, SeededNoiseWarning
 from .mechanisms._noise import sampler_name
+from .utils._error_bars import check_alpha
 from .utils._random import check_random_state
 from .utils._sklearn_compat import Interval, Options
 from .utils._warnings import warn
@@ -41,6 +43,7 @@ from .utils.validation import (
 __all__ = [
     "PRIVACY_PARAMETER_CONSTRAINTS",
     "PRIVACY_RECORD",
+    "ErrorBarsMixin",
     "OutputRangeMixin",
     "PrivacyTags",
     "PrivateEstimatorMixin",
@@ -460,6 +463,59 @@ class PrivateEstimatorMixin(OutputRangeMixin):
         # and the reported epsilon is at most epsilon.
         asked = self.epsilon if getattr(self, "rho", None) is None else None
         record_privacy(self, guarantee, split, delta=self.delta, epsilon=asked)
+
+
+class ErrorBarsMixin:
+    """Mixin of estimators whose releases carry additive noise: ``error_bars``.
+
+    Subclasses implement ``_error_bars(alpha)``, from the release and the
+    public law of its noise only (:mod:`dpcov.utils._error_bars`).
+    """
+
+    def error_bars(self, alpha=0.1):
+        """Return intervals that cover the clipped rows' statistics with ``1 - alpha``.
+
+        Each released entry ``T`` is the statistic ``t`` of the rows the
+        mechanism saw (clipped to the public box or norm bound) plus noise
+        of a public law: ``T -+`` the noise's ``1 - alpha / 2`` quantile
+        covers ``t`` with probability ``1 - alpha``, entry by entry (not
+        jointly). Entries that are smooth functions of noisy statistics (a
+        variance, a mean over a noisy count) get the parametric bootstrap's
+        basic interval, accurate to first order. The intervals are in the
+        units of the fitted attributes, computed from the release and public
+        values only (free: no budget is spent). They carry no sampling
+        error: they cover the statistic of these rows, clipped, not a
+        population parameter, and not the bias of the clipping.
+
+        Parameters
+        ----------
+        alpha : float, default=0.1
+            One minus the coverage, in ``(0, 1)``.
+
+        Returns
+        -------
+        bars : dict of str to (ndarray, ndarray)
+            For each fitted attribute with additive noise, the lower and
+            upper ends of its entries' intervals (NumPy arrays of its
+            shape; empty where no released attribute has additive noise).
+
+        Notes
+        -----
+        The user guide's :ref:`error_bars` lists each estimator's intervals
+        and their measured coverage.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dpcov.preprocessing import StandardScaler
+        >>> X = np.random.default_rng(0).uniform(0, 10, size=(1000, 2))
+        >>> scaler = StandardScaler(epsilon=1.0, bounds=(0, 10), random_state=0)
+        >>> low, high = scaler.fit(X).error_bars(alpha=0.1)["mean_"]
+        >>> bool(np.all((low <= scaler.mean_) & (scaler.mean_ <= high)))
+        True
+        """
+        check_is_fitted(self)
+        return self._error_bars(check_alpha(alpha))
 
 
 _REMEDY = (

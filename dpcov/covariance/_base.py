@@ -37,7 +37,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._config import get_config
 from ..accounting import BudgetAccountant, compose
-from ..base import PrivateEstimatorMixin, warn_if_noise_dominated
+from ..base import ErrorBarsMixin, PrivateEstimatorMixin, warn_if_noise_dominated
 from ..mechanisms import (
     DEFAULT_RADIUS_GRID,
     calibrate_additive,
@@ -63,6 +63,7 @@ from ..utils._array_api import (
     namespace_of,
     to_namespace,
 )
+from ..utils._error_bars import N_DRAWS, additive_bars, bootstrap_bars, noise_draws
 from ..utils._geometry import (
     Geometry,
     plan_geometry,
@@ -94,6 +95,7 @@ from ..utils._sklearn_compat import (
     check_params_always,
 )
 from ..utils._threads import small_matrix_blas
+from ..utils.validation import unit_box
 from ._shrinkage import (
     aligned_noise_energy,
     applied_factor,
@@ -372,7 +374,63 @@ def device_algebra(X):
     return nullcontext() if eigh is None else eigh_with(eigh)
 
 
-class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
+@dataclass(frozen=True)
+class CovarianceNoise:
+    """The public laws of a covariance fit's additive releases (its error bars).
+
+    Parameters
+    ----------
+    mean_noise : AdditiveNoise or None
+        The private mean's noise (None with ``assume_centered``).
+    data_norm : float
+        The norm bound the mean was projected into.
+    location : ndarray of shape (d,)
+        The released location, in the mechanism's coordinates.
+    entry_noise : AdditiveNoise or None
+        The noise of each entry of the raw matrix, when the release adds it
+        to the second moment (GaussCov); None otherwise.
+    center, half : ndarray of shape (d,) or None
+        The box's centre and half-widths (None without a box).
+    """
+
+    mean_noise: object
+    data_norm: float
+    location: np.ndarray
+    entry_noise: object
+    center: np.ndarray = None
+    half: np.ndarray = None
+
+    def bars(self, alpha, *, raw=None):
+        """Intervals of ``location_`` and (given) ``raw_covariance_``.
+
+        The location is the mean of the clipped rows plus noise, projected
+        into the norm ball (and the unit cube with a box): basic bootstrap
+        intervals at the release. Each raw entry is the second moment of the
+        centred, clipped rows plus noise of scale ``h_i h_j`` (1 without a
+        box): exact intervals.
+        """
+        bars = {}
+        if self.mean_noise is not None:
+            d = self.location.shape[0]
+            draws = self.location + noise_draws(self.mean_noise, (N_DRAWS, d))
+            norms = np.linalg.norm(draws, axis=1, keepdims=True)
+            draws *= np.minimum(1.0, self.data_norm / np.maximum(norms, 1e-300))
+            limits = None
+            if self.half is not None:
+                draws, limits = np.clip(draws, -1.0, 1.0), (-1.0, 1.0)
+            low, high = bootstrap_bars(self.location, draws, alpha, limits=limits)
+            if self.half is not None:
+                low, high = (self.center + self.half * end for end in (low, high))
+            bars["location_"] = (low, high)
+        if raw is not None and self.entry_noise is not None:
+            scale = 1.0 if self.half is None else np.outer(self.half, self.half)
+            bars["raw_covariance_"] = additive_bars(
+                raw, self.entry_noise, alpha, scale=scale
+            )
+        return bars
+
+
+class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCovariance):
     """Base class of dpcov's private covariance estimators (not for direct use).
 
     Subclasses set ``_mechanism`` (a function of the exact second moment, like
@@ -1121,6 +1179,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         self.data_norm_ = data_norm
         self.released_count_ = plan.released_count
         self.bounds_ = plan.box
+        self._noise_laws = self._noise_model(estimate, release, plan, data_norm)
         steps = {
             name: share for name, share in plan.split.items() if name != "covariance"
         }
@@ -1136,6 +1195,28 @@ class BasePrivateCovariance(PrivateEstimatorMixin, EmpiricalCovariance):
         self.predicted_error_ = (
             math.sqrt(estimate.noise_energy) if self.shrinkage_ == 0.0 else math.nan
         )
+
+    def _noise_model(self, estimate, release, plan, data_norm):
+        # The public laws of location_ and of an additive raw release, with
+        # the location back in the mechanism's coordinates.
+        center = half = None
+        location = estimate.location
+        if plan.box is not None:
+            center, half = unit_box(*plan.box)
+            location = (location - center) / half
+        return CovarianceNoise(
+            self._mean_noise(plan, data_norm),
+            data_norm,
+            location,
+            release.entry_noise if release.additive else None,
+            center,
+            half,
+        )
+
+    def _error_bars(self, alpha):
+        # location_ (unless assume_centered) and raw_covariance_ (stored,
+        # and additive: GaussCov).
+        return self._noise_laws.bars(alpha, raw=getattr(self, "raw_covariance_", None))
 
     def score(self, X_test, y=None):
         """Log-likelihood of ``X_test`` under the private Gaussian estimate.

@@ -12,7 +12,7 @@ so.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -20,11 +20,18 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..accounting import compose, split_budget
-from ..base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
+from ..base import PRIVACY_PARAMETER_CONSTRAINTS, ErrorBarsMixin, PrivateEstimatorMixin
 from ..mechanisms import calibrate_additive, private_median
 from ..mechanisms._sensitivity import observed_sums_sensitivities
 from ..utils._columns import column_observed_sums, column_rank_counts
 from ..utils._docstrings import fill_doc
+from ..utils._error_bars import (
+    N_DRAWS,
+    bootstrap_bars,
+    feature_blocks,
+    noise_draws,
+    simulation_generator,
+)
 from ..utils._geometry import plan_geometry, release_ranges
 from ..utils._gram import is_dask_array
 from ..utils._gram._dask import rows_in_blocks
@@ -48,6 +55,7 @@ from ..utils._sklearn_compat import (
     _fit_context,
     check_params_always,
 )
+from ..utils.validation import unit_box
 
 __all__ = ["SimpleImputer", "mean_noise"]
 
@@ -93,7 +101,11 @@ def mean_noise(budget, n_features):
 
 @fill_doc
 class SimpleImputer(
-    PrivateEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator
+    ErrorBarsMixin,
+    PrivateEstimatorMixin,
+    OneToOneFeatureMixin,
+    TransformerMixin,
+    BaseEstimator,
 ):
     """Fill missing cells with private per-feature statistics.
 
@@ -417,6 +429,7 @@ class SimpleImputer(
         # A public box is checked first (and recorded by strategy="constant",
         # which releases nothing); the rest of the plan after the generator.
         geometry, _ = self._plan(budget, n_samples, n_features, release=False)
+        self._mean_noise = None
         if self.strategy == "constant":
             fill = 0.0 if self.fill_value is None else float(self.fill_value)
             self._spend_budget(self.privacy_cost())
@@ -454,11 +467,21 @@ class SimpleImputer(
             read = self._read(X, geometry.box, lazy)
         split = {**geometry.split, **split}
         if self.strategy == "mean":
-            statistics = _draw_mean(*read, geometry, split["statistics"], rng)
+            statistics, self._mean_noise = _draw_mean(
+                *read, geometry, split["statistics"], rng
+            )
         else:
             statistics = _draw_median(*read, split["statistics"], rng)
         self._record(statistics, geometry.box, split)
         return self
+
+    def _error_bars(self, alpha):
+        # statistics_ of the mean strategy (the median's exponential
+        # mechanism and the constant add no noise of a public law).
+        model = getattr(self, "_mean_noise", None)
+        if self.strategy != "mean" or model is None:
+            return {}
+        return {"statistics_": observed_mean_bars(model, alpha)}
 
     def _plan_at_released_count(self, X, budget, rng):
         # Add/remove with private ranges: a noisy count of the units (rows,
@@ -537,14 +560,62 @@ class SimpleImputer(
         return tags
 
 
+@dataclass(frozen=True)
+class ObservedMeanNoise:
+    """The mean strategy's release in unit coordinates, and its noise.
+
+    Parameters
+    ----------
+    noise : AdditiveNoise
+        The noise of each coordinate of ``(S, w N)`` (see :func:`mean_noise`).
+    weight : float
+        ``w``.
+    mean, count : ndarray of shape (d,)
+        The released unit mean and count of observed cells (at least 1).
+    center, half : ndarray of shape (d,)
+        The box's centre and half-widths.
+    """
+
+    noise: object
+    weight: float
+    mean: np.ndarray
+    count: np.ndarray
+    center: np.ndarray
+    half: np.ndarray
+
+
 def _draw_mean(sums, observed, geometry, budget, rng):
-    # The mean's release (see mean_noise), post-processed into the box.
+    # The mean's release (see mean_noise), post-processed into the box, and
+    # the release and its noise in unit coordinates (for the error bars).
     n_features = sums.shape[0]
     weight, noise = mean_noise(budget, n_features)
     noisy = noise.add(np.concatenate([sums, weight * observed]), rng)
     count = np.maximum(noisy[n_features:] / weight, 1.0)
     unit = np.clip(noisy[:n_features] / count, -1.0, 1.0)
-    return geometry.from_unit(unit)
+    model = ObservedMeanNoise(noise, weight, unit, count, *unit_box(*geometry.box))
+    return geometry.from_unit(unit), model
+
+
+def observed_mean_bars(model, alpha):
+    """Intervals of the mean of each feature's observed clipped cells.
+
+    The release ``(S + e1) / max(N + e2 / w, 1)``, clipped to the range, is a
+    ratio of noisy statistics: basic bootstrap intervals at the released
+    mean and count (:func:`~dpcov.utils._error_bars.bootstrap_bars`), in
+    original units.
+    """
+    low, high = np.empty_like(model.mean), np.empty_like(model.mean)
+    rng = simulation_generator()
+    for block in feature_blocks(model.mean.shape[0], 2):
+        width = block.stop - block.start
+        e1, e2 = np.split(noise_draws(model.noise, (N_DRAWS, 2 * width), rng), 2, 1)
+        count = np.maximum(model.count[block] + e2 / model.weight, 1.0)
+        sums = model.mean[block] * model.count[block]
+        draws = np.clip((sums + e1) / count, -1.0, 1.0)
+        low[block], high[block] = bootstrap_bars(
+            model.mean[block], draws, alpha, limits=(-1.0, 1.0)
+        )
+    return model.center + model.half * low, model.center + model.half * high
 
 
 def _draw_median(candidates, counts, observed, budget, rng):

@@ -28,12 +28,14 @@ from .._config import config_context
 from ..accounting import compose
 from ..base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
+    ErrorBarsMixin,
     PrivateEstimatorMixin,
     warn_if_noise_dominated,
 )
 from ..mechanisms import _noise, calibrate_additive
 from ..mechanisms._sensitivity import ssp_sensitivities
 from ..utils._docstrings import fill_doc
+from ..utils._error_bars import N_DRAWS, bootstrap_bars
 from ..utils._geometry import plan_geometry, release_ranges
 from ..utils._gram import CHUNK_BYTES
 from ..utils._gram._units import (
@@ -269,6 +271,59 @@ def prediction_noise(released, noise, penalty_of):
     return float(np.mean(excess)), max(spread - float(np.mean(noise_spread)), 0.0)
 
 
+#: Draws solved together by :func:`coefficient_draws` (bounded memory).
+DRAWS_PER_SOLVE = 256
+
+
+def coefficient_draws(released, noise, penalty):
+    """Draws of the unit-coordinate coefficients around the release's statistics.
+
+    The parametric bootstrap of :func:`prediction_noise` at the fit's own
+    ridge ``penalty`` (held fixed: the error bars cover the ridge solution
+    of the clipped rows at it): ``N_DRAWS`` draws of the public noise on
+    ``U^T U`` and ``U^T t`` from the fixed generator, each solved, in
+    batches of :data:`DRAWS_PER_SOLVE`.
+
+    Returns
+    -------
+    draws : ndarray of shape (N_DRAWS, n_columns)
+    """
+    gram, cross = released["gram"], released["cross"]
+    size = gram.shape[0]
+    rng = np.random.default_rng(SIMULATION_SEED)
+    laws = {"gaussian": _noise.gaussian, "laplace": _noise.laplace}
+    rows, cols = np.triu_indices(size)
+    draws = []
+    with config_context(secure_noise=False):
+        for start in range(0, N_DRAWS, DRAWS_PER_SOLVE):
+            batch = min(DRAWS_PER_SOLVE, N_DRAWS - start)
+            law = noise["gram"]
+            upper = laws[law.law](rng, law.scale, (batch, rows.size))
+            matrices = np.broadcast_to(gram + np.diag(penalty), (batch, size, size))
+            matrices = matrices.copy()
+            matrices[:, rows, cols] += upper
+            matrices[:, cols[rows != cols], rows[rows != cols]] += upper[
+                :, rows != cols
+            ]
+            law = noise["cross"]
+            right = cross + laws[law.law](rng, law.scale, (batch, size))
+            draws.append(_batch_solve(matrices, right))
+    return np.concatenate(draws)
+
+
+def _batch_solve(matrices, right):
+    # Each system solved; least squares for a singular one (as _solve).
+    try:
+        return np.linalg.solve(matrices, right[..., np.newaxis])[..., 0]
+    except np.linalg.LinAlgError:
+        return np.array(
+            [
+                _solve(matrix, vector, np.zeros(vector.shape[0]))
+                for matrix, vector in zip(matrices, right, strict=True)
+            ]
+        )
+
+
 def _check_target_bounds(target_bounds):
     # The target's public range as floats (lower < upper, finite).
     if target_bounds is None:
@@ -284,7 +339,13 @@ def _check_target_bounds(target_bounds):
     return lower, upper
 
 
-class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=ABCMeta):
+class _BaseSSP(
+    ErrorBarsMixin,
+    PrivateEstimatorMixin,
+    RegressorMixin,
+    BaseEstimator,
+    metaclass=ABCMeta,
+):
     """Shared fit of the SSP regressors (see :class:`LinearRegression`)."""
 
     _hardened_noise = True
@@ -410,7 +471,24 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
         theta = _solve(released["gram"], released["cross"], penalty)
         self._record(theta, box, target_box, penalty, split)
         self._record_noise(released, noise, half, n_columns, target_box)
+        self._statistics_noise = (released, noise, penalty, box, target_box)
         return self
+
+    def _error_bars(self, alpha):
+        # coef_ and intercept_ from draws of the unit coefficients, mapped to
+        # the original units as _record maps the release (a linear map).
+        released, noise, penalty, box, target_box = self._statistics_noise
+        theta = _solve(released["gram"], released["cross"], penalty)
+        draws = coefficient_draws(released, noise, penalty)
+        value, draws = (
+            np.vstack(_original_units(t.reshape(theta.shape[0], -1), box, target_box))
+            for t in (theta, draws.T)
+        )
+        low, high = bootstrap_bars(value[:, 0], draws.T, alpha)
+        return {
+            "coef_": (low[:-1], high[:-1]),
+            "intercept_": (float(low[-1]), float(high[-1])),
+        }
 
     def _record_noise(self, released, noise, half, n_columns, target_box):
         # The predictions' noise figure (post-processing; see
@@ -465,16 +543,10 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
         return geometry, {**geometry.split, **split}
 
     def _record(self, theta, box, target_box, penalty, split):
-        # Back to the original units: t = z . theta_z + theta_0 with
-        # z = (x - c) / h and y = c_y + h_y t.
-        center, half = unit_box(*box)
-        target_center, target_half = unit_box(*target_box)
-        n_features = center.shape[0]
-        coef = target_half[0] * theta[:n_features] / half
+        coef, intercept = _original_units(theta, box, target_box)
+        n_features = coef.shape[0]
         self.coef_ = coef
-        self.intercept_ = float(
-            target_center[0] + target_half[0] * theta[n_features] - coef @ center
-        )
+        self.intercept_ = float(intercept)
         self.bounds_ = box
         self.target_bounds_ = (float(target_box[0][0]), float(target_box[1][0]))
         self.ridge_ = float(np.max(penalty[:n_features])) if n_features else 0.0
@@ -503,6 +575,18 @@ class _BaseSSP(PrivateEstimatorMixin, RegressorMixin, BaseEstimator, metaclass=A
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+def _original_units(theta, box, target_box):
+    # Unit coefficients (d + 1, ...) back to the original units: t = z .
+    # theta_z + theta_0 with z = (x - c) / h and y = c_y + h_y t.
+    center, half = unit_box(*box)
+    target_center, target_half = unit_box(*target_box)
+    n_features = center.shape[0]
+    scale = (target_half[0] / half).reshape((-1,) + (1,) * (theta.ndim - 1))
+    coef = scale * theta[:n_features]
+    intercept = target_center[0] + target_half[0] * theta[n_features] - center @ coef
+    return coef, intercept
 
 
 def _validate_target(name, y, n_samples, target_box=None):

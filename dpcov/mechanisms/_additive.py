@@ -11,6 +11,8 @@ sensitivities of each statistic and let the budget's type pick the mechanism.
 import math
 from dataclasses import dataclass, field
 
+from scipy.special import ndtri
+
 from ..accounting import ZCDP, PureDP
 from . import _noise
 from ._calibration import gaussian_scale, laplace_scale
@@ -40,6 +42,39 @@ class AdditiveNoise:
     def std(self):
         """Standard deviation of one coordinate of the noise."""
         return self.scale if self.law == "gaussian" else math.sqrt(2.0) * self.scale
+
+    def quantile(self, level):
+        """The ``level`` quantile of one coordinate of the noise.
+
+        The continuous law's. The hardened samplers (``secure_noise``) draw
+        a discrete law of the same scale on a fine grid instead, whose
+        quantiles these approximate.
+
+        Parameters
+        ----------
+        level : float
+            In ``(0, 1)``.
+
+        Returns
+        -------
+        quantile : float
+            ``scale * Phi^-1(level)`` (Gaussian) or ``-scale * sign(1/2 -
+            level) * log(1 - 2 |level - 1/2|)`` (Laplace).
+
+        Examples
+        --------
+        >>> from dpcov.mechanisms import AdditiveNoise
+        >>> round(AdditiveNoise("gaussian", 2.0).quantile(0.975), 4)
+        3.9199
+        >>> round(AdditiveNoise("laplace", 1.0).quantile(0.95), 4)
+        2.3026
+        """
+        if not 0.0 < level < 1.0:
+            raise ValueError(f"level must be in (0, 1), got {level!r}.")
+        if self.law == "gaussian":
+            return float(self.scale * ndtri(level))
+        tail = 1.0 - 2.0 * abs(level - 0.5)
+        return float(math.copysign(-self.scale * math.log(tail), level - 0.5))
 
     def add(self, value, rng):
         """Return ``value`` plus iid noise of this law and scale.

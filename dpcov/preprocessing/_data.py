@@ -18,7 +18,7 @@ sensitivities), and the variance ``E[z^2] - E[z]^2`` is post-processing.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -26,7 +26,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..accounting import ZCDP, BudgetAccountant, compose
-from ..base import OutputRangeMixin, PrivateEstimatorMixin
+from ..base import ErrorBarsMixin, OutputRangeMixin, PrivateEstimatorMixin
 from ..mechanisms import calibrate_additive
 from ..mechanisms._sensitivity import box_mean_sensitivities, box_moment_sensitivities
 from ..utils._array_api import (
@@ -36,6 +36,14 @@ from ..utils._array_api import (
     to_namespace,
 )
 from ..utils._docstrings import fill_doc
+from ..utils._error_bars import (
+    N_DRAWS,
+    additive_bars,
+    bootstrap_bars,
+    feature_blocks,
+    noise_draws,
+    simulation_generator,
+)
 from ..utils._geometry import plan_geometry, release_ranges
 from ..utils._gram import is_dask_array, row_statistics
 from ..utils._gram._units import (
@@ -155,9 +163,75 @@ def _bounds_constraint(private=True):
     return ["array-like", None]
 
 
+@dataclass(frozen=True)
+class MomentNoise:
+    """The release of :class:`StandardScaler` in unit coordinates, and its noise.
+
+    Parameters
+    ----------
+    noise : AdditiveNoise
+        The noise of each coordinate of the mean (the second moment's is
+        this divided by ``weight``).
+    weight : float or None
+        :func:`moment_noise`'s ``w`` (None: the mean alone was released).
+    floor : float or None
+        The variance's public floor.
+    mean, var : ndarray of shape (d,)
+        The released mean and variance (``var`` None without it).
+    center, half : ndarray of shape (d,)
+        The box's centre and half-widths (public, or released ranges).
+    """
+
+    noise: object
+    weight: float
+    floor: float
+    mean: np.ndarray
+    var: np.ndarray
+    center: np.ndarray
+    half: np.ndarray
+
+
+def moment_bars(model, alpha):
+    """Intervals of the unit mean and variance (:meth:`StandardScaler.error_bars`).
+
+    The mean is its statistic plus the noise, clipped to ``[-1, 1]``: exact
+    intervals. The variance ``m2 + e2 / w - (m + e1)**2`` is clipped to
+    ``[floor, 1]``: basic bootstrap intervals at the released mean and
+    second moment, extended down to 0 where the release sits at the floor
+    (the statistic may lie anywhere below it). Draws in blocks of features.
+
+    Returns
+    -------
+    mean : tuple of ndarray
+    var : tuple of ndarray or None
+    """
+    mean = additive_bars(model.mean, model.noise, alpha, limits=(-1.0, 1.0))
+    if model.weight is None:
+        return mean, None
+    second_moment = model.var + model.mean**2
+    low, high = np.empty_like(model.var), np.empty_like(model.var)
+    rng = simulation_generator()
+    for block in feature_blocks(model.var.shape[0], 2):
+        width = block.stop - block.start
+        e1, e2 = np.split(noise_draws(model.noise, (N_DRAWS, 2 * width), rng), 2, 1)
+        mean_draws = np.clip(model.mean[block] + e1, -1.0, 1.0)
+        draws = np.clip(
+            second_moment[block] + e2 / model.weight - mean_draws**2, model.floor, 1.0
+        )
+        low[block], high[block] = bootstrap_bars(
+            model.var[block], draws, alpha, limits=(0.0, 1.0)
+        )
+    low = np.where(model.var <= model.floor, 0.0, low)
+    return mean, (low, high)
+
+
 @fill_doc
 class StandardScaler(
-    PrivateEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator
+    ErrorBarsMixin,
+    PrivateEstimatorMixin,
+    OneToOneFeatureMixin,
+    TransformerMixin,
+    BaseEstimator,
 ):
     """Standardise features with a private mean and variance.
 
@@ -531,7 +605,7 @@ class StandardScaler(
         n_samples, n_features = X.shape
         split = dict(geometry.split)
 
-        mean = var = scale = None
+        mean = var = scale = model = None
         if release:
             moments_budget = moments["moments"]
             weight, noise = moment_noise(
@@ -556,9 +630,15 @@ class StandardScaler(
                     noisy[:n_features], noisy[n_features:] / weight, floor
                 )
                 split["mean_and_second_moment"] = moments_budget
+                model = MomentNoise(
+                    noise, weight, floor, unit_mean, unit_var, *unit_box(*geometry.box)
+                )
             else:
                 unit_mean = np.clip(noise.add(unit_mean, rng), -1.0, 1.0)
                 split["mean"] = moments_budget
+                model = MomentNoise(
+                    noise, None, None, unit_mean, None, *unit_box(*geometry.box)
+                )
             mean = geometry.from_unit(unit_mean)
             if self.with_std:
                 half = geometry.half_widths
@@ -575,7 +655,26 @@ class StandardScaler(
         # add/remove, the released count (X.shape[0] of the wrapped rows).
         seen = None if isinstance(X, UnitRows) else int(X.shape[0])
         self._record(source, (mean, var, scale), geometry.box, split, seen)
+        self._moment_noise = model
         return self
+
+    def _error_bars(self, alpha):
+        # mean_, var_ and scale_ from the unit coordinates' intervals.
+        model = getattr(self, "_moment_noise", None)
+        if model is None:
+            return {}
+        (mean_low, mean_high), var = moment_bars(model, alpha)
+        bars = {
+            "mean_": (
+                model.center + model.half * mean_low,
+                model.center + model.half * mean_high,
+            )
+        }
+        if var is not None:
+            square = model.half * model.half
+            bars["var_"] = (square * var[0], square * var[1])
+            bars["scale_"] = tuple(model.half * np.sqrt(end) for end in var)
+        return bars
 
     def _read_and_spend(self, X, budget, rng, *, lazy, release):
         # The plan, the pass of sums and the budget spent, in the order the

@@ -1,0 +1,230 @@
+"""Tests of ``error_bars``: intervals of additive releases from their noise's law.
+
+Coverage tests fit many seeds on one table and count how often the 90%
+interval holds the statistic of the clipped rows. With ``m`` independent
+interval checks the share has standard deviation ``sqrt(0.9 * 0.1 / m)``:
+the bounds [0.85, 0.95] are at least 4 standard deviations away for the
+``m >= 600`` checks (entries x seeds) of each test below, so a correct
+interval fails by chance with probability below 1e-4, while an interval
+built on a noise scale 25% too small (coverage about 0.81 for the Gaussian)
+or too large (0.96) fails.
+"""
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.exceptions import NotFittedError
+from sklearn.utils._param_validation import InvalidParameterError
+
+from dpcov.covariance import GaussianCovariance, SeparateCovariance
+from dpcov.impute import SimpleImputer
+from dpcov.linear_model import LinearRegression, Ridge
+from dpcov.linear_model._ssp import _original_units
+from dpcov.mechanisms import AdditiveNoise
+from dpcov.preprocessing import StandardScaler
+from dpcov.utils._error_bars import N_DRAWS, feature_blocks
+
+ALPHA = 0.1
+LOW, HIGH = 0.85, 0.95
+GUARANTEES = {"zCDP": 1e-6, "pure": 0.0}
+
+
+def _covered(bars, truth):
+    low, high = bars
+    return (np.asarray(low) <= truth) & (truth <= np.asarray(high))
+
+
+@pytest.mark.parametrize("law", ["gaussian", "laplace"])
+@pytest.mark.parametrize("level", [0.05, 0.5, 0.9, 0.975, 0.999])
+def test_quantile_is_the_laws_closed_form(law, level):
+    scale = 2.5
+    expected = {
+        "gaussian": stats.norm(scale=scale).ppf(level),
+        "laplace": stats.laplace(scale=scale).ppf(level),
+    }[law]
+    assert AdditiveNoise(law, scale).quantile(level) == pytest.approx(
+        expected, abs=1e-12
+    )
+
+
+@pytest.mark.parametrize("level", [0.0, 1.0, -0.1, 2.0])
+def test_quantile_refuses_levels_outside_the_unit_interval(level):
+    with pytest.raises(ValueError, match="level must be in"):
+        AdditiveNoise("gaussian", 1.0).quantile(level)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.0, -0.5, 1.5, "0.1", None])
+def test_alpha_outside_the_unit_interval_is_refused(alpha):
+    X = np.random.default_rng(0).uniform(-1, 1, size=(200, 2))
+    scaler = StandardScaler(epsilon=1.0, bounds=(-1, 1), random_state=0).fit(X)
+    with pytest.raises(InvalidParameterError, match="'alpha' parameter of error_bars"):
+        scaler.error_bars(alpha)
+
+
+def test_error_bars_need_a_fit():
+    with pytest.raises(NotFittedError):
+        StandardScaler(epsilon=1.0, bounds=(-1, 1)).error_bars()
+
+
+def test_feature_blocks_cover_every_feature_once():
+    blocks = feature_blocks(5000, 2)
+    assert blocks[0].start == 0 and blocks[-1].stop == 5000
+    assert all(a.stop == b.start for a, b in zip(blocks, blocks[1:], strict=False))
+    assert max(b.stop - b.start for b in blocks) * N_DRAWS * 2 * 8 <= 2**25
+
+
+def test_scaler_mean_interval_is_the_noise_quantile_in_original_units():
+    # The mean's noise in unit coordinates is the released vector's noise;
+    # in original units it is h_j times it: the half-width is exactly h_j
+    # times the law's 95% quantile (noise-scale test against the closed form).
+    X = np.random.default_rng(1).uniform(0, 10, size=(1000, 3))
+    lower, upper = np.array([0.0, -5.0, 0.0]), np.array([10.0, 15.0, 40.0])
+    scaler = StandardScaler(
+        epsilon=1.0, delta=1e-6, bounds=(lower, upper), random_state=0
+    ).fit(X)
+    low, high = scaler.error_bars(ALPHA)["mean_"]
+    noise = scaler._moment_noise.noise
+    half = (upper - lower) / 2
+    inside = (low > lower) & (high < upper)  # (not clipped to the box)
+    assert inside.all()
+    expected = half * noise.scale * stats.norm.ppf(1 - ALPHA / 2)
+    np.testing.assert_allclose((high - low) / 2, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("guarantee", list(GUARANTEES))
+def test_scaler_intervals_cover_the_clipped_moments(guarantee):
+    rng = np.random.default_rng(2)
+    X = rng.normal(0.5, 1.0, size=(2000, 3))
+    clipped = np.clip(X, -3, 3)
+    truth = {"mean_": clipped.mean(axis=0), "var_": clipped.var(axis=0)}
+    hits = {name: [] for name in truth}
+    for seed in range(200):
+        scaler = StandardScaler(
+            epsilon=1.0, delta=GUARANTEES[guarantee], bounds=(-3, 3), random_state=seed
+        ).fit(X)
+        bars = scaler.error_bars(ALPHA)
+        for name in truth:
+            hits[name].append(_covered(bars[name], truth[name]))
+        scale = bars["scale_"]
+        np.testing.assert_allclose(scale[0] ** 2, bars["var_"][0])
+    for name, covered in hits.items():
+        assert LOW <= np.mean(covered) <= HIGH, name
+
+
+@pytest.mark.parametrize("guarantee", list(GUARANTEES))
+def test_imputer_intervals_cover_the_mean_of_observed_clipped_cells(guarantee):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(500, 4))
+    X[rng.random(X.shape) < 0.3] = np.nan
+    truth = np.nanmean(np.clip(X, -2, 2), axis=0)
+    covered = [
+        _covered(
+            SimpleImputer(
+                epsilon=1.0, delta=GUARANTEES[guarantee], bounds=(-2, 2), random_state=s
+            )
+            .fit(X)
+            .error_bars(ALPHA)["statistics_"],
+            truth,
+        )
+        for s in range(200)
+    ]
+    assert LOW <= np.mean(covered) <= HIGH
+
+
+@pytest.mark.parametrize("strategy", ["median", "constant"])
+def test_imputer_without_additive_noise_has_no_bars(strategy):
+    X = np.random.default_rng(0).uniform(-1, 1, size=(300, 2))
+    imputer = SimpleImputer(strategy=strategy, epsilon=1.0, bounds=(-1, 1)).fit(X)
+    assert imputer.error_bars() == {}
+
+
+def _centred_second_moment(X, estimator, half):
+    # The second moment the mechanism saw: rows clipped to the box, in unit
+    # coordinates, centred on the released location (no norm clipping is
+    # active: every centred row is within data_norm_ + |location|), back in
+    # original units.
+    unit = np.clip(X, -half, half) / half - estimator.location_ / half
+    return unit.T @ unit / X.shape[0] * half * half
+
+
+@pytest.mark.parametrize("guarantee", list(GUARANTEES))
+def test_gaussian_covariance_intervals_cover_location_and_raw_entries(guarantee):
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(3000, 4)) @ np.diag([1.0, 2.0, 0.5, 1.0]) + [0.5, 0, 1, -1]
+    location = np.clip(X, -5, 5).mean(axis=0)
+    upper = np.triu_indices(4)
+    hits = {"location_": [], "raw_covariance_": []}
+    for seed in range(150):
+        est = GaussianCovariance(
+            epsilon=2.0,
+            delta=GUARANTEES[guarantee],
+            bounds=(-5, 5),
+            store_raw=True,
+            random_state=seed,
+        ).fit(X)
+        bars = est.error_bars(ALPHA)
+        hits["location_"].append(_covered(bars["location_"], location))
+        raw = _covered(bars["raw_covariance_"], _centred_second_moment(X, est, 5.0))
+        hits["raw_covariance_"].append(raw[upper])  # (each entry once)
+    for name, covered in hits.items():
+        assert LOW <= np.mean(covered) <= HIGH, name
+
+
+def test_covariance_bars_name_only_additive_releases():
+    X = np.random.default_rng(5).uniform(-1, 1, size=(500, 3))
+    gauss = GaussianCovariance(epsilon=1.0, data_norm=2.0, random_state=0).fit(X)
+    assert set(gauss.error_bars()) == {"location_"}  # (raw not stored)
+    separate = SeparateCovariance(
+        epsilon=1.0, data_norm=2.0, store_raw=True, assume_centered=True
+    ).fit(X)
+    assert separate.error_bars() == {}  # (eigenvectors: not additive entries)
+
+
+@pytest.mark.parametrize(
+    "estimator", [Ridge(alpha=1.0), LinearRegression()], ids=["Ridge", "AdaSSP"]
+)
+@pytest.mark.parametrize("guarantee", list(GUARANTEES))
+def test_least_squares_intervals_cover_the_ridge_solution(estimator, guarantee):
+    # The statistic: the ridge solution of the clipped rows at the fit's own
+    # ridge (public for Ridge, AdaSSP's released one for LinearRegression).
+    rng = np.random.default_rng(6)
+    X = rng.uniform(-1, 1, size=(5000, 3))
+    y = np.clip(X @ [1.0, -2.0, 0.5] + 0.3 * rng.normal(size=5000), -4, 4)
+    U = np.hstack([X, np.ones((X.shape[0], 1))])
+    covered = []
+    for seed in range(150):
+        model = estimator.set_params(
+            epsilon=1.0,
+            delta=GUARANTEES[guarantee],
+            bounds=(-1, 1),
+            target_bounds=(-4, 4),
+            random_state=seed,
+        ).fit(X, y)
+        penalty = model._statistics_noise[2]
+        theta = np.linalg.solve(U.T @ U + np.diag(penalty), U.T @ (y / 4))
+        coef, intercept = _original_units(theta, *model._statistics_noise[3:])
+        bars = model.error_bars(ALPHA)
+        covered.append(
+            np.r_[
+                _covered(bars["coef_"], coef), _covered(bars["intercept_"], intercept)
+            ]
+        )
+    assert LOW <= np.mean(covered) <= HIGH
+
+
+def test_bars_are_post_processing_of_the_release():
+    # The same release gives the same bars (the bootstrap's generator is
+    # fixed: its draws are not the release's noise).
+    X = np.random.default_rng(7).normal(size=(800, 3))
+    fits = [
+        StandardScaler(epsilon=1.0, bounds=(-3, 3), random_state=3).fit(X.copy())
+        for _ in range(2)
+    ]
+    first, second = (fit.error_bars() for fit in fits)
+    for name in first:
+        np.testing.assert_array_equal(first[name][0], second[name][0])
+        np.testing.assert_array_equal(first[name][1], second[name][1])
+    # The model holds the release's values only: mean_ back in unit
+    # coordinates.
+    model = fits[0]._moment_noise
+    np.testing.assert_allclose(model.center + model.half * model.mean, fits[0].mean_)
