@@ -81,22 +81,28 @@ def _setting(value):
                 np.sum((est.covariance_ - target) ** 2) if kept else np.nan
             ),
             "predicted": float(est.predicted_error_**2),
+            "snr": float(est.signal_to_noise_),
         }
 
     return method
 
 
-def _warned(rows, setting):
-    """Shares of fits that warned among those with error >= 0.9 and < 0.5."""
-    error = np.concatenate([r["runs"][f"{setting} error"] for r in rows])
-    warned = np.concatenate([r["runs"][f"{setting} warned"] for r in rows])
-    out = [setting]
-    for among in (error >= 0.9, error < 0.5):
-        share = warned[among].mean() if among.any() else np.nan
-        out.append(f"{share:.1%} of {among.sum()}")
-    return dict(
-        zip(["Fits", "error >= 0.9: warned", "error < 0.5: warned"], out, strict=True)
-    )
+def _warned(rows):
+    """The warning: its rate in bad cell-settings, on good fits, on the worst."""
+    bad, error, warned = [], [], []
+    for row in rows:
+        for s in SETTINGS:
+            e, w = (np.asarray(row["runs"][f"{s} {k}"]) for k in ("error", "warned"))
+            error.append(e), warned.append(w)
+            if np.mean(e) >= 1.5:  # a cell-setting worse than the zero matrix
+                bad.append(w)
+    error, warned = np.concatenate(error), np.concatenate(warned).astype(bool)
+    share = [f"{np.mean(w):.0%}" for w in (np.concatenate(bad), warned[error < 0.5])]
+    low = f"{min(np.mean(w) for w in bad):.0%}"
+    silent = f"{np.mean(~warned[error > 10]):.1%} of {np.sum(error > 10)}"
+    keys = ["mean error >= 1.5: warned", "(least)", "error < 0.5: warned"]
+    values = [*share[:1], low, share[1], silent]
+    return dict(zip([*keys, "error > 10: silent"], values, strict=True))
 
 
 BANDS = {"in [2/3, 3/2]": (2 / 3, 3 / 2), "in [1/2, 2]": (1 / 2, 2.0)}
@@ -127,6 +133,38 @@ def _calibration(rows):
     return lines
 
 
+def _cells(rows):
+    """Per estimator: cells whose default mean error is within the bounds."""
+    lines = {}
+    for row in rows:
+        auto, raw = (np.mean(row["runs"][f"{s} error"]) for s in SETTINGS)
+        line = lines.setdefault(row["estimator"], {"Estimator": row["estimator"]})
+        for factor in (1.25, 1.5):
+            key = f"within {factor} min(None, 1) + 0.05"
+            ok = auto <= factor * min(raw, 1.0) + 0.05
+            line[key] = line.get(key, 0) + ok
+        line["cells"] = line.get("cells", 0) + 1
+    return list(lines.values())
+
+
+def _by_snr(rows):
+    """Fits (both settings) by signal_to_noise_: the share worse than zero."""
+    snr, error = (
+        np.concatenate([r["runs"][f"{s} {k}"] for r in rows for s in SETTINGS])
+        for k in ("snr", "error")
+    )
+    edges = [0.0, 0.5, 1.0, 2.0, 4.0, np.inf]
+    return [
+        {
+            "signal_to_noise_": f"[{lo:g}, {hi:g})",
+            "fits": int(among.sum()),
+            "error >= 1": f"{np.mean(error[among] >= 1):.0%}" if among.any() else "-",
+        }
+        for lo, hi in zip(edges, edges[1:], strict=False)
+        for among in [(snr >= lo) & (snr < hi)]
+    ]
+
+
 class ShrinkageStudy(Study):
     def table(self, rows, grid, repeats):
         text = []
@@ -142,10 +180,15 @@ class ShrinkageStudy(Study):
                     lines[-1][f"eps={row['epsilon']:g} {s}"] = row[f"{s} error"][0]
             text += [f"**{name}** (median relative error over {repeats} fits)", ""]
             text += [rst_table(lines, ["Estimator", "Guarantee", *columns]), ""]
-        text += ["**The warning** (share of fits that warned)", ""]
-        warned = [_warned(rows, s) for s in SETTINGS]
+        text += ["**The warning** (both settings; per cell-setting)", ""]
+        warned = [_warned(rows)]
         text += [rst_table(warned, list(warned[0])), ""]
-        text += ["**predicted_error_** (RMS predicted over RMS actual error)", ""]
+        text += ["**Cells** (mean relative error of the default)", ""]
+        cells = _cells(rows)
+        text += [rst_table(cells, list(cells[0])), ""]
+        text += ["**The figure** (fits by signal_to_noise_)", ""]
+        text += [rst_table(_by_snr(rows), ["signal_to_noise_", "fits", "error >= 1"])]
+        text += ["", "**predicted_error_** (RMS predicted over RMS actual error)", ""]
         calibration = _calibration(rows)
         return "\n".join(text) + "\n" + rst_table(calibration, list(calibration[0]))
 

@@ -101,9 +101,12 @@ from ._shrinkage import (
     applied_factor,
     bootstrap_energy,
     factor_from_energies,
+    null_energies,
     predicted_noise_energy,
     shrinkage_factor,
+    signal_share,
     signal_to_noise_from_factor,
+    weighted_norm2,
 )
 from ._spectral_shrinkage import (
     Metric,
@@ -905,20 +908,9 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
                 raw_values=None,
             )
         elif release.noise_std > 0 and release.simulate is not None:
-            energy, null, error = bootstrap_energy(
-                release.simulate,
-                postprocess,
-                covariance,
-                weights,
-                mean_noise=self._mean_noise(plan, data_norm),
-                radius=release.radius,
-                additive=release.additive,
+            factor, noise_energy = self._bootstrap_test(
+                release, postprocess, covariance, weights, data_norm, plan
             )
-            aligned = 0.0
-            if release.value_noise is not None:
-                aligned = aligned_noise_energy(covariance, weights, release.value_noise)
-            factor = shrinkage_factor(covariance, weights, energy, null, aligned)
-            noise_energy = predicted_noise_energy(error, np.mean(null), factor)
         applied = applied_factor(factor) if self.shrinkage == "auto" else 1.0
         unshrunk = covariance
         if applied < 1.0:
@@ -946,6 +938,56 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
         if plan.box is not None:
             estimate = _from_unit_box(estimate, plan.geometry)
         return estimate
+
+    def _bootstrap_test(
+        self, release, postprocess, covariance, weights, data_norm, plan
+    ):
+        """The bootstrap's factor and noise energy, below :data:`SPECTRAL_FROM`.
+
+        Where a mechanism run is cheap (entry noise: GaussCov, SeparateCov,
+        AdaptiveCov), :data:`~dpcov.covariance._shrinkage.NULL_DRAWS`
+        estimates of pure noise give the test its quantiles, in the metric
+        and in the mechanism's coordinates; otherwise the bootstrap's own
+        draws at truth zero (one per draw), and the test in the metric only.
+        The noise figure reads the bootstrap's own draws, as it was measured.
+        """
+        mean_noise = self._mean_noise(plan, data_norm)
+        energy, null, error = bootstrap_energy(
+            release.simulate,
+            postprocess,
+            covariance,
+            weights,
+            mean_noise=mean_noise,
+            radius=release.radius,
+            additive=release.additive,
+        )
+        norm2 = weighted_norm2(covariance, weights)
+        share = signal_share(norm2, energy, np.mean(null))
+        noise_energy = predicted_noise_energy(error, np.mean(null), share)
+        test_null, unit_null = null, None
+        if release.entry_noise is not None:
+            test_null, unit_null = null_energies(
+                release.simulate,
+                postprocess,
+                np.stack([weights, np.ones_like(weights)]),
+                mean_noise=mean_noise,
+                radius=release.radius,
+                energies=(norm2, float(np.sum(covariance**2))),
+            )
+        aligned = 0.0
+        if release.value_noise is not None:
+            aligned = aligned_noise_energy(covariance, weights, release.value_noise)
+        # kappa's draws carry the cross term <S, P* - S> (of mean zero): where
+        # it is low, their squared error is the larger estimate of the noise.
+        factor = shrinkage_factor(
+            covariance,
+            weights,
+            max(energy, error),
+            test_null,
+            aligned,
+            unit_null=unit_null,
+        )
+        return factor, noise_energy
 
     def _postprocess_spectrum(self, release, plan, *, location, data_norm):
         """:meth:`_postprocess_release` from one eigendecomposition of the release.
@@ -1084,7 +1126,8 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
             aligned = 0.0
         norm2 = metric.pair_sum(mapped, mapped)
         factor = factor_from_energies(norm2, energy, null_mean, null_std, aligned)
-        return factor, predicted_noise_energy(energy, null_mean, factor)
+        share = signal_share(norm2, energy, null_mean)
+        return factor, predicted_noise_energy(energy, null_mean, share)
 
     def _bootstrap_factor(self, release, estimate, weights, data_norm, mean_noise):
         """The bootstrap's factor (:mod:`dpcov.covariance._shrinkage`) on a spectrum.
@@ -1115,7 +1158,8 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
                 None, weights, release.value_noise, spectrum=estimate
             )
         factor = shrinkage_factor(covariance, weights, energy, null, aligned)
-        return factor, predicted_noise_energy(error, np.mean(null), factor)
+        share = signal_share(weighted_norm2(covariance, weights), energy, np.mean(null))
+        return factor, predicted_noise_energy(error, np.mean(null), share)
 
     def _projected_values(self, values, *, bound, noise_std):
         """:meth:`_postprocess`'s projection on ascending eigenvalues, and its slopes.

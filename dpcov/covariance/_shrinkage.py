@@ -23,16 +23,42 @@ product of a draw of the private mean's noise (centring on a noisy mean adds
 it to the second moment), its output is post-processed as the release was,
 and ``kappa`` is the mean of ``<P*, P* - S>_W`` over the draws. Everything it
 reads is the release and public values, so it is post-processing; its draws
-are not the release's noise and say nothing about the data. A test first
-keeps the zero matrix unless ``||P||_W**2`` exceeds the mean energy of
-estimates of pure noise (the same bootstrap at truth zero) by one standard
-deviation of it: with few effective entries (very unequal ranges) or
-heavy-tailed noise, the energy of pure noise often exceeds its mean, and the
-factor alone would keep much of it. For the spectral mechanisms the estimate
-must also exceed :func:`aligned_noise_energy`. ``kappa`` is at least the mean
-energy of pure noise (exact at truth zero, where the bootstrap at a noisy
-surrogate underestimates it), and the factor is applied only below
-:data:`KEEP_ABOVE` (see :func:`applied_factor`).
+are not the release's noise and say nothing about the data.
+
+A test against pure noise weighs the factor. In the user's units the noise
+concentrates on the few entries of the widest features, so the energy of an
+estimate of pure noise has few effective degrees of freedom: it exceeds its
+mean often, and by a lot, and a release kept on such an excess is hundreds of
+times worse than the zero matrix. :data:`NULL_DRAWS` estimates of pure noise
+(the bootstrap at truth zero) give its mean ``m`` and variance ``v``; their
+upper :data:`TEST_LEVEL` quantile ``q`` is that of the scaled chi-square
+with the same two moments (Satterthwaite 1946; Box 1954), and the factor is
+
+    s = w max(0, 1 - kappa' / ||P||_W**2),
+    w = clip((||P||_W**2 / q - 1) / RAMP, 0, 1),
+
+with ``kappa'`` the largest of ``kappa``, the draws' mean squared error
+``||P* - S||_W**2`` where the caller passes it (the same quantity without
+``kappa``'s cross term) and ``m`` (exact at truth zero, where the bootstrap
+at a noisy surrogate underestimates it). The weight ``w`` is 0 up to the
+quantile and rises to 1 at ``(1 + RAMP) q``: pure noise passes with
+probability :data:`TEST_LEVEL`, and then mostly just above ``q``, with a
+small factor, so a cell of pure noise keeps a small share of it even when
+the noise is hundreds of times the signal. The same draws' energies in the
+mechanism's coordinates (unit scales), where the noise spreads over about
+``d**2 / 2`` entries, give a second test with many degrees of freedom: below
+their upper :data:`UNIT_LEVEL` quantile the release shows no signal
+anywhere, and the factor is 0. For the spectral mechanisms the estimate must
+also exceed :func:`aligned_noise_energy`. A factor of :data:`KEEP_ABOVE` or
+more is not applied (see :func:`applied_factor`).
+
+References
+----------
+Satterthwaite, F. E. "An approximate distribution of estimates of variance
+components". Biometrics Bulletin 2(6), 1946.
+Box, G. E. P. "Some theorems on quadratic forms applied in the study of
+analysis of variance problems, I". Annals of Mathematical Statistics 25(2),
+1954.
 """
 
 # Authors: The dpcov developers
@@ -41,6 +67,7 @@ surrogate underestimates it), and the factor is applied only below
 import math
 
 import numpy as np
+from scipy import special
 
 from .._config import config_context
 from ..mechanisms._projection import symmetric_eigh
@@ -49,9 +76,22 @@ from ..mechanisms._projection import symmetric_eigh
 SIMULATION_SEED = 0
 #: Factors at or above it are not applied (the estimate is kept as released).
 KEEP_ABOVE = 0.5
-#: Standard deviations of the pure-noise energies by which ||P||_W**2 must
-#: exceed their mean for the estimate to be kept at all.
-MARGIN = 1.0
+#: Estimates of pure noise drawn for the test (a 2% quantile needs the
+#: spread of the energy, not only its mean).
+NULL_DRAWS = 64
+#: Draws after which a release far above them stops drawing (see
+#: :func:`null_energies`).
+FIRST_DRAWS = 16
+#: How far above the first draws' mean energy a release must be to stop.
+CLEAR_MARGIN = 32.0
+#: Probability that an estimate of pure noise passes the test.
+TEST_LEVEL = 0.02
+#: The test's weight rises from 0 at the quantile ``q`` to 1 at
+#: ``(1 + RAMP) q``.
+RAMP = 1.0
+#: Level of the test in the mechanism's own coordinates (see
+#: :func:`shrinkage_factor`'s ``unit_null``).
+UNIT_LEVEL = 0.1
 
 
 def n_simulations(n_features):
@@ -117,37 +157,105 @@ def bootstrap_energy(
     d = surrogate.shape[0]
     outer = np.outer(weights, weights) ** 2
     rng = np.random.default_rng(SIMULATION_SEED)
-    zero = np.zeros_like(surrogate)
     # The samplers' rejection steps branch on exact values: rounding the
     # surrogate to float32 keeps last-bit differences of the release (the
     # order of a sum) from becoming different draws.
     surrogate = surrogate.astype(np.float32).astype(np.float64)
 
-    def centring_error():
-        # The outer product of a draw of the mean's error (at most radius long).
-        if mean_noise is None:
-            return zero
-        delta = mean_noise.add(np.zeros(d), rng)
-        norm = float(np.linalg.norm(delta))
-        if radius is not None and norm > radius:
-            delta *= radius / norm
-        return np.outer(delta, delta)
-
     inner, null, error = [], [], []
     with config_context(secure_noise=False):
         for _ in range(n_simulations(d)):
-            second_moment = surrogate + centring_error()
+            second_moment = surrogate + centring_error(mean_noise, radius, d, rng)
             raw = simulate(second_moment, rng=rng).noisy_matrix()
             sample = postprocess(raw)
             inner.append(float(np.sum(outer * sample * (sample - surrogate))))
             error.append(float(np.sum(outer * (sample - surrogate) ** 2)))
             if additive:
-                noise = raw - second_moment + centring_error()
+                noise = raw - second_moment + centring_error(mean_noise, radius, d, rng)
             else:
-                noise = simulate(centring_error(), rng=rng).noisy_matrix()
+                centring = centring_error(mean_noise, radius, d, rng)
+                noise = simulate(centring, rng=rng).noisy_matrix()
             null.append(float(np.sum(outer * postprocess(noise) ** 2)))
     kappa = max(float(np.mean(inner)), 0.0)
     return kappa, np.asarray(null), float(np.mean(error))
+
+
+def centring_error(mean_noise, radius, n_features, rng):
+    """The outer product of a draw of the private mean's error, at most ``radius`` long.
+
+    Zero without a private mean (``mean_noise`` None): centring on a noisy
+    mean adds this outer product to the second moment.
+    """
+    if mean_noise is None:
+        return np.zeros((n_features, n_features))
+    delta = mean_noise.add(np.zeros(n_features), rng)
+    norm = float(np.linalg.norm(delta))
+    if radius is not None and norm > radius:
+        delta *= radius / norm
+    return np.outer(delta, delta)
+
+
+def null_energies(
+    simulate,
+    postprocess,
+    scales,
+    *,
+    mean_noise=None,
+    radius=None,
+    n_draws=NULL_DRAWS,
+    energies=None,
+):
+    """``||P0*||**2`` in several metrics, for ``n_draws`` estimates of pure noise.
+
+    The mechanism is run at truth zero (plus a draw of the centring error)
+    with its public parameters and a fixed generator, and its output
+    post-processed as the release was: one mechanism run and one projection
+    per draw.
+
+    Parameters
+    ----------
+    simulate, postprocess, mean_noise, radius
+        As for :func:`bootstrap_energy`.
+    scales : ndarray of shape (n_metrics, d)
+        The scales ``h`` of each metric ``||D A D||_F``.
+    n_draws : int, default=NULL_DRAWS
+    energies : ndarray of shape (n_metrics,), default=None
+        The estimate's own energies in the metrics. Where, after
+        :data:`FIRST_DRAWS` draws, each is at least :data:`CLEAR_MARGIN`
+        times the draws' mean energy and twice their quantile (the test
+        passes with weight 1 by a wide margin), the draws stop there: a
+        strong signal costs a quarter of the draws.
+
+    Returns
+    -------
+    null : ndarray of shape (n_metrics, n_draws) or (n_metrics, FIRST_DRAWS)
+    """
+    scales = np.atleast_2d(np.asarray(scales, dtype=float))
+    d = scales.shape[1]
+    outer = (scales[:, :, None] * scales[:, None, :]) ** 2
+    rng = np.random.default_rng(SIMULATION_SEED + 1)
+    null = np.empty((scales.shape[0], n_draws))
+    with config_context(secure_noise=False):
+        for k in range(n_draws):
+            if (
+                k == FIRST_DRAWS
+                and energies is not None
+                and _clear(null[:, :k], energies)
+            ):
+                return null[:, :k]
+            centring = centring_error(mean_noise, radius, d, rng)
+            noise = postprocess(simulate(centring, rng=rng).noisy_matrix())
+            null[:, k] = np.sum(outer * noise**2, axis=(1, 2))
+    return null
+
+
+def _clear(null, energies):
+    # Every energy far above the first draws' mean and quantile.
+    means, stds = null.mean(axis=1), null.std(axis=1, ddof=1)
+    return all(
+        energy >= max(CLEAR_MARGIN * mean, 2.0 * null_quantile(mean, std))
+        for energy, mean, std in zip(energies, means, stds, strict=True)
+    )
 
 
 def noise_draws(noise, n_draws, n_features):
@@ -207,7 +315,7 @@ def weighted_norm2(matrix, weights):
     return float(np.sum((matrix * np.outer(weights, weights)) ** 2))
 
 
-def shrinkage_factor(estimate, weights, energy, null=None, aligned=0.0):
+def shrinkage_factor(estimate, weights, energy, null=None, aligned=0.0, unit_null=None):
     """The positive-part James-Stein factor, after a test against pure noise.
 
     Parameters
@@ -223,22 +331,60 @@ def shrinkage_factor(estimate, weights, energy, null=None, aligned=0.0):
     aligned : float, default=0.0
         For a spectral release, :func:`aligned_noise_energy`: the estimate
         must also exceed it to be kept.
+    unit_null : ndarray, default=None
+        Energies ``||P0*||_F**2`` of the same estimates in the mechanism's
+        coordinates (unit scales). There the noise spreads over about
+        ``d**2 / 2`` entries, so the test has many degrees of freedom: an
+        estimate below their upper :data:`UNIT_LEVEL` quantile shows no
+        signal anywhere, and the factor is 0 whatever its weighted energy
+        (which few entries carry).
 
     Returns
     -------
     factor : float
-        In ``[0, 1]``: 1 without noise; 0 when ``||P||_W**2`` is at most the
-        mean of ``null`` plus :data:`MARGIN` standard deviations of it (the
-        estimate lies within the noise bulk: the zero matrix is the
-        estimate); otherwise ``max(0, 1 - kappa' / ||P||_W**2)`` with
-        ``kappa'`` the larger of ``kappa`` and the mean of ``null``.
+        In ``[0, 1]``: 1 without noise; otherwise ``w max(0, 1 - kappa' /
+        ||P||_W**2)``, ``kappa'`` the larger of ``kappa`` and the mean of
+        ``null``, ``w`` the test's weight (:func:`evidence_weight`; 1 without
+        ``null``).
     """
+    if unit_null is not None and len(unit_null) > 1:
+        quantile = null_quantile(
+            float(np.mean(unit_null)), float(np.std(unit_null, ddof=1)), UNIT_LEVEL
+        )
+        if not float(np.sum(estimate**2)) > quantile:
+            return 0.0
     norm2 = weighted_norm2(estimate, weights)
     if null is not None and len(null) > 1:
         return factor_from_energies(
             norm2, energy, float(np.mean(null)), float(np.std(null, ddof=1)), aligned
         )
     return factor_from_energies(norm2, energy, aligned=aligned)
+
+
+def null_quantile(null_mean, null_std, level=TEST_LEVEL):
+    """The upper ``level`` quantile of the energy of estimates of pure noise.
+
+    That of the scaled chi-square ``m chi2_k / k`` with the energy's mean
+    ``m`` and standard deviation (``k = 2 m**2 / std**2``; Satterthwaite
+    1946, Box 1954): a weighted sum of squared noise entries, whose few
+    heavy weights leave few effective degrees of freedom.
+    """
+    if not null_std > 0.0:
+        return null_mean
+    dof = 2.0 * (null_mean / null_std) ** 2
+    return null_mean * 2.0 * float(special.gammaincinv(dof / 2.0, 1.0 - level)) / dof
+
+
+def evidence_weight(norm2, quantile):
+    """The test's weight: 0 up to ``quantile``, 1 from ``(1 + RAMP) quantile``.
+
+    Linear in ``||P||_W**2`` between. A hard test would keep pure noise
+    that passes it whole; passing mostly just above the quantile, it gets a
+    small weight.
+    """
+    if not quantile > 0.0:
+        return 1.0
+    return min(max((norm2 / quantile - 1.0) / RAMP, 0.0), 1.0)
 
 
 def factor_from_energies(norm2, energy, null_mean=None, null_std=None, aligned=0.0):
@@ -260,20 +406,33 @@ def factor_from_energies(norm2, energy, null_mean=None, null_std=None, aligned=0
     -------
     factor : float
     """
+    weight = 1.0
     if null_mean is not None:
         if energy <= 0.0 and null_mean <= 0.0:
             return 1.0  # no noise
-        if not norm2 > null_mean + MARGIN * null_std:
-            return 0.0
+        weight = evidence_weight(norm2, null_quantile(null_mean, null_std))
         # At truth zero the best factor is 0 and E <P, P - C> = E ||P||**2,
         # the mean energy of estimates of pure noise: the bootstrap at the
         # surrogate (itself mostly noise there) misses it.
         energy = max(energy, null_mean)
     elif energy <= 0.0:
         return 1.0
-    if not (norm2 > aligned and norm2 > energy):
+    if not (weight > 0.0 and norm2 > aligned and norm2 > energy):
         return 0.0
-    return 1.0 - energy / norm2
+    return weight * (1.0 - energy / norm2)
+
+
+def signal_share(norm2, energy, null_mean):
+    """``max(0, 1 - kappa' / ||P||_W**2)``: the estimated signal share of the energy.
+
+    ``kappa'`` is the larger of ``kappa`` (``energy``) and the mean energy
+    of estimates of pure noise; the James-Stein factor without the test's
+    weight (:func:`factor_from_energies`), which weighs the evidence for
+    keeping the release, not the share of its energy that is signal.
+    """
+    if not norm2 > 0.0:
+        return 0.0
+    return max(0.0, 1.0 - max(float(energy), float(null_mean)) / norm2)
 
 
 def predicted_noise_energy(energy, null_mean, factor):
@@ -286,9 +445,9 @@ def predicted_noise_energy(energy, null_mean, factor):
     the signal dominates, it overshoots where ``S`` is mostly noise (the
     projection then keeps noise a truth near zero would have it remove).
     ``null_mean`` is the mean energy of estimates of pure noise, the error at
-    truth zero: right where the noise dominates. They are weighed by the
-    shrinkage ``factor`` ``s``, the estimated signal share of the energy
-    (the Wiener gain ``snr**2 / (1 + snr**2)``)::
+    truth zero: right where the noise dominates. They are weighed by
+    ``factor`` ``s``, the estimated signal share of the energy
+    (:func:`signal_share`, the Wiener gain ``snr**2 / (1 + snr**2)``)::
 
         s max(energy, null_mean) + (1 - s) null_mean
 
@@ -307,11 +466,14 @@ def predicted_noise_energy(energy, null_mean, factor):
 def applied_factor(factor):
     """The factor applied: 1 (the estimate as released) from :data:`KEEP_ABOVE`.
 
-    The bootstrap's ``kappa`` is biased where the error depends on the truth
+    Below it, the factor (the test's weight included) as it is. The
+    bootstrap's ``kappa`` is biased where the error depends on the truth
     (measured: five times the actual value on a well-estimated table for
-    SeparateCov) and the factor's own noise costs a well-estimated release
-    more than it saves; below ``KEEP_ABOVE`` (estimated signal-to-noise
-    below 1, where the zero matrix competes) the factor is applied.
+    SeparateCov; clipping's bias, AdaptiveCov's, is itself toward zero) and
+    the factor's own noise costs a well-estimated release more than it
+    saves; below ``KEEP_ABOVE`` (estimated signal-to-noise below 1, or a
+    test passed narrowly, where the zero matrix competes) the factor is
+    applied.
     """
     return 1.0 if factor >= KEEP_ABOVE else factor
 

@@ -197,9 +197,10 @@ shrinkage : "auto" or None, default="auto"
     estimates ``||P||**2 - <P, C>`` by rerunning the mechanism, with its
     public parameters and a fixed generator, on ``P`` itself (a parametric
     bootstrap), and both norms are Frobenius norms in the units of
-    ``covariance_`` (the original units with ``bounds``). ``s`` is 0 (the
-    zero matrix) when ``||P||**2`` is within the energy of estimates of pure
-    noise; the factor is applied only below 1/2, where the estimated
+    ``covariance_`` (the original units with ``bounds``). ``s`` is weighed
+    by a test against estimates of pure noise: 0 (the zero matrix) up to
+    the upper 2% quantile ``q`` of their energies, rising to the full factor
+    at ``2 q``; the factor is applied only below 1/2, where the estimated
     signal-to-noise ratio is below 1. It reads the release and public values
     only. None keeps the release as it is. See the :ref:`User Guide
     <covariance_shrinkage>`.""",

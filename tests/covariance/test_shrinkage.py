@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from dpcov.accounting import ZCDP
 from dpcov.covariance import (
@@ -16,8 +17,14 @@ from dpcov.covariance import (
 from dpcov.covariance._gauss import gauss_release
 from dpcov.covariance._separate import separate_release
 from dpcov.covariance._shrinkage import (
+    RAMP,
+    TEST_LEVEL,
     applied_factor,
     bootstrap_energy,
+    evidence_weight,
+    factor_from_energies,
+    null_energies,
+    null_quantile,
     shrinkage_factor,
 )
 from dpcov.decomposition import PCA
@@ -127,9 +134,9 @@ def test_bootstrap_reads_public_inputs_only():
 )
 def test_pure_noise_is_shrunk_to_the_target(cls):
     # Rows all zero, assume_centered: the release is the mechanism's noise.
-    # The estimate is kept only if its energy exceeds the mean energy of
-    # estimates of pure noise by a standard deviation of them, and then
-    # shrunk by the factor, so over 5 seeds the factor kept is small.
+    # The factor is 0 unless the estimate's energy exceeds the upper 2%
+    # quantile of the energies of estimates of pure noise, and small just
+    # above it, so over 5 seeds the factor kept is small.
     params = {"delta": 0.0} if cls is NuclearLaplaceCovariance else {}
     X = np.zeros((2000, 20))
     kept = []
@@ -193,3 +200,56 @@ def test_pca_keeps_its_axes_when_the_covariance_is_shrunk():
     np.testing.assert_allclose(
         auto.explained_variance_, kept * raw.explained_variance_, rtol=1e-8
     )
+
+
+@pytest.mark.parametrize("dof", [0.7, 1.0, 3.0, 40.0])
+def test_null_quantile_is_the_scaled_chi_square_of_its_two_moments(dof):
+    # Satterthwaite: m chi2_k / k has mean m and variance 2 m**2 / k.
+    m = 3.0
+    q = null_quantile(m, m * np.sqrt(2.0 / dof), 0.02)
+    assert q == pytest.approx(m * stats.chi2.ppf(0.98, dof) / dof, rel=1e-10)
+    assert null_quantile(m, 0.0) == m
+
+
+def test_the_evidence_weight_ramps_from_the_quantile():
+    q = 2.0
+    assert evidence_weight(q, q) == 0.0 and evidence_weight(0.5 * q, q) == 0.0
+    assert (
+        evidence_weight((1 + RAMP) * q, q) == 1.0 and evidence_weight(10 * q, q) == 1.0
+    )
+    assert evidence_weight((1 + RAMP / 4) * q, q) == pytest.approx(0.25)
+    # Just above the quantile the factor is small, far above it the
+    # James-Stein factor itself.
+    m, std = 1.0, 1.0
+    q = null_quantile(m, std)
+    assert factor_from_energies(1.01 * q, m, m, std) < 0.02
+    assert factor_from_energies(100 * q, m, m, std) == pytest.approx(1 - m / (100 * q))
+
+
+def test_few_effective_entries_keep_pure_noise_at_the_test_level():
+    # Weights 1000 : 1 put the noise's energy on one entry: about one degree
+    # of freedom, where the energy of pure noise exceeds its mean plus one
+    # standard deviation in about 10% of draws. Fresh draws of a projected
+    # pure-noise release pass the test's quantile (from the fixed draws) at
+    # about its level, and the mean factor is small.
+    rng = np.random.default_rng(7)
+    d = 6
+    h = np.array([1000.0, 1.0, 1.0, 1.0, 1.0, 1.0])
+    release = gauss_release(
+        np.zeros((d, d)), n_samples=500, radius=1.0, budget=ZCDP(0.5), rng=rng
+    )
+
+    def project(raw):
+        values, vectors = np.linalg.eigh(raw)
+        return (vectors * np.maximum(values, 0.0)) @ vectors.T
+
+    null = null_energies(release.simulate, project, h)[0]
+    q = null_quantile(null.mean(), null.std(ddof=1))
+    factors, passed = [], []
+    for _ in range(2000):
+        estimate = project(_symmetric_noise(rng, d, release.noise_std))
+        norm2 = float(np.sum((estimate * np.outer(h, h)) ** 2))
+        passed.append(norm2 > q)
+        factors.append(shrinkage_factor(estimate, h, null.mean(), null))
+    assert np.mean(passed) <= 3 * TEST_LEVEL
+    assert np.mean(factors) < 0.01
