@@ -97,6 +97,7 @@ def _warned(rows):
             if np.mean(e) >= 1.5:  # a cell-setting worse than the zero matrix
                 bad.append(w)
     error, warned = np.concatenate(error), np.concatenate(warned).astype(bool)
+    bad = bad or [np.array([np.nan])]  # (a quick run may have none)
     share = [f"{np.mean(w):.0%}" for w in (np.concatenate(bad), warned[error < 0.5])]
     low = f"{min(np.mean(w) for w in bad):.0%}"
     silent = f"{np.mean(~warned[error > 10]):.1%} of {np.sum(error > 10)}"
@@ -156,7 +157,7 @@ def _by_snr(rows):
     edges = [0.0, 0.5, 1.0, 2.0, 4.0, np.inf]
     return [
         {
-            "signal_to_noise_": f"[{lo:g}, {hi:g})",
+            "signal to noise": f"[{lo:g}, {hi:g})",
             "fits": int(among.sum()),
             "error >= 1": f"{np.mean(error[among] >= 1):.0%}" if among.any() else "-",
         }
@@ -187,7 +188,7 @@ class ShrinkageStudy(Study):
         cells = _cells(rows)
         text += [rst_table(cells, list(cells[0])), ""]
         text += ["**The figure** (fits by signal_to_noise_)", ""]
-        text += [rst_table(_by_snr(rows), ["signal_to_noise_", "fits", "error >= 1"])]
+        text += [rst_table(_by_snr(rows), ["signal to noise", "fits", "error >= 1"])]
         text += ["", "**predicted_error_** (RMS predicted over RMS actual error)", ""]
         calibration = _calibration(rows)
         return "\n".join(text) + "\n" + rst_table(calibration, list(calibration[0]))
