@@ -310,6 +310,19 @@ class Estimate:
     noise_energy: float = math.nan
 
 
+def _bootstrap(release, postprocess, covariance, weights, mean_noise):
+    """:func:`~dpcov.covariance._shrinkage.bootstrap_energy` of a release."""
+    return bootstrap_energy(
+        release.simulate,
+        postprocess,
+        covariance,
+        weights,
+        mean_noise=mean_noise,
+        radius=release.radius,
+        additive=release.additive,
+    )
+
+
 def _from_unit_box(estimate, geometry):
     """The estimate of rows in the box's unit coordinates, in original units."""
     if estimate.spectrum is not None:
@@ -952,14 +965,8 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
         The noise figure reads the bootstrap's own draws, as it was measured.
         """
         mean_noise = self._mean_noise(plan, data_norm)
-        energy, null, error = bootstrap_energy(
-            release.simulate,
-            postprocess,
-            covariance,
-            weights,
-            mean_noise=mean_noise,
-            radius=release.radius,
-            additive=release.additive,
+        energy, null, error = _bootstrap(
+            release, postprocess, covariance, weights, mean_noise
         )
         norm2 = weighted_norm2(covariance, weights)
         share = signal_share(norm2, energy, np.mean(null))
@@ -1143,14 +1150,8 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
             )
 
         covariance = estimate.matrix()
-        energy, null, error = bootstrap_energy(
-            release.simulate,
-            postprocess,
-            covariance,
-            weights,
-            mean_noise=mean_noise,
-            radius=release.radius,
-            additive=release.additive,
+        energy, null, error = _bootstrap(
+            release, postprocess, covariance, weights, mean_noise
         )
         aligned = 0.0
         if release.value_noise is not None:
