@@ -497,7 +497,8 @@ class ErrorBarsMixin:
         bars : dict of str to (ndarray, ndarray)
             For each fitted attribute with additive noise, the lower and
             upper ends of its entries' intervals (NumPy arrays of its
-            shape; empty where no released attribute has additive noise).
+            shape, floats for a scalar such as ``intercept_``; empty where
+            no released attribute has additive noise).
 
         Notes
         -----

@@ -100,8 +100,10 @@ from ._shrinkage import (
     aligned_noise_energy,
     applied_factor,
     bootstrap_energy,
+    evidence_weight,
     factor_from_energies,
     null_energies,
+    null_quantile,
     predicted_noise_energy,
     shrinkage_factor,
     signal_share,
@@ -310,6 +312,11 @@ class Estimate:
     noise_energy: float = math.nan
 
 
+def _unprocessed(raw):
+    """The identity: the test's estimates of pure noise before post-processing."""
+    return raw
+
+
 def _bootstrap(release, postprocess, covariance, weights, mean_noise):
     """:func:`~dpcov.covariance._shrinkage.bootstrap_energy` of a release."""
     return bootstrap_energy(
@@ -407,6 +414,8 @@ class CovarianceNoise:
         to the second moment (GaussCov); None otherwise.
     center, half : ndarray of shape (d,) or None
         The box's centre and half-widths (None without a box).
+    counted : bool
+        Whether the sums were divided by a released count (add/remove).
     """
 
     mean_noise: object
@@ -415,6 +424,7 @@ class CovarianceNoise:
     entry_noise: object
     center: np.ndarray = None
     half: np.ndarray = None
+    counted: bool = False
 
     def bars(self, alpha, *, raw=None):
         """Intervals of ``location_`` and (given) ``raw_covariance_``.
@@ -426,7 +436,14 @@ class CovarianceNoise:
         box): exact intervals.
         """
         bars = {}
-        if self.mean_noise is not None:
+        if self.mean_noise is not None and self.counted:
+            # Sums over a released count: the statistic may leave the ball
+            # and the cube, so the interval is the release -+ the quantile.
+            low, high = additive_bars(self.location, self.mean_noise, alpha)
+            if self.half is not None:
+                low, high = (self.center + self.half * end for end in (low, high))
+            bars["location_"] = (low, high)
+        elif self.mean_noise is not None:
             d = self.location.shape[0]
             draws = self.location + noise_draws(self.mean_noise, (N_DRAWS, d))
             norms = np.linalg.norm(draws, axis=1, keepdims=True)
@@ -959,10 +976,12 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
 
         Where a mechanism run is cheap (entry noise: GaussCov, SeparateCov,
         AdaptiveCov), :data:`~dpcov.covariance._shrinkage.NULL_DRAWS`
-        estimates of pure noise give the test its quantiles, in the metric
-        and in the mechanism's coordinates; otherwise the bootstrap's own
-        draws at truth zero (one per draw), and the test in the metric only.
-        The noise figure reads the bootstrap's own draws, as it was measured.
+        estimates of pure noise, before post-processing, give the test of
+        the release before post-processing its quantile, and the factor is
+        the test's weight times the James-Stein factor of the estimate;
+        otherwise the bootstrap's own draws at truth zero (one per draw),
+        post-processed. The noise figure reads the bootstrap's own draws, as
+        it was measured.
         """
         mean_noise = self._mean_noise(plan, data_norm)
         energy, null, error = _bootstrap(
@@ -971,29 +990,35 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
         norm2 = weighted_norm2(covariance, weights)
         share = signal_share(norm2, energy, np.mean(null))
         noise_energy = predicted_noise_energy(error, np.mean(null), share)
-        test_null, unit_null = null, None
-        if release.entry_noise is not None:
-            test_null, unit_null = null_energies(
-                release.simulate,
-                postprocess,
-                np.stack([weights, np.ones_like(weights)]),
-                mean_noise=mean_noise,
-                radius=release.radius,
-                energies=(norm2, float(np.sum(covariance**2))),
-            )
         aligned = 0.0
         if release.value_noise is not None:
             aligned = aligned_noise_energy(covariance, weights, release.value_noise)
         # kappa's draws carry the cross term <S, P* - S> (of mean zero): where
         # it is low, their squared error is the larger estimate of the noise.
-        factor = shrinkage_factor(
-            covariance,
-            weights,
-            max(energy, error),
-            test_null,
-            aligned,
-            unit_null=unit_null,
+        kappa = max(energy, error)
+        if release.entry_noise is None:
+            factor = shrinkage_factor(covariance, weights, kappa, null, aligned)
+            return factor, noise_energy
+        # The test on the release before post-processing, against estimates
+        # of pure noise before it too: at truth zero the projection piles
+        # noise onto every diagonal entry (about sqrt(d) times its scale),
+        # far more than it leaves where a strong signal sits, so a projected
+        # null would hide a signal on the widest features.
+        raw = release.noisy_matrix()
+        raw_norm2 = weighted_norm2(raw, weights)
+        raw_null = null_energies(
+            release.simulate,
+            _unprocessed,
+            weights[np.newaxis, :],
+            mean_noise=mean_noise,
+            radius=release.radius,
+            energies=(raw_norm2,),
+        )[0]
+        weight = evidence_weight(
+            raw_norm2, null_quantile(raw_null.mean(), raw_null.std(ddof=1))
         )
+        share = signal_share(norm2, kappa, np.mean(null)) if norm2 > aligned else 0.0
+        factor = weight * share
         return factor, noise_energy
 
     def _postprocess_spectrum(self, release, plan, *, location, data_norm):
@@ -1256,12 +1281,14 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
             release.entry_noise if release.additive else None,
             center,
             half,
+            counted=self.neighbours == "add_remove",
         )
 
     def _error_bars(self, alpha):
         # location_ (unless assume_centered) and raw_covariance_ (stored,
         # and additive: GaussCov).
-        return self._noise_laws.bars(alpha, raw=getattr(self, "raw_covariance_", None))
+        raw = getattr(self, "raw_covariance_", None)
+        return self._noise_laws.bars(alpha, raw=None if raw is None else as_host(raw))
 
     def score(self, X_test, y=None):
         """Log-likelihood of ``X_test`` under the private Gaussian estimate.

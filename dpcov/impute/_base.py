@@ -13,6 +13,7 @@ so.
 
 import math
 from dataclasses import dataclass, replace
+from functools import cache
 from numbers import Integral, Real
 
 import numpy as np
@@ -21,17 +22,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..accounting import compose, split_budget
 from ..base import PRIVACY_PARAMETER_CONSTRAINTS, ErrorBarsMixin, PrivateEstimatorMixin
-from ..mechanisms import calibrate_additive, private_median
+from ..mechanisms import AdditiveNoise, calibrate_additive, private_median
 from ..mechanisms._sensitivity import observed_sums_sensitivities
 from ..utils._columns import column_observed_sums, column_rank_counts
 from ..utils._docstrings import fill_doc
-from ..utils._error_bars import (
-    N_DRAWS,
-    bootstrap_bars,
-    feature_blocks,
-    noise_draws,
-    simulation_generator,
-)
+from ..utils._error_bars import N_DRAWS, feature_blocks, noise_draws
 from ..utils._geometry import plan_geometry, release_ranges
 from ..utils._gram import is_dask_array
 from ..utils._gram._dask import rows_in_blocks
@@ -479,7 +474,7 @@ class SimpleImputer(
         # statistics_ of the mean strategy (the median's exponential
         # mechanism and the constant add no noise of a public law).
         model = getattr(self, "_mean_noise", None)
-        if self.strategy != "mean" or model is None:
+        if model is None:
             return {}
         return {"statistics_": observed_mean_bars(model, alpha)}
 
@@ -570,16 +565,17 @@ class ObservedMeanNoise:
         The noise of each coordinate of ``(S, w N)`` (see :func:`mean_noise`).
     weight : float
         ``w``.
-    mean, count : ndarray of shape (d,)
-        The released unit mean and count of observed cells (at least 1).
+    sums, counts : ndarray of shape (d,)
+        The released noisy sums ``S + e1`` and counts ``N + e2 / w``, before
+        their post-processing.
     center, half : ndarray of shape (d,)
         The box's centre and half-widths.
     """
 
     noise: object
     weight: float
-    mean: np.ndarray
-    count: np.ndarray
+    sums: np.ndarray
+    counts: np.ndarray
     center: np.ndarray
     half: np.ndarray
 
@@ -592,30 +588,97 @@ def _draw_mean(sums, observed, geometry, budget, rng):
     noisy = noise.add(np.concatenate([sums, weight * observed]), rng)
     count = np.maximum(noisy[n_features:] / weight, 1.0)
     unit = np.clip(noisy[:n_features] / count, -1.0, 1.0)
-    model = ObservedMeanNoise(noise, weight, unit, count, *unit_box(*geometry.box))
+    model = ObservedMeanNoise(
+        noise,
+        weight,
+        noisy[:n_features],
+        noisy[n_features:] / weight,
+        *unit_box(*geometry.box),
+    )
     return geometry.from_unit(unit), model
 
 
-def observed_mean_bars(model, alpha):
-    """Intervals of the mean of each feature's observed clipped cells.
+#: Points of the grid on [-1, 1] that Fieller's intervals are read on.
+FIELLER_POINTS = 801
 
-    The release ``(S + e1) / max(N + e2 / w, 1)``, clipped to the range, is a
-    ratio of noisy statistics: basic bootstrap intervals at the released
-    mean and count (:func:`~dpcov.utils._error_bars.bootstrap_bars`), in
-    original units.
+
+def observed_mean_bars(model, alpha):
+    """Intervals of the mean of each feature's observed clipped cells (Fieller).
+
+    The mean ``mu = S / N`` of the unit coordinates is released as a ratio
+    of noisy statistics, ``S~ = S + e1`` and ``N~ = N + e2 / w``: at the
+    true ``mu``, ``S~ - mu N~ = e1 - mu e2 / w``, whose law is public. The
+    interval is the set of ``mu`` in ``[-1, 1]`` with ``|S~ - mu N~|`` at
+    most that law's ``1 - alpha`` quantile (Fieller 1954; exact, where a
+    bootstrap of the ratio fails for few observed cells), read on a grid of
+    :data:`FIELLER_POINTS` points (its hull, widened by a step), with the
+    quantiles from draws of the public law. In original units.
+
+    Parameters
+    ----------
+    model : ObservedMeanNoise
+    alpha : float
+
+    Returns
+    -------
+    low, high : ndarray of shape (d,)
     """
-    low, high = np.empty_like(model.mean), np.empty_like(model.mean)
-    rng = simulation_generator()
-    for block in feature_blocks(model.mean.shape[0], 2):
-        width = block.stop - block.start
-        e1, e2 = np.split(noise_draws(model.noise, (N_DRAWS, 2 * width), rng), 2, 1)
-        count = np.maximum(model.count[block] + e2 / model.weight, 1.0)
-        sums = model.mean[block] * model.count[block]
-        draws = np.clip((sums + e1) / count, -1.0, 1.0)
-        low[block], high[block] = bootstrap_bars(
-            model.mean[block], draws, alpha, limits=(-1.0, 1.0)
+    grid = np.linspace(-1.0, 1.0, FIELLER_POINTS)
+    step = grid[1] - grid[0]
+    scale = model.noise.scale
+    quantile = scale * _pivot_quantiles(model.noise.law, model.weight, alpha)
+    low, high = np.empty_like(model.sums), np.empty_like(model.sums)
+    for block in feature_blocks(model.sums.shape[0], FIELLER_POINTS / N_DRAWS):
+        sums, counts = model.sums[block, None], model.counts[block, None]
+        ends = _accepted_hull(
+            sums,
+            counts,
+            np.broadcast_to(grid, sums.shape[:1] + grid.shape),
+            quantile,
+            grid,
         )
+        # Then on a grid 400 times finer across that hull (the quantile
+        # interpolated between the coarse points).
+        fine = np.linspace(0.0, 1.0, FIELLER_POINTS)
+        start = np.maximum(ends[0] - step, -1.0)
+        span = np.minimum(ends[1] + step, 1.0) - start
+        points = start[:, None] + fine * span[:, None]
+        ends = _accepted_hull(sums, counts, points, quantile, grid)
+        fine_step = span / (FIELLER_POINTS - 1)
+        # (None accepted, with probability at most alpha: the release itself.)
+        fallback = np.clip(
+            model.sums[block] / np.maximum(model.counts[block], 1), -1, 1
+        )
+        empty = np.isnan(ends[0])
+        low[block] = np.where(empty, fallback, np.maximum(ends[0] - fine_step, -1.0))
+        high[block] = np.where(empty, fallback, np.minimum(ends[1] + fine_step, 1.0))
     return model.center + model.half * low, model.center + model.half * high
+
+
+@cache
+def _pivot_quantiles(law, weight, alpha):
+    # The 1 - alpha quantile of |e1 - mu e2 / w| on the grid of mu, for
+    # noise of unit scale (public; the same for every fit of this law).
+    grid = np.linspace(-1.0, 1.0, FIELLER_POINTS)
+    e1, e2 = noise_draws(AdditiveNoise(law, 1.0), (N_DRAWS, 2)).T
+    pivot = np.abs(e1[:, np.newaxis] - grid * (e2[:, np.newaxis] / weight))
+    quantile = np.quantile(pivot, 1.0 - alpha, axis=0)
+    quantile.flags.writeable = False
+    return quantile
+
+
+def _accepted_hull(sums, counts, points, quantile, grid):
+    # The first and last of each row's points where |S~ - mu N~| is at most
+    # the pivot's quantile (interpolated on grid); NaN where none is.
+    accepted = np.abs(sums - points * counts) <= np.interp(points, grid, quantile)
+    first = np.argmax(accepted, axis=1)
+    last = points.shape[1] - 1 - np.argmax(accepted[:, ::-1], axis=1)
+    rows = np.arange(points.shape[0])
+    empty = ~accepted.any(axis=1)
+    return (
+        np.where(empty, np.nan, points[rows, first]),
+        np.where(empty, np.nan, points[rows, last]),
+    )
 
 
 def _draw_median(candidates, counts, observed, budget, rng):

@@ -176,53 +176,57 @@ class MomentNoise:
         :func:`moment_noise`'s ``w`` (None: the mean alone was released).
     floor : float or None
         The variance's public floor.
-    mean, var : ndarray of shape (d,)
-        The released mean and variance (``var`` None without it).
+    mean, second_moment : ndarray of shape (d,)
+        The released noisy mean and second moment, before their
+        post-processing (``second_moment`` None without it).
     center, half : ndarray of shape (d,)
         The box's centre and half-widths (public, or released ranges).
+    counted : bool
+        Whether the sums were divided by a released count (add/remove):
+        the statistic, the sums over that count, may then leave the range.
     """
 
     noise: object
     weight: float
     floor: float
     mean: np.ndarray
-    var: np.ndarray
+    second_moment: np.ndarray
     center: np.ndarray
     half: np.ndarray
+    counted: bool = False
 
 
 def moment_bars(model, alpha):
     """Intervals of the unit mean and variance (:meth:`StandardScaler.error_bars`).
 
-    The mean is its statistic plus the noise, clipped to ``[-1, 1]``: exact
-    intervals. The variance ``m2 + e2 / w - (m + e1)**2`` is clipped to
-    ``[floor, 1]``: basic bootstrap intervals at the released mean and
-    second moment, extended down to 0 where the release sits at the floor
-    (the statistic may lie anywhere below it). Draws in blocks of features.
+    The mean is its statistic plus the noise: exact intervals, clipped to
+    ``[-1, 1]`` where the statistic lies there. The variance ``m2 - m**2``
+    of the noisy moments, before its clipping to ``[floor, 1]``: basic
+    bootstrap intervals at the released moments (before their
+    post-processing, so that the draws are not cut at the floor), clipped
+    to ``[0, 1]``. Draws in blocks of features.
 
     Returns
     -------
     mean : tuple of ndarray
     var : tuple of ndarray or None
     """
-    mean = additive_bars(model.mean, model.noise, alpha, limits=(-1.0, 1.0))
+    limits = None if model.counted else (-1.0, 1.0)
+    mean = additive_bars(model.mean, model.noise, alpha, limits=limits)
     if model.weight is None:
         return mean, None
-    second_moment = model.var + model.mean**2
-    low, high = np.empty_like(model.var), np.empty_like(model.var)
+    var = model.second_moment - model.mean**2
+    low, high = np.empty_like(var), np.empty_like(var)
     rng = simulation_generator()
-    for block in feature_blocks(model.var.shape[0], 2):
+    for block in feature_blocks(var.shape[0], 2):
         width = block.stop - block.start
         e1, e2 = np.split(noise_draws(model.noise, (N_DRAWS, 2 * width), rng), 2, 1)
-        mean_draws = np.clip(model.mean[block] + e1, -1.0, 1.0)
-        draws = np.clip(
-            second_moment[block] + e2 / model.weight - mean_draws**2, model.floor, 1.0
-        )
+        draws = model.second_moment[block] + e2 / model.weight
+        draws -= (model.mean[block] + e1) ** 2
         low[block], high[block] = bootstrap_bars(
-            model.var[block], draws, alpha, limits=(0.0, 1.0)
+            var[block], draws, alpha, limits=None if model.counted else (0.0, 1.0)
         )
-    low = np.where(model.var <= model.floor, 0.0, low)
-    return mean, (low, high)
+    return mean, (np.maximum(low, 0.0), np.maximum(high, 0.0))
 
 
 @fill_doc
@@ -630,15 +634,13 @@ class StandardScaler(
                     noisy[:n_features], noisy[n_features:] / weight, floor
                 )
                 split["mean_and_second_moment"] = moments_budget
-                model = MomentNoise(
-                    noise, weight, floor, unit_mean, unit_var, *unit_box(*geometry.box)
-                )
+                moments = (noisy[:n_features], noisy[n_features:] / weight)
+                model = self._moment_model(noise, weight, floor, moments, geometry)
             else:
-                unit_mean = np.clip(noise.add(unit_mean, rng), -1.0, 1.0)
+                noisy = noise.add(unit_mean, rng)
+                unit_mean = np.clip(noisy, -1.0, 1.0)
                 split["mean"] = moments_budget
-                model = MomentNoise(
-                    noise, None, None, unit_mean, None, *unit_box(*geometry.box)
-                )
+                model = self._moment_model(noise, None, None, (noisy, None), geometry)
             mean = geometry.from_unit(unit_mean)
             if self.with_std:
                 half = geometry.half_widths
@@ -658,6 +660,17 @@ class StandardScaler(
         self._moment_noise = model
         return self
 
+    def _moment_model(self, noise, weight, floor, moments, geometry):
+        # The release's noisy moments and their public noise (error_bars).
+        return MomentNoise(
+            noise,
+            weight,
+            floor,
+            *moments,
+            *unit_box(*geometry.box),
+            counted=self.neighbours == "add_remove",
+        )
+
     def _error_bars(self, alpha):
         # mean_, var_ and scale_ from the unit coordinates' intervals.
         model = getattr(self, "_moment_noise", None)
@@ -673,7 +686,11 @@ class StandardScaler(
         if var is not None:
             square = model.half * model.half
             bars["var_"] = (square * var[0], square * var[1])
-            bars["scale_"] = tuple(model.half * np.sqrt(end) for end in var)
+            # (scale_ is 1 for a constant feature, as fit sets it.)
+            _, unit_var = unit_variance(model.mean, model.second_moment, model.floor)
+            constant = unit_var <= 10 * np.finfo(np.float64).eps
+            scale = [model.half * np.sqrt(end) for end in var]
+            bars["scale_"] = tuple(np.where(constant, 1.0, end) for end in scale)
         return bars
 
     def _read_and_spend(self, X, budget, rng, *, lazy, release):

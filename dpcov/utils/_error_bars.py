@@ -125,7 +125,7 @@ def simulation_generator():
 
 def feature_blocks(n_features, draws_per_feature):
     """Slices of the features whose ``N_DRAWS`` draws fit in :data:`BLOCK_BYTES`."""
-    width = max(1, BLOCK_BYTES // (8 * N_DRAWS * draws_per_feature))
+    width = max(1, int(BLOCK_BYTES // (8 * N_DRAWS * draws_per_feature)))
     return [
         slice(start, min(start + width, n_features))
         for start in range(0, n_features, width)

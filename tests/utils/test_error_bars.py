@@ -228,3 +228,80 @@ def test_bars_are_post_processing_of_the_release():
     # coordinates.
     model = fits[0]._moment_noise
     np.testing.assert_allclose(model.center + model.half * model.mean, fits[0].mean_)
+
+
+@pytest.mark.parametrize("guarantee", list(GUARANTEES))
+def test_raw_entry_bars_are_gausscov_closed_form(guarantee):
+    # Noise-scale test against the documented closed form, independent of
+    # the noise objects: with the rows' norm bound R public and no mean,
+    # each raw entry has Gaussian noise of standard deviation R**2 / (n
+    # sqrt(rho)) (zCDP), or Laplace noise of scale sqrt(d (d + 3) / 2) R**2
+    # / (n epsilon) (pure DP); the 90% half-width is z_0.95 or ln(10) times it.
+    n, d, R = 2000, 4, 2.0
+    X = np.random.default_rng(8).uniform(-0.5, 0.5, size=(n, d))
+    if guarantee == "zCDP":
+        params = {"rho": 0.5}
+        half = stats.norm.ppf(0.95) * R**2 / (n * np.sqrt(0.5))
+    else:
+        params = {"epsilon": 1.0, "delta": 0.0}
+        half = np.log(10.0) * np.sqrt(d * (d + 3) / 2) * R**2 / (n * 1.0)
+    est = GaussianCovariance(
+        **params, data_norm=R, assume_centered=True, store_raw=True, random_state=0
+    ).fit(X)
+    low, high = est.error_bars(ALPHA)["raw_covariance_"]
+    np.testing.assert_allclose((high - low) / 2, half, rtol=1e-10)
+    np.testing.assert_allclose((high + low) / 2, est.raw_covariance_, rtol=1e-12)
+
+
+@pytest.mark.parametrize("guarantee", list(GUARANTEES))
+def test_imputer_intervals_hold_with_few_observed_cells(guarantee):
+    # Fieller's interval for the ratio S / N is exact whatever N: columns
+    # with 10, 30 and 100 observed cells of 1000 (where a bootstrap of the
+    # ratio covered 42-65% under zCDP).
+    X = np.full((1000, 3), np.nan)
+    rng = np.random.default_rng(9)
+    for j, observed in enumerate((10, 30, 100)):
+        X[:observed, j] = rng.uniform(0.3, 1.0, observed)
+    truth = np.nanmean(X, axis=0)
+    covered = [
+        _covered(
+            SimpleImputer(
+                epsilon=1.0, delta=GUARANTEES[guarantee], bounds=(-1, 1), random_state=s
+            )
+            .fit(X)
+            .error_bars(ALPHA)["statistics_"],
+            truth,
+        )
+        for s in range(200)
+    ]
+    assert LOW <= np.mean(covered) <= HIGH
+
+
+def test_add_remove_bars_cover_sums_over_the_released_count():
+    # Under add/remove the mean is the sums over a released count, which can
+    # leave the range: the interval is not clipped to it.
+    X = np.full((20, 1), 10.0)
+    covered = []
+    for seed in range(300):
+        scaler = StandardScaler(
+            epsilon=1.0,
+            bounds=(0, 10),
+            neighbours="add_remove",
+            with_std=False,
+            random_state=seed,
+        ).fit(X)
+        truth = 5.0 + 5.0 * X.shape[0] / scaler.n_samples_seen_
+        covered.append(_covered(scaler.error_bars(ALPHA)["mean_"], truth))
+    assert LOW <= np.mean(covered) <= HIGH
+
+
+def test_bars_follow_the_fit_not_later_parameters():
+    X = np.random.default_rng(10).uniform(-1, 1, size=(300, 2))
+    imputer = SimpleImputer(epsilon=1.0, bounds=(-1, 1), random_state=0).fit(X)
+    bars = imputer.error_bars()
+    imputer.set_params(strategy="median")  # (not refitted: still the mean)
+    np.testing.assert_array_equal(
+        imputer.error_bars()["statistics_"][0], bars["statistics_"][0]
+    )
+    imputer.fit(X)  # (now the median's release: no additive noise)
+    assert imputer.error_bars() == {}
