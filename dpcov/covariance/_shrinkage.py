@@ -29,13 +29,19 @@ A test against pure noise weighs the factor. In the user's units the noise
 concentrates on the few entries of the widest features, so the energy of an
 estimate of pure noise has few effective degrees of freedom: it exceeds its
 mean often, and by a lot, and a release kept on such an excess is hundreds of
-times worse than the zero matrix. :data:`NULL_DRAWS` estimates of pure noise
-(the bootstrap at truth zero) give its mean ``m`` and variance ``v``; their
-upper :data:`TEST_LEVEL` quantile ``q`` is that of the scaled chi-square
-with the same two moments (Satterthwaite 1946; Box 1954), and the factor is
+times worse than the zero matrix. Where a mechanism run is cheap (noise on
+entries: GaussCov, SeparateCov, AdaptiveCov), :data:`NULL_DRAWS` estimates
+of pure noise (the mechanism at truth zero) give its mean ``m`` and
+variance ``v``, before post-processing, as the release ``R`` is tested
+(at truth zero the projection piles noise onto every diagonal entry, far
+more than where a strong signal sits, so a projected null would hide a
+signal on the widest features); elsewhere the bootstrap's own draws at
+truth zero, post-processed, test ``P``. Their upper :data:`TEST_LEVEL`
+quantile ``q`` is that of the scaled chi-square with the same two moments
+(Satterthwaite 1946; Box 1954), and the factor is
 
     s = w max(0, 1 - kappa' / ||P||_W**2),
-    w = clip((||P||_W**2 / q - 1) / RAMP, 0, 1),
+    w = clip((||R||_W**2 / q - 1) / RAMP, 0, 1),
 
 with ``kappa'`` the largest of ``kappa``, the draws' mean squared error
 ``||P* - S||_W**2`` where the caller passes it (the same quantity without
@@ -44,11 +50,7 @@ at a noisy surrogate underestimates it). The weight ``w`` is 0 up to the
 quantile and rises to 1 at ``(1 + RAMP) q``: pure noise passes with
 probability :data:`TEST_LEVEL`, and then mostly just above ``q``, with a
 small factor, so a cell of pure noise keeps a small share of it even when
-the noise is hundreds of times the signal. The same draws' energies in the
-mechanism's coordinates (unit scales), where the noise spreads over about
-``d**2 / 2`` entries, give a second test with many degrees of freedom: below
-their upper :data:`UNIT_LEVEL` quantile the release shows no signal
-anywhere, and the factor is 0. For the spectral mechanisms the estimate must
+the noise is hundreds of times the signal. For the spectral mechanisms the estimate must
 also exceed :func:`aligned_noise_energy`. A factor of :data:`KEEP_ABOVE` or
 more is not applied (see :func:`applied_factor`).
 
@@ -89,9 +91,6 @@ TEST_LEVEL = 0.02
 #: The test's weight rises from 0 at the quantile ``q`` to 1 at
 #: ``(1 + RAMP) q``.
 RAMP = 1.0
-#: Level of the test in the mechanism's own coordinates (see
-#: :func:`shrinkage_factor`'s ``unit_null``).
-UNIT_LEVEL = 0.1
 
 
 def n_simulations(n_features):
@@ -315,7 +314,7 @@ def weighted_norm2(matrix, weights):
     return float(np.sum((matrix * np.outer(weights, weights)) ** 2))
 
 
-def shrinkage_factor(estimate, weights, energy, null=None, aligned=0.0, unit_null=None):
+def shrinkage_factor(estimate, weights, energy, null=None, aligned=0.0):
     """The positive-part James-Stein factor, after a test against pure noise.
 
     Parameters
@@ -331,13 +330,6 @@ def shrinkage_factor(estimate, weights, energy, null=None, aligned=0.0, unit_nul
     aligned : float, default=0.0
         For a spectral release, :func:`aligned_noise_energy`: the estimate
         must also exceed it to be kept.
-    unit_null : ndarray, default=None
-        Energies ``||P0*||_F**2`` of the same estimates in the mechanism's
-        coordinates (unit scales). There the noise spreads over about
-        ``d**2 / 2`` entries, so the test has many degrees of freedom: an
-        estimate below their upper :data:`UNIT_LEVEL` quantile shows no
-        signal anywhere, and the factor is 0 whatever its weighted energy
-        (which few entries carry).
 
     Returns
     -------
@@ -347,12 +339,6 @@ def shrinkage_factor(estimate, weights, energy, null=None, aligned=0.0, unit_nul
         ``null``, ``w`` the test's weight (:func:`evidence_weight`; 1 without
         ``null``).
     """
-    if unit_null is not None and len(unit_null) > 1:
-        quantile = null_quantile(
-            float(np.mean(unit_null)), float(np.std(unit_null, ddof=1)), UNIT_LEVEL
-        )
-        if not float(np.sum(estimate**2)) > quantile:
-            return 0.0
     norm2 = weighted_norm2(estimate, weights)
     if null is not None and len(null) > 1:
         return factor_from_energies(

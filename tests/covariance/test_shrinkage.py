@@ -253,3 +253,29 @@ def test_few_effective_entries_keep_pure_noise_at_the_test_level():
         factors.append(shrinkage_factor(estimate, h, null.mean(), null))
     assert np.mean(passed) <= 3 * TEST_LEVEL
     assert np.mean(factors) < 0.01
+
+
+def test_a_strong_signal_on_the_widest_feature_is_kept():
+    # One feature 1000 times wider than the others carries the signal (its
+    # raw release within about 20% of the truth): the test on the release
+    # before projection keeps it. A null of projected pure noise, whose
+    # diagonal the projection inflates about sqrt(d) times, zeroed it.
+    d, n = 20, 1000
+    lower, upper = -np.ones(d), np.ones(d)
+    lower[0], upper[0] = -1000.0, 1000.0
+    X = np.zeros((n, d))
+    X[:, 0] = np.where(np.arange(n) % 2, 700.0, -700.0)
+    X[:, 1:] = np.random.default_rng(1).uniform(-0.05, 0.05, (n, d - 1))
+    kept = [
+        GaussianCovariance(
+            epsilon=1.0,
+            delta=1e-6,
+            bounds=(lower, upper),
+            assume_centered=True,
+            random_state=seed,
+        )
+        .fit(X)
+        .shrinkage_
+        for seed in range(5)
+    ]
+    assert kept == [0.0] * 5
