@@ -117,18 +117,23 @@ def test_imputer_intervals_cover_the_mean_of_observed_clipped_cells(guarantee):
     X = rng.normal(size=(500, 4))
     X[rng.random(X.shape) < 0.3] = np.nan
     truth = np.nanmean(np.clip(X, -2, 2), axis=0)
-    covered = [
-        _covered(
-            SimpleImputer(
-                epsilon=1.0, delta=GUARANTEES[guarantee], bounds=(-2, 2), random_state=s
+    assert LOW <= _imputer_coverage(X, truth, guarantee, (-2, 2)) <= HIGH
+
+
+def _imputer_coverage(X, truth, guarantee, bounds):
+    # The share of 200 seeded fits' intervals that hold the truth.
+    delta = GUARANTEES[guarantee]
+    return np.mean(
+        [
+            _covered(
+                SimpleImputer(epsilon=1.0, delta=delta, bounds=bounds, random_state=s)
+                .fit(X)
+                .error_bars(ALPHA)["statistics_"],
+                truth,
             )
-            .fit(X)
-            .error_bars(ALPHA)["statistics_"],
-            truth,
-        )
-        for s in range(200)
-    ]
-    assert LOW <= np.mean(covered) <= HIGH
+            for s in range(200)
+        ]
+    )
 
 
 @pytest.mark.parametrize("strategy", ["median", "constant"])
@@ -263,18 +268,7 @@ def test_imputer_intervals_hold_with_few_observed_cells(guarantee):
     for j, observed in enumerate((10, 30, 100)):
         X[:observed, j] = rng.uniform(0.3, 1.0, observed)
     truth = np.nanmean(X, axis=0)
-    covered = [
-        _covered(
-            SimpleImputer(
-                epsilon=1.0, delta=GUARANTEES[guarantee], bounds=(-1, 1), random_state=s
-            )
-            .fit(X)
-            .error_bars(ALPHA)["statistics_"],
-            truth,
-        )
-        for s in range(200)
-    ]
-    assert LOW <= np.mean(covered) <= HIGH
+    assert LOW <= _imputer_coverage(X, truth, guarantee, (-1, 1)) <= HIGH
 
 
 def test_add_remove_bars_cover_sums_over_the_released_count():
