@@ -63,7 +63,7 @@ from ..utils._array_api import (
     namespace_of,
     to_namespace,
 )
-from ..utils._error_bars import N_DRAWS, additive_bars, bootstrap_bars, noise_draws
+from ..utils._error_bars import additive_bars
 from ..utils._geometry import (
     Geometry,
     plan_geometry,
@@ -407,8 +407,9 @@ class CovarianceNoise:
         The private mean's noise (None with ``assume_centered``).
     data_norm : float
         The norm bound the mean was projected into.
-    location : ndarray of shape (d,)
-        The released location, in the mechanism's coordinates.
+    location : ndarray of shape (d,) or None
+        The released noisy mean before its projection, in the mechanism's
+        coordinates.
     entry_noise : AdditiveNoise or None
         The noise of each entry of the raw matrix, when the release adds it
         to the second moment (GaussCov); None otherwise.
@@ -429,29 +430,24 @@ class CovarianceNoise:
     def bars(self, alpha, *, raw=None):
         """Intervals of ``location_`` and (given) ``raw_covariance_``.
 
-        The location is the mean of the clipped rows plus noise, projected
-        into the norm ball (and the unit cube with a box): basic bootstrap
-        intervals at the release. Each raw entry is the second moment of the
-        centred, clipped rows plus noise of scale ``h_i h_j`` (1 without a
-        box): exact intervals.
+        The location is the mean of the clipped rows plus noise, then
+        projected into the norm ball (and the unit cube with a box): exact
+        intervals from the noisy mean before the projection (they cover the
+        mean, not the projected release). Each raw entry is the second
+        moment of the centred, clipped rows plus noise of scale ``h_i h_j``
+        (1 without a box): exact intervals.
         """
         bars = {}
-        if self.mean_noise is not None and self.counted:
-            # Sums over a released count: the statistic may leave the ball
-            # and the cube, so the interval is the release -+ the quantile.
-            low, high = additive_bars(self.location, self.mean_noise, alpha)
-            if self.half is not None:
-                low, high = (self.center + self.half * end for end in (low, high))
-            bars["location_"] = (low, high)
-        elif self.mean_noise is not None:
-            d = self.location.shape[0]
-            draws = self.location + noise_draws(self.mean_noise, (N_DRAWS, d))
-            norms = np.linalg.norm(draws, axis=1, keepdims=True)
-            draws *= np.minimum(1.0, self.data_norm / np.maximum(norms, 1e-300))
-            limits = None
-            if self.half is not None:
-                draws, limits = np.clip(draws, -1.0, 1.0), (-1.0, 1.0)
-            low, high = bootstrap_bars(self.location, draws, alpha, limits=limits)
+        if self.mean_noise is not None and self.location is not None:
+            # The exact mean lies in the r-ball, so each coordinate in [-r,
+            # r] (and in the cube with a box): the noisy mean's exact
+            # interval, clipped there (under add/remove the sums are over a
+            # released count, which may leave both: not clipped).
+            bound = min(self.data_norm, 1.0 if self.half is not None else np.inf)
+            limits = None if self.counted else (-bound, bound)
+            low, high = additive_bars(
+                self.location, self.mean_noise, alpha, limits=limits
+            )
             if self.half is not None:
                 low, high = (self.center + self.half * end for end in (low, high))
             bars["location_"] = (low, high)
@@ -697,7 +693,9 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
                 plan, first = self._in_private_ranges(X, plan, counts, lazy, rng)
         # Release the radius, the mean and the covariance, in this order.
         data_norm, sums = self._release_radius(X, plan, first, lazy=lazy, rng=rng)
-        location, center, radius = self._release_mean(plan, data_norm, sums, rng=rng)
+        location, center, radius, noisy = self._release_mean(
+            plan, data_norm, sums, rng=rng
+        )
         release = self._release(
             X,
             box=plan.box,
@@ -712,7 +710,7 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
         estimate = self._postprocess_release(
             release, plan, location=location, data_norm=data_norm
         )
-        self._record(estimate, release, plan, data_norm=data_norm)
+        self._record(estimate, release, plan, data_norm=data_norm, noisy_mean=noisy)
         warn_if_noise_dominated(self, estimate.signal_to_noise)
         return self
 
@@ -875,20 +873,25 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
         return data_norm, sums
 
     def _release_mean(self, plan, data_norm, sums, *, rng):
-        """The private mean, the centre to subtract (or None), the rows' new bound."""
+        """The private mean, the centre to subtract (or None), the rows' new bound.
+
+        And the noisy mean before its projection (zeros with
+        ``assume_centered``), which the error bars read.
+        """
         n_samples, n_features = plan.n_samples, plan.n_features
         if self.assume_centered:
-            return np.zeros(n_features), None, data_norm
+            return np.zeros(n_features), None, data_norm, np.zeros(n_features)
         noise = self._mean_noise(plan, data_norm)
         # The exact mean lies in the r-ball (and, in unit coordinates, in
         # the cube [-1, 1]^d): projecting onto it is free and never
         # increases the error.
-        location = project_l2_ball(noise.add(sums.total / n_samples, rng), data_norm)
+        noisy = noise.add(sums.total / n_samples, rng)
+        location = project_l2_ball(noisy, data_norm)
         if plan.box is not None:
             location = np.clip(location, -1.0, 1.0)
         # |clip(x) - location| <= r + |location|: the centred rows' bound.
         radius = data_norm + float(np.linalg.norm(location))
-        return location, location, radius
+        return location, location, radius, noisy
 
     def _mean_noise(self, plan, data_norm):
         """The private mean's calibrated noise (None with ``assume_centered``)."""
@@ -1217,7 +1220,7 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
 
     # Record: the fitted attributes.
 
-    def _record(self, estimate, release, plan, *, data_norm):
+    def _record(self, estimate, release, plan, *, data_norm, noisy_mean=None):
         """Set the fitted attributes: the model, the geometry, the privacy spent."""
         self.location_ = estimate.location
         self._spectrum = estimate.spectrum
@@ -1249,7 +1252,7 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
         self.data_norm_ = data_norm
         self.released_count_ = plan.released_count
         self.bounds_ = plan.box
-        self._noise_laws = self._noise_model(estimate, release, plan, data_norm)
+        self._noise_laws = self._noise_model(release, plan, data_norm, noisy_mean)
         steps = {
             name: share for name, share in plan.split.items() if name != "covariance"
         }
@@ -1266,18 +1269,15 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
             math.sqrt(estimate.noise_energy) if self.shrinkage_ == 0.0 else math.nan
         )
 
-    def _noise_model(self, estimate, release, plan, data_norm):
-        # The public laws of location_ and of an additive raw release, with
-        # the location back in the mechanism's coordinates.
+    def _noise_model(self, release, plan, data_norm, noisy_mean):
+        # The public laws of location_ and of an additive raw release.
         center = half = None
-        location = estimate.location
         if plan.box is not None:
             center, half = unit_box(*plan.box)
-            location = (location - center) / half
         return CovarianceNoise(
             self._mean_noise(plan, data_norm),
             data_norm,
-            location,
+            noisy_mean,
             release.entry_noise if release.additive else None,
             center,
             half,
