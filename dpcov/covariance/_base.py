@@ -407,9 +407,9 @@ class CovarianceNoise:
         The private mean's noise (None with ``assume_centered``).
     data_norm : float
         The norm bound the mean was projected into.
-    location : ndarray of shape (d,) or None
+    location : ndarray of shape (d,)
         The released noisy mean before its projection, in the mechanism's
-        coordinates.
+        coordinates (zeros with ``assume_centered``).
     entry_noise : AdditiveNoise or None
         The noise of each entry of the raw matrix, when the release adds it
         to the second moment (GaussCov); None otherwise.
@@ -438,7 +438,7 @@ class CovarianceNoise:
         (1 without a box): exact intervals.
         """
         bars = {}
-        if self.mean_noise is not None and self.location is not None:
+        if self.mean_noise is not None:
             # The exact mean lies in the r-ball, so each coordinate in [-r,
             # r] (and in the cube with a box): the noisy mean's exact
             # interval, clipped there (under add/remove the sums are over a
@@ -1012,11 +1012,11 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
         raw_null = null_energies(
             release.simulate,
             _unprocessed,
-            weights[np.newaxis, :],
+            weights,
             mean_noise=mean_noise,
             radius=release.radius,
-            energies=(raw_norm2,),
-        )[0]
+            energy=raw_norm2,
+        )
         weight = evidence_weight(
             raw_norm2, null_quantile(raw_null.mean(), raw_null.std(ddof=1))
         )
@@ -1220,7 +1220,7 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
 
     # Record: the fitted attributes.
 
-    def _record(self, estimate, release, plan, *, data_norm, noisy_mean=None):
+    def _record(self, estimate, release, plan, *, data_norm, noisy_mean):
         """Set the fitted attributes: the model, the geometry, the privacy spent."""
         self.location_ = estimate.location
         self._spectrum = estimate.spectrum

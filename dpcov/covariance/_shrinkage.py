@@ -73,6 +73,7 @@ from scipy import special
 
 from .._config import config_context
 from ..mechanisms._projection import symmetric_eigh
+from ..utils._error_bars import noise_draws
 
 #: Seed of the bootstrap's generator: its draws are not a release's noise.
 SIMULATION_SEED = 0
@@ -197,74 +198,56 @@ def centring_error(mean_noise, radius, n_features, rng):
 def null_energies(
     simulate,
     postprocess,
-    scales,
+    weights,
     *,
     mean_noise=None,
     radius=None,
     n_draws=NULL_DRAWS,
-    energies=None,
+    energy=None,
 ):
-    """``||P0*||**2`` in several metrics, for ``n_draws`` estimates of pure noise.
+    """``||P0*||_W**2`` of ``n_draws`` estimates of pure noise.
 
     The mechanism is run at truth zero (plus a draw of the centring error)
     with its public parameters and a fixed generator, and its output
-    post-processed as the release was: one mechanism run and one projection
-    per draw.
+    passed through ``postprocess``: one mechanism run per draw.
 
     Parameters
     ----------
     simulate, postprocess, mean_noise, radius
         As for :func:`bootstrap_energy`.
-    scales : ndarray of shape (n_metrics, d)
-        The scales ``h`` of each metric ``||D A D||_F``.
+    weights : ndarray of shape (d,)
+        The metric's scales ``h`` (``||D A D||_F``).
     n_draws : int, default=NULL_DRAWS
-    energies : ndarray of shape (n_metrics,), default=None
-        The estimate's own energies in the metrics. Where, after
-        :data:`FIRST_DRAWS` draws, each is at least :data:`CLEAR_MARGIN`
-        times the draws' mean energy and twice their quantile (the test
-        passes with weight 1 by a wide margin), the draws stop there: a
-        strong signal costs a quarter of the draws.
+    energy : float, default=None
+        The estimate's own energy. Where, after :data:`FIRST_DRAWS` draws,
+        it is at least :data:`CLEAR_MARGIN` times the draws' mean energy and
+        twice their quantile (the test passes with weight 1 by a wide
+        margin), the draws stop there: a strong signal costs a quarter of
+        the draws.
 
     Returns
     -------
-    null : ndarray of shape (n_metrics, n_draws) or (n_metrics, FIRST_DRAWS)
+    null : ndarray of shape (n_draws,) or (FIRST_DRAWS,)
     """
-    scales = np.atleast_2d(np.asarray(scales, dtype=float))
-    d = scales.shape[1]
-    outer = (scales[:, :, None] * scales[:, None, :]) ** 2
+    weights = np.asarray(weights, dtype=float)
+    d = weights.shape[0]
+    outer = np.outer(weights, weights) ** 2
     rng = np.random.default_rng(SIMULATION_SEED + 1)
-    null = np.empty((scales.shape[0], n_draws))
+    null = np.empty(n_draws)
     with config_context(secure_noise=False):
         for k in range(n_draws):
-            if (
-                k == FIRST_DRAWS
-                and energies is not None
-                and _clear(null[:, :k], energies)
-            ):
-                return null[:, :k]
+            if k == FIRST_DRAWS and energy is not None and _clear(null[:k], energy):
+                return null[:k]
             centring = centring_error(mean_noise, radius, d, rng)
             noise = postprocess(simulate(centring, rng=rng).noisy_matrix())
-            null[:, k] = np.sum(outer * noise**2, axis=(1, 2))
+            null[k] = np.sum(outer * noise**2)
     return null
 
 
-def _clear(null, energies):
-    # Every energy far above the first draws' mean and quantile.
-    means, stds = null.mean(axis=1), null.std(axis=1, ddof=1)
-    return all(
-        energy >= max(CLEAR_MARGIN * mean, 2.0 * null_quantile(mean, std))
-        for energy, mean, std in zip(energies, means, stds, strict=True)
-    )
-
-
-def noise_draws(noise, n_draws, n_features):
-    """``n_draws`` draws of ``noise`` on ``d``-vectors, from the fixed generator.
-
-    Public: the law and scale of a release's noise, not its draws.
-    """
-    rng = np.random.default_rng(SIMULATION_SEED)
-    with config_context(secure_noise=False):
-        return noise.add(np.zeros((n_draws, n_features)), rng)
+def _clear(null, energy):
+    # The energy far above the first draws' mean and quantile.
+    mean, std = null.mean(), null.std(ddof=1)
+    return energy >= max(CLEAR_MARGIN * mean, 2.0 * null_quantile(mean, std))
 
 
 def aligned_noise_energy(estimate, weights, value_noise, spectrum=None):
@@ -301,7 +284,7 @@ def aligned_noise_energy(estimate, weights, value_noise, spectrum=None):
         values, vectors = spectrum.values, spectrum.vectors
     d = values.shape[0]
     values, vectors = values[::-1], vectors[:, ::-1]
-    draws = noise_draws(value_noise, 256, d)
+    draws = noise_draws(value_noise, (256, d))
     ranked = np.mean(np.sort(draws, axis=1)[:, ::-1] ** 2, axis=0)
     along = np.asarray(weights, dtype=float) ** 2 @ vectors**2
     kept = values > 0
@@ -403,9 +386,9 @@ def factor_from_energies(norm2, energy, null_mean=None, null_std=None, aligned=0
         energy = max(energy, null_mean)
     elif energy <= 0.0:
         return 1.0
-    if not (weight > 0.0 and norm2 > aligned and norm2 > energy):
+    if not (weight > 0.0 and norm2 > aligned):
         return 0.0
-    return weight * (1.0 - energy / norm2)
+    return weight * signal_share(norm2, energy, 0.0)
 
 
 def signal_share(norm2, energy, null_mean):

@@ -69,7 +69,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..mechanisms import sampled_overlaps
-from ._shrinkage import noise_draws
+from ..utils._error_bars import noise_draws
 
 #: Draws of a spectral release's noisy eigenvalues (d-vectors: cheap).
 N_VALUE_DRAWS = 64
@@ -294,7 +294,7 @@ def spectral_kappa(
         Mean square norm of the centring error.
     """
     d = mapped.shape[0]
-    draws = np.sort(mapped + noise_draws(value_noise, N_VALUE_DRAWS, d), axis=1)
+    draws = np.sort(mapped + noise_draws(value_noise, (N_VALUE_DRAWS, d)), axis=1)
     values = _values_energy(mapped, metric, project(draws))
     vectors = rotation_energy(mapped, vector_std) * float(np.mean(metric.weights**4))
     return max(values, 0.0) + vectors + centring_energy(mapped, metric, centring)
@@ -336,7 +336,7 @@ def sampled_kappa(mapped, project, metric, *, law, centring):
     """
     d, k = mapped.shape[0], law.n_components
     truth = mapped[::-1]  # decreasing: the order the directions are drawn in
-    draws = noise_draws(law.value_noise, N_VALUE_DRAWS, law.n_statistics)
+    draws = noise_draws(law.value_noise, (N_VALUE_DRAWS, law.n_statistics))
     released = _project_rows(project, law.released_values(truth, draws))
     values = _values_energy(mapped, metric, released[:, ::-1])
     overlaps, remaining = sampled_overlaps(truth, law.scales, complete=k == d)
@@ -448,10 +448,10 @@ def spectral_null(project, metric, *, value_noise, centring, law=None):
     truth = np.zeros(d)
     truth[-1] = centring
     if law is None:
-        draws = np.sort(truth + noise_draws(value_noise, N_VALUE_DRAWS, d), axis=1)
+        draws = np.sort(truth + noise_draws(value_noise, (N_VALUE_DRAWS, d)), axis=1)
     else:
         draws = law.released_values(
-            truth[::-1], noise_draws(value_noise, N_VALUE_DRAWS, law.n_statistics)
+            truth[::-1], noise_draws(value_noise, (N_VALUE_DRAWS, law.n_statistics))
         )
     energies = _haar_energy(_project_rows(project, draws), metric)
     return float(np.mean(energies)), float(np.std(energies, ddof=1))

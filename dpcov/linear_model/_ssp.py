@@ -192,6 +192,8 @@ def _solve(gram, cross, penalty):
 
 #: Seed of the prediction noise's bootstrap: its draws are not a release's.
 SIMULATION_SEED = 0
+#: The samplers of the public laws the bootstraps draw.
+_LAWS = {"gaussian": _noise.gaussian, "laplace": _noise.laplace}
 
 
 def prediction_noise(released, noise, penalty_of):
@@ -248,7 +250,6 @@ def prediction_noise(released, noise, penalty_of):
     lowest = None
     if "lambda_min" in noise:
         lowest = float(linalg.eigvalsh(gram, subset_by_index=[0, 0])[0])
-    laws = {"gaussian": _noise.gaussian, "laplace": _noise.laplace}
     excess, noise_spread = [], []
     with config_context(secure_noise=False):
         # Draws of the public laws (simulations, not releases).
@@ -259,11 +260,11 @@ def prediction_noise(released, noise, penalty_of):
                     rng, size, noise["gram"].scale, noise["gram"].law
                 ),
                 "cross": cross
-                + laws[noise["cross"].law](rng, noise["cross"].scale, size),
+                + _LAWS[noise["cross"].law](rng, noise["cross"].scale, size),
             }
             if lowest is not None:
                 law = noise["lambda_min"]
-                draw["lambda_min"] = lowest + laws[law.law](rng, law.scale)
+                draw["lambda_min"] = lowest + _LAWS[law.law](rng, law.scale)
             delta = _solve(draw["gram"], draw["cross"], penalty_of(draw)) - theta
             excess.append(float(delta @ moment @ delta))
             noise_spread.append(float(delta @ spread_matrix @ delta))
@@ -301,7 +302,6 @@ def coefficient_draws(released, noise, penalty):
     n_draws = min(N_DRAWS, max(400, N_DRAWS * 64 // size))
     per_batch = max(1, min(256, BLOCK_BYTES // (8 * size * size)))
     rng = np.random.default_rng(SIMULATION_SEED)
-    laws = {"gaussian": _noise.gaussian, "laplace": _noise.laplace}
     rows, cols = np.triu_indices(size)
     off = rows != cols
     draws = []
@@ -309,13 +309,13 @@ def coefficient_draws(released, noise, penalty):
         for start in range(0, n_draws, per_batch):
             batch = min(per_batch, n_draws - start)
             law = noise["gram"]
-            upper = laws[law.law](rng, law.scale, (batch, rows.size))
+            upper = _LAWS[law.law](rng, law.scale, (batch, rows.size))
             matrices = np.broadcast_to(gram + np.diag(penalty), (batch, size, size))
             matrices = matrices.copy()
             matrices[:, rows, cols] += upper
             matrices[:, cols[off], rows[off]] += upper[:, off]
             law = noise["cross"]
-            right = cross + laws[law.law](rng, law.scale, (batch, size))
+            right = cross + _LAWS[law.law](rng, law.scale, (batch, size))
             draws.append(_batch_solve(matrices, right))
     return np.concatenate(draws)
 

@@ -270,7 +270,12 @@ def _validate_array_api(
     elif xp.isdtype(X.dtype, ("integral", "bool")):
         X = xp.astype(X, float_dtype(xp, device))
     else:
-        raise ValueError(f"dpcov needs real numeric rows; X has dtype {X.dtype}.")
+        # (The dtype is not printed: a string dtype's width is the longest
+        # cell's length.)
+        raise ValueError(
+            "dpcov needs real numeric rows (floats, integers or booleans); X "
+            "has another dtype."
+        )
     n_samples, n_features = (int(size) for size in X.shape)
     if n_samples < ensure_min_samples:
         raise ValueError(
@@ -316,7 +321,8 @@ def _validate_dask(estimator, X, *, reset, ensure_min_samples):
         )
     if X.dtype.kind not in "biuf":
         raise ValueError(
-            f"dpcov needs numeric rows; the dask array has dtype {X.dtype}."
+            "dpcov needs numeric rows (floats, integers or booleans); the dask "
+            "array has another dtype."
         )
     if X.dtype not in FLOAT_DTYPES:
         X = X.astype(np.float64)
