@@ -106,7 +106,10 @@ def _read_npy(path):
         data.close()
         raise CommandError(f"{path}: an .npz archive, not a .npy array")
     if data.dtype.kind not in "biuf":
-        raise CommandError(f"{path}: not a numeric array (dtype {data.dtype})")
+        # A string or bytes dtype's width is the longest cell's length: its
+        # kind only.
+        kind = data.dtype if data.dtype.kind not in "USV" else "strings or bytes"
+        raise CommandError(f"{path}: not a numeric array (dtype {kind})")
     if data.ndim != 2:
         raise CommandError(f"{path}: expected a 2-D array, got {data.ndim}-D")
     return data.astype(np.float64)

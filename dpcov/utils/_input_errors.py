@@ -186,9 +186,10 @@ def _array_error(array, where):
             f"Complex data not supported by {where}: X must be real-valued."
         )
     if array.dtype.kind in "mM":
+        # (The dtype is not printed: a date's unit follows the cells.)
         return ValueError(
-            f"{where} needs numeric X; got dtype {array.dtype} (dates or "
-            "durations): convert them to numbers first."
+            f"{where} needs numeric X; got dates or durations: convert them "
+            "to numbers first."
         )
     return None
 
