@@ -245,6 +245,10 @@ INPUTS = {
     "NaN": (lambda X: _with(X, 1, np.nan), "error"),
     "inf": (lambda X: _with(X, 1, np.inf), "error"),
     "complex": (lambda X: X + 1j, "error"),
+    # NumPy would turn these into counts of time units since the epoch.
+    "dates": (lambda X: (1000 * X).astype("datetime64[s]"), "error"),
+    "durations": (lambda X: (1000 * X).astype("timedelta64[ms]"), "error"),
+    "list of dates": (lambda X: list((1000 * X).astype("datetime64[s]")), "error"),
     "bool": (lambda X: X > VALUE + 1e-3, "accept"),
     # Refused, except by the entry points in SPARSE_ACCEPTED.
     "sparse": (sparse.csr_matrix, "error"),
@@ -490,11 +494,19 @@ def test_sample_refuses_bad_n_samples(name, n_samples):
     [
         (lambda pd, n: pd.Categorical(["SSN-123"] * n), "not numbers"),
         (lambda pd, n: pd.date_range("2020-01-01", periods=n), "not numbers"),
+        (lambda pd, n: pd.to_timedelta(range(n), unit="s"), "not numbers"),
         (lambda pd, n: pd.array(["SSN-123"] * n, dtype="string"), "not numbers"),
         (lambda pd, n: pd.array([1] * (n - 1) + [None], dtype="Int64"), "NaN"),
         (lambda pd, n: [1.0] * (n - 1) + ["SSN-123"], "not numbers"),
     ],
-    ids=["category", "datetime", "string", "nullable int with NA", "mixed object"],
+    ids=[
+        "category",
+        "datetime",
+        "duration",
+        "string",
+        "nullable int with NA",
+        "mixed object",
+    ],
 )
 def test_dataframe_column_kinds(column, message):
     pd = pytest.importorskip("pandas")

@@ -24,6 +24,16 @@ MISSING_FIELDS = frozenset(
     {"", "na", "n/a", "#n/a", "nan", "null", "none", "nil", "missing", "-", "?", "."}
 )
 
+#: Kinds whose dtype is named by kind only: a string or bytes dtype's width is
+#: the longest cell's length, and a date's unit follows the cells' precision.
+_HIDDEN_DTYPES = {
+    "U": "strings or bytes",
+    "S": "strings or bytes",
+    "V": "strings or bytes",
+    "M": "dates",
+    "m": "durations",
+}
+
 
 def _field_kind(field):
     # "number" (a finite float), "nonfinite" (inf, or beyond float64),
@@ -106,9 +116,7 @@ def _read_npy(path):
         data.close()
         raise CommandError(f"{path}: an .npz archive, not a .npy array")
     if data.dtype.kind not in "biuf":
-        # A string or bytes dtype's width is the longest cell's length: its
-        # kind only.
-        kind = data.dtype if data.dtype.kind not in "USV" else "strings or bytes"
+        kind = _HIDDEN_DTYPES.get(data.dtype.kind, data.dtype)
         raise CommandError(f"{path}: not a numeric array (dtype {kind})")
     if data.ndim != 2:
         raise CommandError(f"{path}: expected a 2-D array, got {data.ndim}-D")

@@ -33,7 +33,7 @@ from sklearn import config_context
 from sklearn.utils.validation import check_array, validate_data
 
 from ._array_api import array_api_input, float_dtype, is_dask_array
-from ._input_errors import VALIDATION_ERRORS, input_error
+from ._input_errors import VALIDATION_ERRORS, holds_dates, input_error
 from ._input_messages import NonFiniteInput
 from ._private_count import fewest_units
 
@@ -148,16 +148,18 @@ def validate_rows(
             method=method,
             n_columns=n_columns,
         )
-    checked = _validated_by_sklearn(
-        estimator,
-        X,
-        reset=reset,
-        dtype="numeric" if dtype is None else list(dtype),
-        accept_sparse=accept_sparse,
-        ensure_min_samples=ensure_min_samples,
-        finite="allow-nan" if allow_nan else not defer_finite,
-        n_columns=n_columns,
-    )
+    checked = None
+    if not holds_dates(X):
+        checked = _validated_by_sklearn(
+            estimator,
+            X,
+            reset=reset,
+            dtype="numeric" if dtype is None else list(dtype),
+            accept_sparse=accept_sparse,
+            ensure_min_samples=ensure_min_samples,
+            finite="allow-nan" if allow_nan else not defer_finite,
+            n_columns=n_columns,
+        )
     if checked is None:
         # Raised here, outside the except block: the original exception, whose
         # text may quote the data, is not chained to ours.

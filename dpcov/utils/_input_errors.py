@@ -31,6 +31,26 @@ def _is_dataframe(X):
     return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
 
 
+def holds_dates(X):
+    """Whether ``X`` holds dates or durations, which NumPy turns into numbers.
+
+    scikit-learn's validation converts a ``datetime64`` or ``timedelta64``
+    array (or a list of such scalars, or a DataFrame's duration column) to
+    floats without a word: the count of time units since the epoch, whose
+    scale and origin the user never chose. They are refused instead, as
+    pandas' dates already are. Public facts only: the dtype's kind.
+    """
+    if _is_dataframe(X):
+        return any(getattr(kind, "kind", None) in ("m", "M") for kind in X.dtypes)
+    dtype = getattr(X, "dtype", None)
+    if dtype is None and isinstance(X, list | tuple):
+        try:
+            dtype = np.asarray(X).dtype
+        except VALIDATION_ERRORS:
+            return False  # refused later, with its own message
+    return getattr(dtype, "kind", None) in ("m", "M")
+
+
 def _column_label(X, position):
     # A DataFrame's column names are the user's own declaration, not data;
     # anything else is named by its 0-based position.

@@ -689,6 +689,14 @@ BAD_INPUTS = [
         "not a numeric array (dtype complex128)",
         "complex-npy",
     ),
+    # A date's unit follows the cells' precision: named by its kind.
+    _case(
+        "t.npy",
+        np.array([["2020-01-01T12:34", "2021-05-06T07:08"]], dtype="datetime64"),
+        [],
+        "not a numeric array (dtype dates)",
+        "dates-npy",
+    ),
     _case("t.npy", np.zeros((0, 3)), [], "no data rows", "no-rows-npy"),
     _case(
         "t.npy",
