@@ -144,6 +144,37 @@ def _imputer_coverage(X, truth, guarantee, bounds):
     )
 
 
+@pytest.mark.parametrize("guarantee", list(GUARANTEES))
+def test_imputer_interval_is_the_closed_form_at_a_centred_mean(guarantee):
+    # Noise-scale test against sensitivities derived here. The imputer
+    # releases (S, w N) per column, S the sum of unit coordinates z in [-1,
+    # 1] over the observed cells: a replaced row moves a column's pair by
+    # (z' - z, 0) or (+-z, +-w), at most 2 in L2 (w = sqrt 3) and in L1 (w =
+    # 1), so the vector has L2 sensitivity 2 sqrt(d) and L1 sensitivity 2 d.
+    # With every cell observed and the rows symmetric about the box's
+    # centre, mu = 0 and Fieller's pivot S~ - mu N~ is the sum's noise
+    # alone: the 90% half-width is h_j q / n with q = z_0.95 sigma, sigma =
+    # 2 sqrt(d) / sqrt(2 rho), or ln(10) b, b = 2 d / epsilon. The bars
+    # read q from 4000 fixed draws of the law: the sample quantile's
+    # standard error is 0.44% (Gaussian; 2% Laplace), so the tolerance is
+    # four of them plus the grid's step (0.4% of the width here); a 1.25x
+    # scale error fails either.
+    n, d = 4000, 3
+    unit = np.random.default_rng(4).uniform(-0.5, 0.5, size=(n // 2, d))
+    unit = np.vstack([unit, -unit])
+    lower, upper = np.array([0.0, -5.0, 0.0]), np.array([10.0, 15.0, 40.0])
+    center, half_width = (lower + upper) / 2, (upper - lower) / 2
+    if guarantee == "zCDP":
+        params, rtol = {"rho": 0.5}, 0.025
+        q = stats.norm.ppf(0.95) * 2 * np.sqrt(d) / np.sqrt(2 * 0.5)
+    else:
+        params, rtol = {"epsilon": 1.0, "delta": 0.0}, 0.085
+        q = np.log(10.0) * 2 * d / 1.0
+    imputer = SimpleImputer(**params, bounds=(lower, upper), random_state=0)
+    low, high = imputer.fit(center + half_width * unit).error_bars(ALPHA)["statistics_"]
+    np.testing.assert_allclose((high - low) / 2, half_width * q / n, rtol=rtol)
+
+
 @pytest.mark.parametrize("strategy", ["median", "constant"])
 def test_imputer_without_additive_noise_has_no_bars(strategy):
     X = np.random.default_rng(0).uniform(-1, 1, size=(300, 2))
@@ -191,6 +222,46 @@ def test_covariance_bars_name_only_additive_releases():
         epsilon=1.0, data_norm=2.0, store_raw=True, assume_centered=True
     ).fit(X)
     assert separate.error_bars() == {}  # (eigenvectors: not additive entries)
+
+
+@pytest.mark.parametrize("guarantee", list(GUARANTEES))
+def test_ridge_intervals_are_the_closed_form_on_an_orthogonal_design(guarantee):
+    # Noise-scale test against sensitivities derived here. Ridge(alpha=0)
+    # releases U^T U and U^T t, rows u = (z, 1) with z in [-1, 1]^d and t in
+    # [-1, 1], half the budget each: U^T t moves by u' t' - u t, at most 2 B
+    # in L2 and 2 sqrt(d + 1) B in L1 (B**2 = d + 1). On a full factorial
+    # design of signs, each pattern with targets +-1/2, U^T U = n I and U^T
+    # t = 0, so theta* = (n I + E)^-1 e = e / n up to a relative term of
+    # order |E| / n (5e-4 here): the 90% half-width of coef_j is h_y / h_j
+    # times z_0.95 sigma / n, sigma = 2 sqrt(d + 1) / sqrt(2 rho / 2), or
+    # ln(10) b / n, b = 2 (d + 1) / (epsilon / 2); the intercept's is h_y
+    # times it (a box centred on zero). The bars' basic bootstrap reads the
+    # 5% and 95% quantiles of 4000 fixed draws, standard error about 1.5%
+    # of the half-width (Gaussian; 2.1% Laplace): four of them are the
+    # tolerance, and a 1.25x scale error fails either.
+    d, repeats = 3, 1000
+    signs = np.array(np.meshgrid(*[[-1.0, 1.0]] * d)).reshape(d, -1).T
+    z = np.repeat(signs, 2 * repeats, axis=0)
+    t = np.tile([0.5, -0.5], signs.shape[0] * repeats)
+    n, half, target_half = z.shape[0], np.array([1.0, 10.0, 250.0]), 5.0
+    if guarantee == "zCDP":
+        params, rtol = {"rho": 0.5}, 0.06
+        q = stats.norm.ppf(0.95) * 2 * np.sqrt(d + 1) / np.sqrt(2 * 0.5 / 2)
+    else:
+        params, rtol = {"epsilon": 1.0, "delta": 0.0}, 0.085
+        q = np.log(10.0) * 2 * (d + 1) / (1.0 / 2)
+    model = Ridge(
+        alpha=0.0,
+        **params,
+        bounds=(-half, half),
+        target_bounds=(0.0, 2 * target_half),
+        random_state=0,
+    ).fit(half * z, target_half * (1 + t))
+    bars = model.error_bars(ALPHA)
+    low, high = bars["coef_"]
+    np.testing.assert_allclose((high - low) / 2, target_half / half * q / n, rtol=rtol)
+    low, high = bars["intercept_"]
+    np.testing.assert_allclose((high - low) / 2, target_half * q / n, rtol=rtol)
 
 
 @pytest.mark.parametrize(
