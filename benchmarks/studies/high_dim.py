@@ -7,7 +7,8 @@ projection). T_floor: one ``X.T @ X`` and one ``numpy.linalg.eigh`` of the
 ratios of the best times (scikit-learn's ``EmpiricalCovariance`` for the
 covariance estimators, its ``PCA(n_components=10)`` for dpcov's, whose solver
 is named). eigh: the fit's symmetric eigendecompositions of a ``d x d``
-matrix, with vectors + without (:mod:`dpcov.utils._eigen_calls`). peak / d^2:
+matrix, with all vectors + without, and partial ones (the top vectors only;
+:mod:`dpcov.utils._eigen_calls`). peak / d^2:
 the peak of the memory a fit allocates beyond its input (``tracemalloc``:
 NumPy's and SciPy's arrays, LAPACK's workspaces included), in ``d x d``
 float64 matrices; each cell runs in a fresh process. ``blas_threads`` caps the BLAS
@@ -79,9 +80,11 @@ def _extra(cell, name, call):
         with count_eigendecompositions() as eighs:
             fit()
         peak = peak_mib(fit)
-    vectors = sum(c.vectors for c in eighs if c.size == d)
+    vectors = sum(c.vectors and not c.partial for c in eighs if c.size == d)
     values = sum(not c.vectors for c in eighs if c.size == d)
-    out = {"eigh": f"{vectors} + {values}", "peak / d^2": peak * 2**20 / (8 * d * d)}
+    partial = sum(c.vectors and c.partial for c in eighs if c.size == d)
+    eigh = f"{vectors} + {values}" + (f" + {partial} partial" if partial else "")
+    out = {"eigh": eigh, "peak / d^2": peak * 2**20 / (8 * d * d)}
     solver = getattr(fitted[0], "_fit_svd_solver", None)
     if solver is not None:
         out["solver"] = solver

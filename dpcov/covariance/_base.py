@@ -50,8 +50,10 @@ from ..mechanisms import (
 )
 from ..mechanisms._projection import (
     SPECTRAL_FROM,
+    LazySpectrum,
     Spectrum,
     eigh_with,
+    spectrum_of,
     symmetric_eigh,
 )
 from ..mechanisms._sensitivity import ball_mean_sensitivities
@@ -356,6 +358,9 @@ def _from_unit_box(estimate, geometry):
         unshrunk=geometry.from_unit_scatter(estimate.unshrunk),
     )
 
+
+#: The fitted matrices a fit with deferred eigenvectors forms at first read.
+_DEFERRED_MATRICES = ("covariance_", "precision_")
 
 #: What a covariance fit (and PCA's, on it) accepts: Dask arrays, CSR rows,
 #: other namespaces' arrays; entries checked in its first pass.
@@ -1041,7 +1046,7 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
             weights = plan.geometry.half_widths
         spectrum = release.spectrum
         if spectrum is None:
-            spectrum = Spectrum.of(release.raw)
+            spectrum = spectrum_of(release.raw)
 
         def project(values):
             return self._projected_values(
@@ -1056,7 +1061,7 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
             factor, noise_energy = self._spectral_factor(
                 release,
                 plan,
-                Spectrum(mapped, spectrum.vectors),
+                spectrum.with_values(mapped),
                 slopes,
                 project,
                 weights,
@@ -1065,7 +1070,11 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
             )
         applied = applied_factor(factor) if self.shrinkage == "auto" else 1.0
         values = mapped if applied == 1.0 else project(applied * mapped)
-        covariance = spectrum.matrix(values)
+        covariance = None
+        if plan.box is not None or not isinstance(spectrum, LazySpectrum):
+            covariance = spectrum.matrix(values)
+        # (else eigenvectors deferred: covariance_ is formed at its first
+        # read; PCA reads only its top axes.)
         noise_level = release.default_noise_level(plan.n_features)
         estimate = Estimate(
             location=location,
@@ -1076,7 +1085,7 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
             signal_to_noise=signal_to_noise_from_factor(factor),
             shrinkage=1.0 - applied,
             unshrunk=None,
-            spectrum=Spectrum(values, spectrum.vectors),
+            spectrum=spectrum.with_values(values),
             unshrunk_values=mapped,
             score_floor=min(release.noise_std, bound),
             noise_energy=noise_energy,
@@ -1110,7 +1119,7 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
             return self._bootstrap_factor(
                 release, estimate, weights, data_norm, mean_noise
             )
-        metric = Metric.of(estimate.vectors, weights)
+        metric = Metric.of(estimate, weights)
         mapped = estimate.values
         centring = 0.0
         if mean_noise is not None:
@@ -1148,7 +1157,7 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
             )
         else:
             energy = entry_noise_kappa(
-                Spectrum(raw_values, estimate.vectors),
+                estimate.with_values(raw_values),
                 mapped,
                 slopes,
                 metric,
@@ -1220,8 +1229,24 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
 
     # Record: the fitted attributes.
 
+    def __getattr__(self, name):
+        # covariance_ and precision_ of a fit that deferred its eigenvectors
+        # (PCA's, from SPECTRAL_FROM features on): formed at the first read,
+        # from the release's spectrum, as the fit would have formed them.
+        deferred = self.__dict__.get("_deferred_matrices")
+        if deferred is None or name not in _DEFERRED_MATRICES:
+            raise AttributeError(
+                f"{type(self).__name__!r} object has no attribute {name!r}"
+            )
+        spectrum, store_precision = deferred
+        self.covariance_ = spectrum.matrix()
+        self.precision_ = spectrum.pseudo_inverse() if store_precision else None
+        del self._deferred_matrices
+        return self.__dict__[name]
+
     def _record(self, estimate, release, plan, *, data_norm, noisy_mean):
         """Set the fitted attributes: the model, the geometry, the privacy spent."""
+        self.__dict__.pop("_deferred_matrices", None)  # (an earlier fit's)
         self.location_ = estimate.location
         self._spectrum = estimate.spectrum
         if estimate.spectrum is None:
@@ -1231,12 +1256,20 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
             ) / 2.0
             self._unshrunk_covariance = estimate.unshrunk
         else:
-            # scikit-learn's _set_covariance, with the precision from the
-            # spectrum (pinvh's cutoff) instead of a second eigendecomposition.
-            self.covariance_ = estimate.covariance
-            self.precision_ = (
-                estimate.spectrum.pseudo_inverse() if self.store_precision else None
-            )
+            if estimate.covariance is None:
+                # Eigenvectors deferred (PCA's fit, deferred_eigenvectors):
+                # covariance_ and precision_ are formed at their first read.
+                for name in _DEFERRED_MATRICES:
+                    self.__dict__.pop(name, None)  # (an earlier fit's)
+                self._deferred_matrices = (estimate.spectrum, self.store_precision)
+            else:
+                # scikit-learn's _set_covariance, with the precision from the
+                # spectrum (pinvh's cutoff) instead of a second
+                # eigendecomposition.
+                self.covariance_ = estimate.covariance
+                self.precision_ = (
+                    estimate.spectrum.pseudo_inverse() if self.store_precision else None
+                )
             # The score model and the axes before shrinkage: the spectrum
             # with other values, formed when asked for.
             self._score_covariance = None

@@ -16,7 +16,7 @@ from ..accounting import split_budget
 from ..mechanisms import calibrate_additive
 from ..mechanisms._projection import (
     SPECTRAL_FROM,
-    Spectrum,
+    spectrum_of,
     symmetric_eigh,
     symmetric_eigvalsh,
 )
@@ -100,13 +100,13 @@ def separate_release(second_moment, *, n_samples, radius, budget, rng):
     noisy = vector_noise.add_symmetric(second_moment, rng)
     if d >= SPECTRAL_FROM:
         # The release is its spectrum: the noisy matrix's eigenvectors (one
-        # eigendecomposition) with the sorted noisy eigenvalues; the matrix
-        # is formed only if asked for.
-        vectors = Spectrum.of(noisy).vectors
-        del noisy
+        # eigendecomposition, or the top ones PCA reads: spectrum_of) with
+        # the sorted noisy eigenvalues; the matrix is formed only if asked
+        # for.
         values = symmetric_eigvalsh(second_moment)
         noisy_values = np.sort(value_noise.add(values[::-1], rng))
-        spectrum, raw = Spectrum(noisy_values, vectors), None
+        spectrum, raw = spectrum_of(noisy, noisy_values), None
+        del noisy
     else:
         _, vectors = symmetric_eigh(noisy)
         vectors = vectors[:, ::-1]

@@ -270,23 +270,29 @@ def aligned_noise_energy(estimate, weights, value_noise, spectrum=None):
         The metric's scales.
     value_noise : AdditiveNoise
         The law and scale of the noise on each eigenvalue.
-    spectrum : Spectrum, default=None
+    spectrum : Spectrum or LazySpectrum, default=None
         The estimate's eigendecomposition, when known (``estimate`` is then
-        not read).
+        not read; under equal weights, nor are its eigenvectors: each ``q_k``
+        is then the weight squared).
 
     Returns
     -------
     energy : float
     """
+    weights = np.asarray(weights, dtype=float)
     if spectrum is None:
         values, vectors = symmetric_eigh(estimate, host=np.linalg.eigh)
+        along = weights**2 @ vectors**2
+    elif np.all(weights == weights[0]):
+        values = spectrum.values
+        along = np.full(values.shape[0], weights[0] ** 2)
     else:
-        values, vectors = spectrum.values, spectrum.vectors
+        values = spectrum.values
+        along = weights**2 @ spectrum.vectors**2
     d = values.shape[0]
-    values, vectors = values[::-1], vectors[:, ::-1]
+    values, along = values[::-1], along[::-1]
     draws = noise_draws(value_noise, (256, d))
     ranked = np.mean(np.sort(draws, axis=1)[:, ::-1] ** 2, axis=0)
-    along = np.asarray(weights, dtype=float) ** 2 @ vectors**2
     kept = values > 0
     return float(np.sum(along[kept] ** 2 * ranked[kept]))
 

@@ -101,7 +101,13 @@ class Metric:
     fourth: np.ndarray
 
     @classmethod
-    def of(cls, vectors, weights):
+    def of(cls, basis, weights):
+        """The metric in ``basis``: eigenvectors as columns, or a spectrum.
+
+        A spectrum's eigenvectors are read only for unequal weights (equal
+        ones weigh every basis alike): a deferred spectrum's
+        (:class:`~dpcov.mechanisms._projection.LazySpectrum`) are not computed.
+        """
         weights = np.asarray(weights, dtype=float)
         squared = weights**2
         if np.all(squared == squared[0]):
@@ -109,6 +115,7 @@ class Metric:
             return cls(
                 weights, None, np.full(d, squared[0]), np.full(d, squared[0] ** 2)
             )
+        vectors = getattr(basis, "vectors", basis)
         rotated = vectors.T @ (squared[:, None] * vectors)  # one d x d product
         return cls(
             weights,

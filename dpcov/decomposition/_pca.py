@@ -29,7 +29,7 @@ from ..covariance import (
 )
 from ..covariance._base import FIT_INPUTS, BasePrivateCovariance, device_algebra
 from ..exceptions import NoiseDominatedWarning, SeededNoiseWarning
-from ..mechanisms._projection import symmetric_eigh
+from ..mechanisms._projection import deferred_eigenvectors, symmetric_eigh
 from ..utils._array_api import (
     as_host,
     check_fitted_namespace,
@@ -160,7 +160,7 @@ def _canonical_ties(values, components, rtol=1e-9):
     return components
 
 
-def _tied_runs(values, until, rtol):
+def _tied_runs(values, until, rtol=1e-9):
     """``(start, stop)`` of each run of two or more tied values before ``until``.
 
     A run starts before ``until``; its values are within ``rtol`` times the
@@ -731,11 +731,14 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         estimator = self._release_covariance(X, max_components, groups)
         if released:
             n_samples = estimator.released_count_
-        spectrum = self._spectrum(estimator, n_features, X)
+        values, axes, total = self._spectrum(estimator, n_features, X)
         # scikit-learn's n - 1 denominator (undefined for one sample: NaN, as
         # scikit-learn's 0 / 0).
         ddof = n_samples / (n_samples - 1) if n_samples > 1 else np.nan
-        k = self._n_components_kept(spectrum, ddof, n_samples, max_components)
+        k = self._n_components_kept(
+            (values, None, total), ddof, n_samples, max_components
+        )
+        spectrum = values, axes(k), total
         rest = _remaining_variance(spectrum, k, max_components, n_features)
         namespace = namespace_of(X)
         dtype = X.dtype if namespace is None else _numpy_dtype(X.dtype, namespace[0])
@@ -814,7 +817,11 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
                 # PCA warns under its own name, at the user's call.
                 warnings.simplefilter("ignore", NoiseDominatedWarning)
                 warnings.simplefilter("ignore", SeededNoiseWarning)
-                estimator.fit(X, groups=groups)
+                # PCA reads the release's top axes only: its eigenvectors
+                # are computed as they are read (a partial eigensolver for
+                # the axes kept), and its covariance_ at its first read.
+                with deferred_eigenvectors():
+                    estimator.fit(X, groups=groups)
         except NonFiniteInput as error:
             failed = error
         else:
@@ -823,24 +830,31 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
 
     def _spectrum(self, estimator, n_features, rows):
         # Post-processing of the release: its variances in decreasing order
-        # (floored at 0), their axes, and its total variance.
-        covariance = as_host(estimator.covariance_)
+        # (floored at 0), a function giving the axes of the first k, and its
+        # total variance.
         spectrum = getattr(estimator, "_spectrum", None)
         if spectrum is not None and self.covariance != "top_k":
             # The estimator's eigendecomposition (from SPECTRAL_FROM features
             # on): the axes of the release before the shrinkage are its
             # vectors, ordered by the values before the shrinkage (a
             # non-decreasing map of them gives the values after it); only
-            # the components that can be kept get a canonical basis.
+            # the components kept are computed (spectrum.top: a partial
+            # eigensolver where the eigenvectors were deferred), and get a
+            # canonical basis.
             order = np.arange(n_features)[::-1]
             unshrunk = estimator._unshrunk_values[order]
-            m = self.n_components if isinstance(self.n_components, Integral) else None
-            components = _canonical_ties_top(
-                unshrunk, spectrum.vectors[:, order], m or n_features
-            )
             values = np.maximum(spectrum.values[order], 0.0)
             total = max(float(np.sum(spectrum.values)), 0.0)
-            return values, _sign_convention(components), total
+
+            def axes(k):
+                # The top k vectors, and those of a tied run reaching into
+                # them (its canonical basis reads the whole run).
+                needed = max([k, *(stop for _, stop in _tied_runs(unshrunk, k))])
+                vectors = spectrum.top(needed)[:, ::-1]
+                return _sign_convention(_canonical_ties_top(unshrunk, vectors, k))
+
+            return values, axes, total
+        covariance = as_host(estimator.covariance_)
         if self.covariance == "top_k" and estimator.bounds_ is None:
             # (With bounds the sampled directions are in the box's unit
             # coordinates; the axes in original units are those of
@@ -877,7 +891,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         # span (a release clamped at its bound has several eigenvalues equal
         # to it, and any basis of their span is theirs); here the signs.
         components = _sign_convention(np.array(components))
-        return values, components, total
+        return values, lambda k: components, total
 
     def _n_components_kept(self, spectrum, ddof, n_samples, max_components):
         # The number of components, from n_components and the noisy spectrum.

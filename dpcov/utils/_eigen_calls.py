@@ -22,17 +22,26 @@ from scipy.linalg import _decomp, lapack
 
 @dataclass(frozen=True)
 class EigenCall:
-    """One eigendecomposition: its entry point, size and whether it had vectors."""
+    """One eigendecomposition: its entry point, size, whether it had vectors.
+
+    ``partial``: only a range of the eigenpairs was asked for (SciPy's
+    ``subset_by_index`` or ``subset_by_value``).
+    """
 
     entry: str
     size: int
     vectors: bool
+    partial: bool = False
 
 
 def _spy(calls, entry, function, vectors):
     def wrapped(a, *args, **kwargs):
         with_vectors = vectors(args, kwargs)
-        calls.append(EigenCall(entry, int(np.shape(a)[0]), with_vectors))
+        partial = any(
+            kwargs.get(name) is not None
+            for name in ("subset_by_index", "subset_by_value")
+        )
+        calls.append(EigenCall(entry, int(np.shape(a)[0]), with_vectors, partial))
         return function(a, *args, **kwargs)
 
     return wrapped

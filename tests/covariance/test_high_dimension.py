@@ -1,5 +1,7 @@
 """From SPECTRAL_FROM features on: one eigendecomposition per fit, reused."""
 
+import contextlib
+import pickle
 import warnings
 
 import numpy as np
@@ -14,7 +16,12 @@ from dpcov.covariance import (
     SeparateCovariance,
 )
 from dpcov.decomposition import PCA
-from dpcov.mechanisms._projection import SPECTRAL_FROM
+from dpcov.mechanisms._projection import (
+    SPECTRAL_FROM,
+    LazySpectrum,
+    deferred_eigenvectors,
+    spectrum_of,
+)
 from dpcov.utils._eigen_calls import count_eigendecompositions
 
 D = SPECTRAL_FROM
@@ -34,31 +41,40 @@ def _fit(estimator, X):
     return calls
 
 
-# (estimator, eigendecompositions with vectors, without): GaussCov's release;
-# SeparateCov's noisy matrix and the exact moment's eigenvalues (its
-# algorithm's two spectra); AdaptiveCov and PCA run one of them at the end.
+# (estimator, eigendecompositions with all vectors, without, partial):
+# GaussCov's release; SeparateCov's noisy matrix and the exact moment's
+# eigenvalues (its algorithm's two spectra); AdaptiveCov runs one of them at
+# the end. PCA takes the release's eigenvalues and only the top vectors it
+# keeps (a partial eigensolver), all of them when it keeps more than a third.
 CASES = [
-    (lambda: GaussianCovariance(random_state=0), 1, 0),
-    (lambda: GaussianCovariance(delta=0, random_state=0), 1, 0),
-    (lambda: GaussianCovariance(projection="feasible", random_state=0), 1, 0),
-    (lambda: SeparateCovariance(random_state=0), 1, 1),
-    (lambda: SeparateCovariance(rho=100.0, random_state=0), 1, 1),
-    (lambda: AdaptiveCovariance(rho=0.001, random_state=0), None, None),
-    (lambda: PCA(n_components=10, random_state=0), None, None),
-    (lambda: PCA(n_components="mle", random_state=0), None, None),
+    (lambda: GaussianCovariance(random_state=0), {(1, 0, 0)}),
+    (lambda: GaussianCovariance(delta=0, random_state=0), {(1, 0, 0)}),
+    (lambda: GaussianCovariance(projection="feasible", random_state=0), {(1, 0, 0)}),
+    (lambda: SeparateCovariance(random_state=0), {(1, 1, 0)}),
+    (lambda: SeparateCovariance(rho=100.0, random_state=0), {(1, 1, 0)}),
+    (lambda: AdaptiveCovariance(rho=0.001, random_state=0), {(1, 0, 0), (1, 1, 0)}),
+    (lambda: PCA(n_components=10, random_state=0), "pca"),
+    (lambda: PCA(n_components=42, random_state=0), "pca"),
+    (lambda: PCA(n_components=43, random_state=0), "pca"),
+    (lambda: PCA(n_components="mle", random_state=0), "pca"),
+    (lambda: PCA(n_components=0.5, random_state=0), "pca"),
 ]
 
 
-@pytest.mark.parametrize("make, vectors, values", CASES)
-def test_one_eigendecomposition_per_fit(rows, make, vectors, values):
-    calls = _fit(make(), rows)
-    with_vectors = sum(call.vectors for call in calls)
-    without = len(calls) - with_vectors
+@pytest.mark.parametrize("make, counts", CASES)
+def test_one_eigendecomposition_per_fit(rows, make, counts):
+    estimator = make()
+    calls = _fit(estimator, rows)
+    full = sum(call.vectors and not call.partial for call in calls)
+    partial = sum(call.vectors and call.partial for call in calls)
+    without = len(calls) - full - partial
     assert all(call.size == D for call in calls)
-    if vectors is None:  # AdaptiveCov: GaussCov's one, or SeparateCov's two
-        assert (with_vectors, without) in {(1, 0), (1, 1)}
-    else:
-        assert (with_vectors, without) == (vectors, values)
+    if counts == "pca":
+        # The release's eigenvalues (and SeparateCov's exact moment's), then
+        # the vectors of the components kept: partial up to a third of d.
+        vectors = (0, 1) if 3 * estimator.n_components_ <= D else (1, 0)
+        counts = {(*vectors[:1], without_, vectors[1]) for without_ in (1, 2)}
+    assert (full, without, partial) in counts
 
 
 def test_the_count_sees_pinvh_and_small_fits_keep_their_own():
@@ -153,3 +169,84 @@ def test_eigen_sampling_with_every_direction_releases_its_basis():
     np.testing.assert_allclose(
         spectrum.matrix(), est.covariance_, atol=1e-12 * np.abs(est.covariance_).max()
     )
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"n_components": 10},
+        {"n_components": "mle"},
+        {"n_components": 10, "delta": 0.0},
+        {"n_components": 5, "data_norm": 10.0, "assume_centered": True},
+        {"n_components": 5, "covariance": GaussianCovariance()},
+    ],
+    ids=["adaptive", "mle", "pure", "separate", "gauss"],
+)
+def test_pca_with_deferred_eigenvectors_is_the_eager_fit(rows, params, monkeypatch):
+    # PCA defers its release's eigenvectors (the top ones from a partial
+    # eigensolver; covariance_ and precision_ formed at their first read):
+    # the same fit as with every eigenvector computed, up to rounding.
+    import dpcov.decomposition._pca as pca_module
+
+    def fit():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return PCA(random_state=0, **params).fit(rows)
+
+    deferred = fit()
+    inner = deferred.covariance_estimator_
+    assert "covariance_" not in vars(inner) and "precision_" not in vars(inner)
+    monkeypatch.setattr(pca_module, "deferred_eigenvectors", contextlib.nullcontext)
+    eager = fit()
+    assert deferred.n_components_ == eager.n_components_
+    np.testing.assert_allclose(deferred.components_, eager.components_, atol=1e-10)
+    np.testing.assert_allclose(
+        deferred.explained_variance_, eager.explained_variance_, rtol=1e-12
+    )
+    assert deferred.noise_variance_ == pytest.approx(eager.noise_variance_, rel=1e-12)
+    for name in ("covariance_", "precision_"):
+        expected = getattr(eager.covariance_estimator_, name)
+        np.testing.assert_allclose(
+            getattr(inner, name), expected, atol=1e-12 * np.abs(expected).max()
+        )
+    assert "covariance_" in vars(inner)  # formed once, then kept
+    assert deferred.score(rows[:300]) == pytest.approx(eager.score(rows[:300]))
+
+
+def test_deferred_matrices_survive_pickling_and_refits(rows):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pca = PCA(n_components=3, random_state=0).fit(rows)
+        inner = pca.covariance_estimator_
+        copy = pickle.loads(pickle.dumps(inner))  # before the first read
+        np.testing.assert_array_equal(copy.covariance_, inner.covariance_)
+        # A refit outside PCA forms its matrices at once; a deferred fit
+        # after it drops them (none of the earlier fit's is read).
+        inner.fit(rows)
+        assert "covariance_" in vars(inner)
+        eager = inner.covariance_.copy()
+        with deferred_eigenvectors():
+            inner.set_params(random_state=1).fit(rows)
+        assert "covariance_" not in vars(inner)
+        assert not np.allclose(inner.covariance_, eager)
+    with pytest.raises(AttributeError, match="has no attribute 'other_'"):
+        inner.other_  # noqa: B018
+
+
+@pytest.mark.parametrize("m", [0, 1, 7, 40, 41, 128])
+def test_top_eigenvectors_span_the_full_decomposition_s(m):
+    # LazySpectrum.top: the eigenvectors of the m largest eigenvalues, from
+    # a partial solver up to a third of d, from all of them beyond.
+    matrix = np.random.default_rng(3).standard_normal((D, D))
+    values, vectors = np.linalg.eigh((matrix + matrix.T) / 2)
+    with deferred_eigenvectors():
+        spectrum = spectrum_of(matrix)
+    assert isinstance(spectrum, LazySpectrum)
+    np.testing.assert_allclose(spectrum.values, values, atol=1e-12)
+    top = spectrum.top(m)
+    assert top.shape == (D, m)
+    expected = vectors[:, D - m :]
+    np.testing.assert_allclose(top @ top.T, expected @ expected.T, atol=1e-10)
+    np.testing.assert_allclose(np.abs(top.T @ expected), np.eye(m), atol=1e-8)
+    # Read whole, the eigenvectors are Spectrum.of's, bit for bit.
+    np.testing.assert_array_equal(spectrum.vectors, vectors)
