@@ -208,7 +208,7 @@ class Spectrum:
         than SciPy's default ``evr`` at ``d = 2000``, unless another
         eigendecomposition is in force (:func:`eigh_with`).
         """
-        values, vectors = symmetric_eigh((matrix + matrix.T) / 2.0, host=np.linalg.eigh)
+        values, vectors = symmetric_eigh(_symmetric_part(matrix), host=np.linalg.eigh)
         return cls(values, vectors)
 
     def matrix(self, values=None):
@@ -246,6 +246,10 @@ class Spectrum:
         return self.matrix(inverse)
 
 
+def _symmetric_part(matrix):
+    return (matrix + matrix.T) / 2.0
+
+
 def spectral_map(matrix, func):
     """Apply ``func`` to the eigenvalues of the symmetric part of ``matrix``.
 
@@ -262,8 +266,7 @@ def spectral_map(matrix, func):
         ``V diag(func(w)) V.T`` for the eigendecomposition ``V diag(w) V.T``,
         exactly symmetric.
     """
-    symmetric = (matrix + matrix.T) / 2.0
-    eigenvalues, eigenvectors = symmetric_eigh(symmetric)
+    eigenvalues, eigenvectors = symmetric_eigh(_symmetric_part(matrix))
     mapped = (eigenvectors * func(eigenvalues)) @ eigenvectors.T
     return (mapped + mapped.T) / 2.0
 
@@ -391,10 +394,6 @@ def deferred_eigenvectors():
         _DEFERRED.reset(token)
 
 
-def _symmetric_part(matrix):
-    return (matrix + matrix.T) / 2.0
-
-
 def spectrum_of(matrix, values=None):
     """The spectrum of the symmetric part of ``matrix``, deferred where allowed.
 
@@ -418,10 +417,9 @@ def spectrum_of(matrix, values=None):
     if not _DEFERRED.get() or _EIGH.get() is not None:
         spectrum = Spectrum.of(matrix)
         return spectrum if values is None else spectrum.with_values(values)
-    symmetric = _symmetric_part(matrix)
     if values is None:
-        values = symmetric_eigvalsh(symmetric)
-    return LazySpectrum(values, _Eigenvectors(symmetric))
+        values = symmetric_eigvalsh(_symmetric_part(matrix))
+    return LazySpectrum(values, _Eigenvectors(matrix))
 
 
 #: The partial eigensolver computes at most this share of the eigenvectors:
@@ -432,25 +430,25 @@ PARTIAL_UP_TO = 1 / 3
 
 
 class _Eigenvectors:
-    # The eigenvectors of a symmetric matrix, computed when first read (all,
-    # as Spectrum.of does) or, for the top m only, by a partial solver.
+    # The eigenvectors of the symmetric part of a matrix, computed when first
+    # read: all of them (Spectrum.of's), or the top m only (a partial solver).
 
-    def __init__(self, symmetric):
-        self._symmetric = symmetric
+    def __init__(self, matrix):
+        self._matrix = matrix
         self._all = None
 
     def all(self):
         if self._all is None:
-            _, self._all = symmetric_eigh(self._symmetric, host=np.linalg.eigh)
-            self._symmetric = None  # (no longer needed)
+            self._all = Spectrum.of(self._matrix).vectors
+            self._matrix = None  # (no longer needed)
         return self._all
 
     def top(self, m):
-        d = self._symmetric.shape[0] if self._all is None else self._all.shape[0]
+        d = self._matrix.shape[0] if self._all is None else self._all.shape[0]
         if self._all is not None or PARTIAL_UP_TO * d < m or m == 0:
             return self.all()[:, d - m :]
         _, vectors = linalg.eigh(
-            self._symmetric,
+            _symmetric_part(self._matrix),
             subset_by_index=[d - m, d - 1],
             driver="evr",
             check_finite=False,
