@@ -152,7 +152,14 @@ class _DensePass:
             self.square_norm or self.norm_sums is not None or self.bins is not None
         )
         if needs_norms or self.final_clip is not None:
-            norms = _row_norms(rows)
+            unchanged = (
+                self.box is None and self.clip_norm is None and self.center is None
+            )
+            # (The check's norms are these rows' own when no step changed
+            # them: the same einsum on the same values, not run twice.)
+            norms = (
+                raw_norms if unchanged and raw_norms is not None else _row_norms(rows)
+            )
         if self.final_clip is not None:
             rows = _scale_rows(rows, self.final_clip, out, norms)
         return rows, norms
