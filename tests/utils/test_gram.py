@@ -728,3 +728,28 @@ def test_wide_rows_update_the_gram_matrix_in_place(chunk_rows):
     Y = X * np.minimum(1.0, 10.0 / np.linalg.norm(X, axis=1))[:, None]
     np.testing.assert_allclose(stats.gram, Y.T @ Y, rtol=1e-12, atol=1e-11)
     np.testing.assert_array_equal(stats.gram, stats.gram.T)
+
+
+@pytest.mark.parametrize("share", [0.0, 0.1, 0.5, 1.0])
+@pytest.mark.parametrize("in_place", [False, True])
+def test_clip_pass_is_the_full_scaling_bit_for_bit(share, in_place):
+    # _clip_pass skips the rows whose factor is 1 (none clipped: the rows
+    # themselves; few, in place: those rows only): the same bits as
+    # _scale_rows, which multiplies every row.
+    from dpcov.utils._gram._rows import _clip_pass, _scale_rows
+
+    rng = np.random.default_rng(4)
+    rows = rng.normal(size=(400, 6))
+    rows *= 0.9 / np.linalg.norm(rows, axis=1, keepdims=True)
+    clipped = rng.random(400) < share
+    rows[clipped] *= rng.uniform(1.5, 40.0, size=(clipped.sum(), 1))
+    rows[np.flatnonzero(clipped)[:1]] *= 1e300  # a row beyond float64's norm
+    expected = _scale_rows(rows, 1.0, np.empty_like(rows))
+    source = rows.copy()
+    out = source if in_place else np.empty_like(rows)
+    result = _clip_pass(source, 1.0, out)
+    np.testing.assert_array_equal(result, expected)
+    if share == 0.0:
+        assert result is source  # (nothing written)
+    if not in_place:
+        np.testing.assert_array_equal(source, rows)  # the input untouched

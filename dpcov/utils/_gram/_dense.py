@@ -25,7 +25,14 @@ from scipy.linalg import blas
 from .._input_messages import NonFiniteInput
 from .._threads import pass_threads, single_threaded_blas
 from ._binned import add_binned
-from ._rows import _MAX, _clip, _clip_factors, _power_scaled, _row_norms, _scale_rows
+from ._rows import (
+    _MAX,
+    _clip,
+    _clip_factors,
+    _clip_pass,
+    _power_scaled,
+    _row_norms,
+)
 from ._sparse import _as_csr, _cumulative_pairs, _prefer_sparse
 
 #: Bytes of float64 rows per chunk. Measured with row_statistics's
@@ -143,7 +150,7 @@ class _DensePass:
             np.divide(out, half, out=out)
             rows = out
         if self.clip_norm is not None:
-            rows = _scale_rows(rows, self.clip_norm, out, raw_norms)
+            rows = _clip_pass(rows, self.clip_norm, out, raw_norms)
         if self.center is not None:
             # (No overflow: may_overflow is False.)
             rows = np.subtract(rows, self.center, out=out)
@@ -161,7 +168,7 @@ class _DensePass:
                 raw_norms if unchanged and raw_norms is not None else _row_norms(rows)
             )
         if self.final_clip is not None:
-            rows = _scale_rows(rows, self.final_clip, out, norms)
+            rows = _clip_pass(rows, self.final_clip, out, norms)
         return rows, norms
 
     def _check_rows(self, rows, chunk):

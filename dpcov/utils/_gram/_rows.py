@@ -82,6 +82,34 @@ def _scale_rows(rows, radius, out, norms=None):
     return out
 
 
+#: Below this share of rows to clip, a clip in place scales those rows only.
+FEW_CLIPPED = 0.25
+
+
+def _clip_pass(rows, radius, out, norms=None):
+    """:func:`_scale_rows` that skips the rows it would multiply by 1.
+
+    The same values (a factor of 1 is exact): where no row is clipped, the
+    rows themselves (not written to ``out``: the caller only reads them, or
+    writes its next step to ``out``); where few are, in place, only those
+    rows are scaled. Passes over a chunk cost as much as the arithmetic on
+    it.
+    """
+    if norms is None:
+        norms = _row_norms(rows)
+    scale, far = _clip_factors(norms, radius)
+    if far.any():
+        return _scale_rows(rows, radius, out, norms)
+    clipped = np.flatnonzero(scale < 1.0)
+    if clipped.size == 0:
+        return rows
+    if out is rows and clipped.size < FEW_CLIPPED * rows.shape[0]:
+        rows[clipped] *= scale[clipped, np.newaxis]
+        return rows
+    np.multiply(rows, scale[:, np.newaxis], out=out)
+    return out
+
+
 def _clip(rows, radius, owned, norms=None):
     # _scale_rows in place when the rows are ours to change, else into a new
     # array; returns the rows and that they are now owned.
