@@ -231,6 +231,25 @@ def _huge_int(X):
     return X
 
 
+def _with_a_date(X):
+    # A list whose rows hold one NumPy date among numbers (an object array).
+    rows = X.tolist()
+    rows[1][1] = np.datetime64(1000, "s")
+    return rows
+
+
+def _object_durations(X):
+    rows = X.astype(object)
+    rows[:, 0] = [np.timedelta64(int(v), "s") for v in 1000 * X[:, 0]]
+    return rows
+
+
+def _structured_dates(X):
+    dates = np.zeros(X.shape, dtype=[("when", "datetime64[s]")])
+    dates["when"] = (1000 * X).astype("datetime64[s]")
+    return dates
+
+
 # name -> (make input from rows of the right width, expected outcome);
 # "error": ValueError or TypeError; "accept": runs; "either": either of the
 # two (a public rule on the number of rows decides).
@@ -249,6 +268,9 @@ INPUTS = {
     "dates": (lambda X: (1000 * X).astype("datetime64[s]"), "error"),
     "durations": (lambda X: (1000 * X).astype("timedelta64[ms]"), "error"),
     "list of dates": (lambda X: list((1000 * X).astype("datetime64[s]")), "error"),
+    "a date among numbers": (_with_a_date, "error"),
+    "object durations": (_object_durations, "error"),
+    "structured dates": (_structured_dates, "error"),
     "bool": (lambda X: X > VALUE + 1e-3, "accept"),
     # Refused, except by the entry points in SPARSE_ACCEPTED.
     "sparse": (sparse.csr_matrix, "error"),

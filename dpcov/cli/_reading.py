@@ -25,11 +25,12 @@ MISSING_FIELDS = frozenset(
 )
 
 #: Kinds whose dtype is named by kind only: a string or bytes dtype's width is
-#: the longest cell's length, and a date's unit follows the cells' precision.
+#: the longest cell's length, a date's unit follows the cells' precision, and
+#: a structured dtype spells out every field.
 _HIDDEN_DTYPES = {
     "U": "strings or bytes",
     "S": "strings or bytes",
-    "V": "strings or bytes",
+    "V": "structured records",
     "M": "dates",
     "m": "durations",
 }

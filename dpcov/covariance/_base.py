@@ -359,6 +359,13 @@ def _from_unit_box(estimate, geometry):
     )
 
 
+def _stored_raw(release, spectrum):
+    raw = release.noisy_matrix()
+    return (
+        raw.copy() if isinstance(spectrum, LazySpectrum) and raw is release.raw else raw
+    )
+
+
 #: The fitted matrices a fit with deferred eigenvectors forms at first read.
 _DEFERRED_MATRICES = ("covariance_", "precision_")
 
@@ -1046,7 +1053,13 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
             weights = plan.geometry.half_widths
         spectrum = release.spectrum
         if spectrum is None:
-            spectrum = spectrum_of(release.raw)
+            # (With a box every eigenvector is read, _from_unit_box: no
+            # deferral, which would cost a values-only eigendecomposition.)
+            spectrum = (
+                Spectrum.of(release.raw)
+                if plan.box is not None
+                else spectrum_of(release.raw)
+            )
 
         def project(values):
             return self._projected_values(
@@ -1080,7 +1093,9 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
             location=location,
             covariance=covariance,
             score_covariance=None,
-            raw=release.noisy_matrix() if self.store_raw else None,
+            # (A copy where the deferred eigenvectors read the same array:
+            # an edit of raw_covariance_ must not move covariance_.)
+            raw=_stored_raw(release, spectrum) if self.store_raw else None,
             noise_level=noise_level,
             signal_to_noise=signal_to_noise_from_factor(factor),
             shrinkage=1.0 - applied,
@@ -1233,16 +1248,22 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
         # covariance_ and precision_ of a fit that deferred its eigenvectors
         # (PCA's, from SPECTRAL_FROM features on): formed at the first read,
         # from the release's spectrum, as the fit would have formed them.
-        deferred = self.__dict__.get("_deferred_matrices")
+        state = self.__dict__
+        deferred = state.get("_deferred_matrices")
+        if name in _DEFERRED_MATRICES and name in state:
+            return state[name]  # (formed meanwhile, by another thread)
         if deferred is None or name not in _DEFERRED_MATRICES:
             raise AttributeError(
                 f"{type(self).__name__!r} object has no attribute {name!r}"
             )
         spectrum, store_precision = deferred
-        self.covariance_ = spectrum.matrix()
-        self.precision_ = spectrum.pseudo_inverse() if store_precision else None
-        del self._deferred_matrices
-        return self.__dict__[name]
+        covariance = spectrum.matrix()
+        precision = spectrum.pseudo_inverse() if store_precision else None
+        # (Another thread may have formed them meanwhile: the first kept.)
+        state.setdefault("covariance_", covariance)
+        state.setdefault("precision_", precision)
+        state.pop("_deferred_matrices", None)
+        return state[name]
 
     def _record(self, estimate, release, plan, *, data_norm, noisy_mean):
         """Set the fitted attributes: the model, the geometry, the privacy spent."""

@@ -6,6 +6,7 @@
 import inspect
 import math
 import warnings
+from contextlib import nullcontext
 from functools import partial
 from numbers import Integral
 
@@ -29,7 +30,11 @@ from ..covariance import (
 )
 from ..covariance._base import FIT_INPUTS, BasePrivateCovariance, device_algebra
 from ..exceptions import NoiseDominatedWarning, SeededNoiseWarning
-from ..mechanisms._projection import deferred_eigenvectors, symmetric_eigh
+from ..mechanisms._projection import (
+    PARTIAL_UP_TO,
+    deferred_eigenvectors,
+    symmetric_eigh,
+)
 from ..utils._array_api import (
     as_host,
     check_fitted_namespace,
@@ -817,16 +822,26 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
                 # PCA warns under its own name, at the user's call.
                 warnings.simplefilter("ignore", NoiseDominatedWarning)
                 warnings.simplefilter("ignore", SeededNoiseWarning)
-                # PCA reads the release's top axes only: its eigenvectors
-                # are computed as they are read (a partial eigensolver for
-                # the axes kept), and its covariance_ at its first read.
-                with deferred_eigenvectors():
+                # PCA keeping few axes reads only the release's top
+                # eigenvectors: they are computed as they are read (a
+                # partial eigensolver), and its covariance_ at its first
+                # read.
+                with self._deferral(X.shape[1]):
                     estimator.fit(X, groups=groups)
         except NonFiniteInput as error:
             failed = error
         else:
             return estimator
         raise failed.named(f"{type(self).__name__}.fit")
+
+    def _deferral(self, n_features):
+        # The context of the covariance fit: its eigenvectors deferred where
+        # PCA keeps at most PARTIAL_UP_TO of them (a number known before the
+        # fit; a share of the variance or "mle" is decided after it).
+        k = self.n_components
+        if isinstance(k, Integral) and k <= PARTIAL_UP_TO * n_features:
+            return deferred_eigenvectors()
+        return nullcontext()
 
     def _spectrum(self, estimator, n_features, rows):
         # Post-processing of the release: its variances in decreasing order

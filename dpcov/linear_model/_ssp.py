@@ -608,6 +608,9 @@ def _validate_target(name, y, n_samples, target_box=None):
         target = np.asarray(y)
         if target.dtype.kind == "c":
             problem = "y must be real-valued"
+        elif target.dtype.kind in "mM":
+            # (NumPy would make them counts of time units since the epoch.)
+            problem = "y holds dates or durations: convert them to numbers first"
         else:
             target = target.astype(np.float64)
     except (TypeError, ValueError, OverflowError):

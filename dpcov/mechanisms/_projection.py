@@ -24,6 +24,7 @@ inequality; Dong, Liang and Yi 2022, Lemma 19), through :func:`spectral_map`.
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import threading
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -422,33 +423,49 @@ def spectrum_of(matrix, values=None):
     return LazySpectrum(values, _Eigenvectors(matrix))
 
 
-#: The partial eigensolver computes at most this share of the eigenvectors:
-#: beyond it all of them cost less (LAPACK's ``dsyevr`` on a range against
-#: divide and conquer, ``d = 2000``, one thread: 0.36 s for the top 100, 0.63
-#: s for 500, 0.99 s for 1000, against 0.92 s for all).
-PARTIAL_UP_TO = 1 / 3
+#: The partial eigensolver computes at most this share of the eigenvectors
+#: (and PCA defers them only to keep at most this share): measured at ``d =
+#: 500`` and ``1500``, one and two threads, LAPACK's ``dsyevr`` on the top
+#: ``d / 20`` costs 0.40-0.51 of all the eigenvectors by divide and conquer,
+#: 0.76-0.93 with the eigenvalues' own solve that a GaussCov release then
+#: pays; at ``d / 6`` it costs 0.63-1.04 alone.
+PARTIAL_UP_TO = 1 / 20
 
 
 class _Eigenvectors:
     # The eigenvectors of the symmetric part of a matrix, computed when first
     # read: all of them (Spectrum.of's), or the top m only (a partial solver).
+    # A lock makes the first full read one computation whatever the threads.
 
     def __init__(self, matrix):
         self._matrix = matrix
         self._all = None
+        self._lock = threading.Lock()
+
+    def __getstate__(self):
+        return {"_matrix": self._matrix, "_all": self._all}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     def all(self):
-        if self._all is None:
-            self._all = Spectrum.of(self._matrix).vectors
-            self._matrix = None  # (no longer needed)
-        return self._all
+        with self._lock:
+            if self._all is None:
+                self._all = Spectrum.of(self._matrix).vectors
+                self._matrix = None  # (no longer needed)
+            return self._all
 
     def top(self, m):
-        d = self._matrix.shape[0] if self._all is None else self._all.shape[0]
-        if self._all is not None or PARTIAL_UP_TO * d < m or m == 0:
+        with self._lock:
+            vectors, matrix = self._all, self._matrix
+        d = (vectors if vectors is not None else matrix).shape[0]
+        if m == 0:
+            return np.empty((d, 0))  # (none read: none computed)
+        if vectors is not None or PARTIAL_UP_TO * d < m:
             return self.all()[:, d - m :]
         _, vectors = linalg.eigh(
-            _symmetric_part(self._matrix),
+            _symmetric_part(matrix),
             subset_by_index=[d - m, d - 1],
             driver="evr",
             check_finite=False,

@@ -35,20 +35,59 @@ def holds_dates(X):
     """Whether ``X`` holds dates or durations, which NumPy turns into numbers.
 
     scikit-learn's validation converts a ``datetime64`` or ``timedelta64``
-    array (or a list of such scalars, or a DataFrame's duration column) to
-    floats without a word: the count of time units since the epoch, whose
-    scale and origin the user never chose. They are refused instead, as
-    pandas' dates already are. Public facts only: the dtype's kind.
+    array (or a list of such scalars, an object array or column holding
+    them, a structured array with such a field, a polars temporal column)
+    to floats without a word: the count of time units since the epoch,
+    whose scale and origin the user never chose. They are refused instead,
+    as pandas' dates already are. Public facts only: dtypes and types.
     """
+    schema = getattr(X, "schema", None)
+    if schema is not None and callable(getattr(schema, "dtypes", None)):
+        # (A polars DataFrame: Date, Datetime, Duration and Time columns.)
+        return any(_is_time_dtype(dtype) for dtype in schema.dtypes())
     if _is_dataframe(X):
-        return any(getattr(kind, "kind", None) in ("m", "M") for kind in X.dtypes)
+        return any(
+            _is_time_dtype(dtype)
+            or (
+                getattr(dtype, "kind", None) == "O"
+                and _holds_time_scalars(X.iloc[:, j].to_numpy())
+            )
+            for j, dtype in enumerate(X.dtypes)
+        )
     dtype = getattr(X, "dtype", None)
+    array = None
     if dtype is None and isinstance(X, list | tuple):
         try:
-            dtype = np.asarray(X).dtype
+            array = np.asarray(X)
         except VALIDATION_ERRORS:
             return False  # refused later, with its own message
-    return getattr(dtype, "kind", None) in ("m", "M")
+        dtype = array.dtype
+    elif isinstance(X, np.ndarray):
+        array = X
+    if _is_time_dtype(dtype):
+        return True
+    return array is not None and _holds_time_scalars(array)
+
+
+def _is_time_dtype(dtype):
+    if getattr(dtype, "kind", None) in ("m", "M"):
+        return True
+    fields = getattr(dtype, "fields", None)
+    if fields is not None and not callable(fields):  # a NumPy structured dtype
+        return any(_is_time_dtype(field[0]) for field in fields.values())
+    is_temporal = getattr(dtype, "is_temporal", None)  # polars
+    return bool(is_temporal()) if callable(is_temporal) else False
+
+
+def _holds_time_scalars(array):
+    # An object array's NumPy date or duration scalars (float() of one is
+    # its count of units): the cells' types, collected in one C-level pass.
+    if array.dtype != object:
+        return False
+    return any(
+        issubclass(kind, np.datetime64 | np.timedelta64)
+        for kind in set(map(type, array.flat))
+    )
 
 
 def _column_label(X, position):
@@ -188,10 +227,19 @@ def input_error(
     error = _non_finite_error(columns, where, allow_nan)
     if error is not None:
         return error
+    if holds_dates(X):
+        # (NumPy scalars of an object array or column, a structured field,
+        # a polars column: converted above, still dates.)
+        return ValueError(_DATES_MESSAGE.format(where=where))
     return ValueError(
         f"{where} could not validate X: it needs a finite, numeric 2-D "
         "array-like of shape (n_samples, n_features)."
     )
+
+
+_DATES_MESSAGE = (
+    "{where} needs numeric X; got dates or durations: convert them to numbers first."
+)
 
 
 def _array_error(array, where):
@@ -207,10 +255,7 @@ def _array_error(array, where):
         )
     if array.dtype.kind in "mM":
         # (The dtype is not printed: a date's unit follows the cells.)
-        return ValueError(
-            f"{where} needs numeric X; got dates or durations: convert them "
-            "to numbers first."
-        )
+        return ValueError(_DATES_MESSAGE.format(where=where))
     return None
 
 

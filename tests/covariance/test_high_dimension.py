@@ -2,11 +2,13 @@
 
 import contextlib
 import pickle
+import threading
 import warnings
 
 import numpy as np
 import pytest
 from scipy import linalg
+from sklearn.base import clone
 from sklearn.covariance import log_likelihood
 
 from dpcov.covariance import (
@@ -17,6 +19,7 @@ from dpcov.covariance import (
 )
 from dpcov.decomposition import PCA
 from dpcov.mechanisms._projection import (
+    PARTIAL_UP_TO,
     SPECTRAL_FROM,
     LazySpectrum,
     deferred_eigenvectors,
@@ -53,9 +56,9 @@ CASES = [
     (lambda: SeparateCovariance(random_state=0), {(1, 1, 0)}),
     (lambda: SeparateCovariance(rho=100.0, random_state=0), {(1, 1, 0)}),
     (lambda: AdaptiveCovariance(rho=0.001, random_state=0), {(1, 0, 0), (1, 1, 0)}),
-    (lambda: PCA(n_components=10, random_state=0), "pca"),
-    (lambda: PCA(n_components=42, random_state=0), "pca"),
-    (lambda: PCA(n_components=43, random_state=0), "pca"),
+    (lambda: PCA(n_components=3, random_state=0), "pca"),
+    (lambda: PCA(n_components=6, random_state=0), "pca"),
+    (lambda: PCA(n_components=7, random_state=0), "pca"),
     (lambda: PCA(n_components="mle", random_state=0), "pca"),
     (lambda: PCA(n_components=0.5, random_state=0), "pca"),
 ]
@@ -70,10 +73,15 @@ def test_one_eigendecomposition_per_fit(rows, make, counts):
     without = len(calls) - full - partial
     assert all(call.size == D for call in calls)
     if counts == "pca":
-        # The release's eigenvalues (and SeparateCov's exact moment's), then
-        # the vectors of the components kept: partial up to a third of d.
-        vectors = (0, 1) if 3 * estimator.n_components_ <= D else (1, 0)
-        counts = {(*vectors[:1], without_, vectors[1]) for without_ in (1, 2)}
+        # Keeping at most PARTIAL_UP_TO of the axes (an integer known before
+        # the fit): the release's eigenvalues (and SeparateCov's exact
+        # moment's), then the kept vectors alone; otherwise its covariance's
+        # own count.
+        k = estimator.n_components
+        if isinstance(k, int) and k <= PARTIAL_UP_TO * D:
+            counts = {(0, 1, 1), (0, 2, 1)}
+        else:
+            counts = {(1, 0, 0), (1, 1, 0)}
     assert (full, without, partial) in counts
 
 
@@ -174,13 +182,13 @@ def test_eigen_sampling_with_every_direction_releases_its_basis():
 @pytest.mark.parametrize(
     "params",
     [
-        {"n_components": 10},
-        {"n_components": "mle"},
-        {"n_components": 10, "delta": 0.0},
+        {"n_components": 6},
+        {"n_components": 1, "delta": 0.0},
         {"n_components": 5, "data_norm": 10.0, "assume_centered": True},
         {"n_components": 5, "covariance": GaussianCovariance()},
+        {"n_components": 3, "covariance": GaussianCovariance(), "bounds": (-4, 4)},
     ],
-    ids=["adaptive", "mle", "pure", "separate", "gauss"],
+    ids=["adaptive", "pure", "separate", "gauss", "gauss-box"],
 )
 def test_pca_with_deferred_eigenvectors_is_the_eager_fit(rows, params, monkeypatch):
     # PCA defers its release's eigenvectors (the top ones from a partial
@@ -195,7 +203,10 @@ def test_pca_with_deferred_eigenvectors_is_the_eager_fit(rows, params, monkeypat
 
     deferred = fit()
     inner = deferred.covariance_estimator_
-    assert "covariance_" not in vars(inner) and "precision_" not in vars(inner)
+    # (With a box, D C D's eigenvectors are other ones: every matrix is
+    # formed in the fit, as before.)
+    deferred_matrices = "bounds" not in params
+    assert ("covariance_" not in vars(inner)) is deferred_matrices
     monkeypatch.setattr(pca_module, "deferred_eigenvectors", contextlib.nullcontext)
     eager = fit()
     assert deferred.n_components_ == eager.n_components_
@@ -224,19 +235,21 @@ def test_deferred_matrices_survive_pickling_and_refits(rows):
         # after it drops them (none of the earlier fit's is read).
         inner.fit(rows)
         assert "covariance_" in vars(inner)
-        eager = inner.covariance_.copy()
+        eager = clone(inner).set_params(random_state=1).fit(rows).covariance_
         with deferred_eigenvectors():
             inner.set_params(random_state=1).fit(rows)
         assert "covariance_" not in vars(inner)
-        assert not np.allclose(inner.covariance_, eager)
+        np.testing.assert_allclose(
+            inner.covariance_, eager, atol=1e-12 * np.abs(eager).max()
+        )
     with pytest.raises(AttributeError, match="has no attribute 'other_'"):
         inner.other_  # noqa: B018
 
 
-@pytest.mark.parametrize("m", [0, 1, 7, 40, 41, 128])
+@pytest.mark.parametrize("m", [0, 1, 6, 7, 40, 128])
 def test_top_eigenvectors_span_the_full_decomposition_s(m):
     # LazySpectrum.top: the eigenvectors of the m largest eigenvalues, from
-    # a partial solver up to a third of d, from all of them beyond.
+    # a partial solver up to PARTIAL_UP_TO of d, from all of them beyond.
     matrix = np.random.default_rng(3).standard_normal((D, D))
     values, vectors = np.linalg.eigh((matrix + matrix.T) / 2)
     with deferred_eigenvectors():
@@ -250,3 +263,48 @@ def test_top_eigenvectors_span_the_full_decomposition_s(m):
     np.testing.assert_allclose(np.abs(top.T @ expected), np.eye(m), atol=1e-8)
     # Read whole, the eigenvectors are Spectrum.of's, bit for bit.
     np.testing.assert_array_equal(spectrum.vectors, vectors)
+
+
+def test_pca_keeping_many_axes_computes_its_covariance_whole(rows):
+    # Beyond PARTIAL_UP_TO of the axes (or a number decided after the fit)
+    # the release's eigenvectors are not deferred.
+    for k in (7, "mle", 0.9):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            inner = PCA(n_components=k, random_state=0).fit(rows).covariance_estimator_
+        assert "covariance_" in vars(inner)
+
+
+def test_deferred_matrices_are_formed_once_under_threads(rows):
+    # Two threads reading covariance_ at once both get the one matrix.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        inner = PCA(n_components=3, random_state=0).fit(rows).covariance_estimator_
+    barrier, results = threading.Barrier(2), []
+
+    def read():
+        barrier.wait()
+        results.append(inner.covariance_)
+
+    threads = [threading.Thread(target=read) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(results) == 2 and results[0] is results[1] is inner.covariance_
+
+
+def test_an_edited_raw_release_does_not_move_the_deferred_covariance(rows):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pca = PCA(
+            n_components=3,
+            covariance=GaussianCovariance(store_raw=True),
+            random_state=0,
+        ).fit(rows)
+    inner = pca.covariance_estimator_
+    expected = clone(inner).fit(rows).covariance_
+    inner.raw_covariance_[...] = 0.0
+    np.testing.assert_allclose(
+        inner.covariance_, expected, atol=1e-12 * np.abs(expected).max()
+    )

@@ -232,6 +232,8 @@ def test_missing_ranges_are_refused(params, message):
         (np.zeros(99), "different numbers of rows"),
         (np.array(["a"] * 100), "not numbers"),
         (np.zeros((100, 2)), "1d array"),
+        (np.arange(100).astype("datetime64[D]"), "dates or durations"),
+        (np.arange(100).astype("timedelta64[s]"), "dates or durations"),
     ],
 )
 def test_bad_targets_name_no_value(y, message):

@@ -155,17 +155,18 @@ def test_imputer_interval_is_the_closed_form_at_a_centred_mean(guarantee):
     # centre, mu = 0 and Fieller's pivot S~ - mu N~ is the sum's noise
     # alone: the 90% half-width is h_j q / n with q = z_0.95 sigma, sigma =
     # 2 sqrt(d) / sqrt(2 rho), or ln(10) b, b = 2 d / epsilon. The bars
-    # read q from 4000 fixed draws of the law: the sample quantile's
-    # standard error is 0.44% (Gaussian; 2% Laplace), so the tolerance is
-    # four of them plus the grid's step (0.4% of the width here); a 1.25x
-    # scale error fails either.
+    # read q from 4000 fixed draws of the law: the 0.9 quantile of |e|
+    # has standard error sqrt(0.9 * 0.1 / 4000) / f(q) relative to q, 1.4%
+    # (Gaussian, f = 2 phi; 2.1% Laplace), so the tolerance is four of them
+    # plus the grid's step (0.4% of the width here); a 1.25x scale error
+    # fails either.
     n, d = 4000, 3
     unit = np.random.default_rng(4).uniform(-0.5, 0.5, size=(n // 2, d))
     unit = np.vstack([unit, -unit])
     lower, upper = np.array([0.0, -5.0, 0.0]), np.array([10.0, 15.0, 40.0])
     center, half_width = (lower + upper) / 2, (upper - lower) / 2
     if guarantee == "zCDP":
-        params, rtol = {"rho": 0.5}, 0.025
+        params, rtol = {"rho": 0.5}, 0.06
         q = stats.norm.ppf(0.95) * 2 * np.sqrt(d) / np.sqrt(2 * 0.5)
     else:
         params, rtol = {"epsilon": 1.0, "delta": 0.0}, 0.085
