@@ -27,6 +27,13 @@ _RESHAPE_HINT = (
 )
 
 
+#: The refusal of dates and durations (the dtype is not printed: a date's
+#: unit follows the cells).
+_DATES_MESSAGE = (
+    "{where} needs numeric X; got dates or durations: convert them to numbers first."
+)
+
+
 def _is_dataframe(X):
     return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
 
@@ -235,11 +242,6 @@ def input_error(
         f"{where} could not validate X: it needs a finite, numeric 2-D "
         "array-like of shape (n_samples, n_features)."
     )
-
-
-_DATES_MESSAGE = (
-    "{where} needs numeric X; got dates or durations: convert them to numbers first."
-)
 
 
 def _array_error(array, where):
