@@ -366,7 +366,7 @@ def _stored_raw(release, spectrum):
     )
 
 
-#: The fitted matrices a fit with deferred eigenvectors forms at first read.
+#: The fitted matrices a spectral fit may form at their first read.
 _DEFERRED_MATRICES = ("covariance_", "precision_")
 
 #: What a covariance fit (and PCA's, on it) accepts: Dask arrays, CSR rows,
@@ -1245,25 +1245,24 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
     # Record: the fitted attributes.
 
     def __getattr__(self, name):
-        # covariance_ and precision_ of a fit that deferred its eigenvectors
-        # (PCA's, from SPECTRAL_FROM features on): formed at the first read,
-        # from the release's spectrum, as the fit would have formed them.
+        # covariance_ and precision_ not formed in the fit (from
+        # SPECTRAL_FROM features on: precision_ always, covariance_ where
+        # the eigenvectors were deferred, PCA's fit): formed at their first
+        # read, from the release's spectrum, as the fit would have formed
+        # them. Two threads reading at once both get the first one formed.
         state = self.__dict__
-        deferred = state.get("_deferred_matrices")
         if name in _DEFERRED_MATRICES and name in state:
-            return state[name]  # (formed meanwhile, by another thread)
-        if deferred is None or name not in _DEFERRED_MATRICES:
+            return state[name]
+        spectrum = state.get("_deferred_matrices")
+        if spectrum is None or name not in _DEFERRED_MATRICES:
             raise AttributeError(
                 f"{type(self).__name__!r} object has no attribute {name!r}"
             )
-        spectrum, store_precision = deferred
-        covariance = spectrum.matrix()
-        precision = spectrum.pseudo_inverse() if store_precision else None
-        # (Another thread may have formed them meanwhile: the first kept.)
-        state.setdefault("covariance_", covariance)
-        state.setdefault("precision_", precision)
-        state.pop("_deferred_matrices", None)
-        return state[name]
+        if name == "covariance_":
+            value = spectrum.matrix()
+        else:
+            value = spectrum.pseudo_inverse()
+        return state.setdefault(name, value)
 
     def _record(self, estimate, release, plan, *, data_norm, noisy_mean):
         """Set the fitted attributes: the model, the geometry, the privacy spent."""
@@ -1277,20 +1276,18 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
             ) / 2.0
             self._unshrunk_covariance = estimate.unshrunk
         else:
-            if estimate.covariance is None:
-                # Eigenvectors deferred (PCA's fit, deferred_eigenvectors):
-                # covariance_ and precision_ are formed at their first read.
-                for name in _DEFERRED_MATRICES:
-                    self.__dict__.pop(name, None)  # (an earlier fit's)
-                self._deferred_matrices = (estimate.spectrum, self.store_precision)
-            else:
-                # scikit-learn's _set_covariance, with the precision from the
-                # spectrum (pinvh's cutoff) instead of a second
-                # eigendecomposition.
+            # scikit-learn's _set_covariance, with the precision from the
+            # spectrum (pinvh's cutoff) instead of a second
+            # eigendecomposition, formed at its first read (a d x d product
+            # a fit need not pay: 1.5 s at d = 4096, one thread), as is
+            # covariance_ where the eigenvectors were deferred (PCA's fit).
+            for name in _DEFERRED_MATRICES:
+                self.__dict__.pop(name, None)  # (an earlier fit's)
+            if estimate.covariance is not None:
                 self.covariance_ = estimate.covariance
-                self.precision_ = (
-                    estimate.spectrum.pseudo_inverse() if self.store_precision else None
-                )
+            if not self.store_precision:
+                self.precision_ = None
+            self._deferred_matrices = estimate.spectrum
             # The score model and the axes before shrinkage: the spectrum
             # with other values, formed when asked for.
             self._score_covariance = None

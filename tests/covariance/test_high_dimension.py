@@ -308,3 +308,20 @@ def test_an_edited_raw_release_does_not_move_the_deferred_covariance(rows):
     np.testing.assert_allclose(
         inner.covariance_, expected, atol=1e-12 * np.abs(expected).max()
     )
+
+
+@pytest.mark.parametrize("cls", [GaussianCovariance, SeparateCovariance])
+def test_precision_is_formed_at_its_first_read(rows, cls):
+    # From SPECTRAL_FROM features on, precision_ (the spectrum with inverted
+    # values) is formed when first read, not in the fit: the same matrix as
+    # pinvh's on covariance_; store_precision=False records None.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = cls(epsilon=8.0, random_state=0).fit(rows)
+        no_store = cls(epsilon=8.0, store_precision=False, random_state=0).fit(rows)
+    assert "precision_" not in vars(est) and "covariance_" in vars(est)
+    expected = linalg.pinvh(est.covariance_)
+    precision = est.precision_
+    assert vars(est)["precision_"] is precision is est.precision_
+    np.testing.assert_allclose(precision, expected, atol=1e-10 * np.abs(expected).max())
+    assert vars(no_store)["precision_"] is None
