@@ -1002,9 +1002,10 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
         energy, null, error = _bootstrap(
             release, postprocess, covariance, weights, mean_noise
         )
+        null_mean = float(np.mean(null))
         norm2 = weighted_norm2(covariance, weights)
-        share = signal_share(norm2, energy, np.mean(null))
-        noise_energy = predicted_noise_energy(error, np.mean(null), share)
+        share = signal_share(norm2, energy, null_mean)
+        noise_energy = predicted_noise_energy(error, null_mean, share)
         aligned = 0.0
         if release.value_noise is not None:
             aligned = aligned_noise_energy(covariance, weights, release.value_noise)
@@ -1032,7 +1033,7 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
         weight = evidence_weight(
             raw_norm2, null_quantile(raw_null.mean(), raw_null.std(ddof=1))
         )
-        share = signal_share(norm2, kappa, np.mean(null)) if norm2 > aligned else 0.0
+        share = signal_share(norm2, kappa, null_mean) if norm2 > aligned else 0.0
         factor = weight * share
         return factor, noise_energy
 
@@ -1253,7 +1254,7 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
         state = self.__dict__
         if name in _DEFERRED_MATRICES and name in state:
             return state[name]
-        spectrum = state.get("_deferred_matrices")
+        spectrum = state.get("_spectrum")
         if spectrum is None or name not in _DEFERRED_MATRICES:
             raise AttributeError(
                 f"{type(self).__name__!r} object has no attribute {name!r}"
@@ -1266,7 +1267,6 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
 
     def _record(self, estimate, release, plan, *, data_norm, noisy_mean):
         """Set the fitted attributes: the model, the geometry, the privacy spent."""
-        self.__dict__.pop("_deferred_matrices", None)  # (an earlier fit's)
         self.location_ = estimate.location
         self._spectrum = estimate.spectrum
         if estimate.spectrum is None:
@@ -1287,7 +1287,6 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
                 self.covariance_ = estimate.covariance
             if not self.store_precision:
                 self.precision_ = None
-            self._deferred_matrices = estimate.spectrum
             # The score model and the axes before shrinkage: the spectrum
             # with other values, formed when asked for.
             self._score_covariance = None

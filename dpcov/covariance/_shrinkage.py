@@ -172,10 +172,13 @@ def bootstrap_energy(
             error.append(float(np.sum(outer * (sample - surrogate) ** 2)))
             if additive:
                 noise = raw - second_moment + centring_error(mean_noise, radius, d, rng)
+                null.append(float(np.sum(outer * postprocess(noise) ** 2)))
             else:
-                centring = centring_error(mean_noise, radius, d, rng)
-                noise = simulate(centring, rng=rng).noisy_matrix()
-            null.append(float(np.sum(outer * postprocess(noise) ** 2)))
+                null.append(
+                    _pure_noise_energy(
+                        simulate, postprocess, outer, mean_noise, radius, rng
+                    )
+                )
     kappa = max(float(np.mean(inner)), 0.0)
     return kappa, np.asarray(null), float(np.mean(error))
 
@@ -230,7 +233,6 @@ def null_energies(
     null : ndarray of shape (n_draws,) or (FIRST_DRAWS,)
     """
     weights = np.asarray(weights, dtype=float)
-    d = weights.shape[0]
     outer = np.outer(weights, weights) ** 2
     rng = np.random.default_rng(SIMULATION_SEED + 1)
     null = np.empty(n_draws)
@@ -238,10 +240,19 @@ def null_energies(
         for k in range(n_draws):
             if k == FIRST_DRAWS and energy is not None and _clear(null[:k], energy):
                 return null[:k]
-            centring = centring_error(mean_noise, radius, d, rng)
-            noise = postprocess(simulate(centring, rng=rng).noisy_matrix())
-            null[k] = np.sum(outer * noise**2)
+            null[k] = _pure_noise_energy(
+                simulate, postprocess, outer, mean_noise, radius, rng
+            )
     return null
+
+
+def _pure_noise_energy(simulate, postprocess, outer, mean_noise, radius, rng):
+    # ||P0*||_W**2 of one estimate of pure noise: the mechanism at truth zero
+    # plus a draw of the centring error, post-processed (outer: the metric's
+    # squared weights h_i**2 h_j**2).
+    centring = centring_error(mean_noise, radius, outer.shape[0], rng)
+    noise = postprocess(simulate(centring, rng=rng).noisy_matrix())
+    return float(np.sum(outer * noise**2))
 
 
 def _clear(null, energy):

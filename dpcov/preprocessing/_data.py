@@ -156,6 +156,12 @@ def unit_variance(mean, second_moment, floor):
     return mean, np.clip(second_moment - mean * mean, floor, 1.0)
 
 
+def _constant(unit_var):
+    # A variance of a few ulps is a constant feature (only epsilon=inf gets
+    # there): its scale_ is 1, as in scikit-learn.
+    return unit_var <= 10 * np.finfo(np.float64).eps
+
+
 def _bounds_constraint(private=True):
     # A pair (lower, upper) of scalars or arrays; check_bounds validates it.
     if private:
@@ -648,10 +654,7 @@ class StandardScaler(
                 # limits) make var_ inf; scale_ below stays finite.
                 with np.errstate(over="ignore"):
                     var = half * half * unit_var
-                # A variance of a few ulps is a constant feature (only
-                # epsilon=inf gets there): scale 1, as in scikit-learn.
-                constant = unit_var <= 10 * np.finfo(np.float64).eps
-                scale = np.where(constant, 1.0, half * np.sqrt(unit_var))
+                scale = np.where(_constant(unit_var), 1.0, half * np.sqrt(unit_var))
 
         # Over persons the number of rows is private: no count; under
         # add/remove, the released count (X.shape[0] of the wrapped rows).
@@ -688,7 +691,7 @@ class StandardScaler(
             bars["var_"] = (square * var[0], square * var[1])
             # (scale_ is 1 for a constant feature, as fit sets it.)
             _, unit_var = unit_variance(model.mean, model.second_moment, model.floor)
-            constant = unit_var <= 10 * np.finfo(np.float64).eps
+            constant = _constant(unit_var)
             scale = [model.half * np.sqrt(end) for end in var]
             bars["scale_"] = tuple(np.where(constant, 1.0, end) for end in scale)
         return bars
