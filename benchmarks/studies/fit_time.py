@@ -7,13 +7,17 @@ x reference: the ratio to scikit-learn's estimator for the same job
 (``EmpiricalCovariance(assume_centered=True)`` for the covariance estimators,
 given ``data_norm=1`` and ``assume_centered=True``; ``PCA(n_components=10)``
 for dpcov's PCA at its defaults). reads: dpcov's passes over the rows in one
-fit; with the option ``passes`` their times, in the order they run. peak MiB:
-the ``tracemalloc`` peak of one fit, the working memory on top of the input.
+fit; with the option ``passes`` their times, in the order they run. x read
+floor: the ratio of the medians to the floor of a fit with that many reads,
+one ``X.T @ X`` plus one row-norm read (``np.einsum("ij,ij->i", X, X)``,
+timed in the same rounds) for each read before the Gram pass. peak MiB: the
+``tracemalloc`` peak of one fit, the working memory on top of the input.
 ``blas_threads`` caps the BLAS threads of both libraries.
 """
 
 import time
 
+import numpy as np
 from sklearn.covariance import EmpiricalCovariance
 from sklearn.decomposition import PCA as SklearnPCA
 
@@ -21,6 +25,8 @@ from dpcov.covariance import AdaptiveCovariance, GaussianCovariance, SeparateCov
 from dpcov.decomposition import PCA
 
 from ._speed import SpeedStudy, unit_rows, warm_up
+
+NORM_READ = "row norms (einsum)"
 
 GIVEN = dict(data_norm=1.0, assume_centered=True, random_state=0)
 FLOOR = "X.T @ X"
@@ -44,7 +50,7 @@ def _calls(cell):
         makes.update(COVARIANCE)
     if cell["only"] != "covariance":
         makes.update(DECOMPOSITION)
-    calls = {FLOOR: lambda: X.T @ X}
+    calls = {FLOOR: lambda: X.T @ X, NORM_READ: lambda: np.einsum("ij,ij->i", X, X)}
     calls.update({name: (lambda m=m: m().fit(X)) for name, m in makes.items()})
     warm = {name: (lambda m=m: m().fit(X[:20_000])) for name, m in makes.items()}
     return warm_up(calls, warm)
@@ -58,7 +64,7 @@ def _reference(name):
 
 def _passes(cell, name, call):
     """Each chunked pass of one fit (a call that reads no row is not one)."""
-    if "sklearn" in name or name == FLOOR:
+    if "sklearn" in name or name in (FLOOR, NORM_READ):
         return {}
     from dpcov.covariance import _adaptive, _base
 
@@ -85,7 +91,26 @@ def _passes(cell, name, call):
     return out
 
 
-STUDY = SpeedStudy(
+class FitTimeStudy(SpeedStudy):
+    def table(self, rows, grid, repeats):
+        # Each fit against the floor of its reads, from the same cell's rows.
+        for row in rows:
+            if not row.get("reads"):
+                continue
+            cell = [
+                other
+                for other in rows
+                if all(other.get(k) == row.get(k) for k in grid)
+                and other.get("call") in (FLOOR, NORM_READ)
+            ]
+            times = {other["call"]: other["median s"] for other in cell}
+            if len(times) == 2:
+                floor = times[FLOOR] + (row["reads"] - 1) * times[NORM_READ]
+                row["x read floor"] = row["median s"] / floor
+        return super().table(rows, grid, repeats)
+
+
+STUDY = FitTimeStudy(
     name="fit_time",
     title=__doc__.splitlines()[0],
     caption="Fit time against scikit-learn and one X.T @ X, unit-norm rows",

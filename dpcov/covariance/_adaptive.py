@@ -465,6 +465,11 @@ class AdaptiveCovariance(BasePrivateCovariance):
             rows, radius=plan.data_norm, n_features=plan.n_features, lazy=lazy
         )
 
+    def _reads_raw_norms_again(self):
+        # The norm pass and the Gram pass at the threshold both clip the raw
+        # rows (without a box), whether the radius is given or private.
+        return self.bounds is None
+
     def _release(self, X, *, box, clip_norm, center, radius, budget, rng, sums):
         # The steps of Algorithm 3, as methods; they draw from rng in this
         # order: the trace bound, the threshold search, the final mechanism.

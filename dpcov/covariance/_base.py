@@ -72,7 +72,7 @@ from ..utils._geometry import (
     release_radius,
     release_ranges,
 )
-from ..utils._gram import is_dask_array, row_statistics
+from ..utils._gram import is_dask_array, kept_row_norms, row_statistics
 from ..utils._gram._binned import binned_grams_fit
 from ..utils._gram._units import (
     UnitRows,
@@ -651,7 +651,9 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
         # the BLAS's thread count (see dpcov.utils._threads).
         namespace = namespace_of(X)
         try:
-            with small_matrix_blas(n_features), device_algebra(X):
+            # (The passes share the rows' norms: the same numbers, read once.)
+            kept = kept_row_norms(X, keep=self._reads_raw_norms_again())
+            with small_matrix_blas(n_features), device_algebra(X), kept:
                 self._fit_rows(X, budget=budget, lazy=lazy, groups=groups)
         except NonFiniteInput as error:
             # Raised outside the except block: nothing chained.
@@ -666,6 +668,15 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
                     )
             return self
         raise failed.named(f"{type(self).__name__}.fit")
+
+    def _reads_raw_norms_again(self):
+        """Whether more than one pass of the fit starts from the rows' norms.
+
+        With a private radius: its counts, then the sums at it. (A box
+        changes the rows before any norm is taken; a given ``data_norm``
+        makes one pass.) Public parameters only.
+        """
+        return self.bounds is None and self.data_norm is None
 
     def _fit_rows(self, X, *, budget, lazy, groups=None):
         """The fit, after the validation: plan, read, release, post-process, record.

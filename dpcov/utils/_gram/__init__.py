@@ -60,6 +60,8 @@ The package holds one module per path, and what they share:
   input in densified chunks);
 * ``_sparse.py``: the sparse pass over the stored values of a CSR matrix;
 * ``_dask.py``: the reduction of a ``dask.array`` by Dask;
+* ``_norms_kept.py``: the input rows' norms, kept between the passes of
+  one fit (:func:`kept_row_norms`);
 * ``_binned.py``: sums binned by norm on a public grid (``bins``), from which
   the sums over the rows clipped at any grid point follow: a clip at a radius
   chosen after the read, so that a Dask fit reads its data once.
@@ -85,6 +87,7 @@ from .._array_api import is_dask_array
 from ._binned import BinnedSums
 from ._dask import _dask_sums, rows_in_blocks
 from ._dense import BLOCK_CHUNKS, CHUNK_BYTES, _ordered_map, _pass_threads
+from ._norms_kept import kept_row_norms
 from ._pass import _Pass
 from ._rows import _clip, _row_norms
 from ._sparse import SPARSE_CHUNK_ROWS, _cumulative_pairs, _sparse_chunks
@@ -275,6 +278,7 @@ __all__ = [
     "_row_norms",
     "_sparse_chunks",
     "is_dask_array",
+    "kept_row_norms",
     "row_statistics",
     "rows_in_blocks",
 ]
