@@ -10,7 +10,8 @@ for dpcov's PCA at its defaults). reads: dpcov's passes over the rows in one
 fit; with the option ``passes`` their times, in the order they run. x read
 floor: the ratio of the medians to the floor of a fit with that many reads,
 one ``X.T @ X`` plus one row-norm read (``np.einsum("ij,ij->i", X, X)``,
-timed in the same rounds) for each read before the Gram pass. peak MiB: the
+timed in the same rounds) for each read before the Gram pass, and at least
+one (the rows' norms, which every fit computes to clip them). peak MiB: the
 ``tracemalloc`` peak of one fit, the working memory on top of the input.
 ``blas_threads`` caps the BLAS threads of both libraries.
 """
@@ -105,7 +106,8 @@ class FitTimeStudy(SpeedStudy):
             ]
             times = {other["call"]: other["median s"] for other in cell}
             if len(times) == 2:
-                floor = times[FLOOR] + (row["reads"] - 1) * times[NORM_READ]
+                norm_reads = max(row["reads"] - 1, 1)
+                floor = times[FLOOR] + norm_reads * times[NORM_READ]
                 row["x read floor"] = row["median s"] / floor
         return super().table(rows, grid, repeats)
 
