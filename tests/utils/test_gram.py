@@ -753,3 +753,57 @@ def test_clip_pass_is_the_full_scaling_bit_for_bit(share, in_place):
         assert result is source  # (nothing written)
     if not in_place:
         np.testing.assert_array_equal(source, rows)  # the input untouched
+
+
+def _wide_pass(X, **kwargs):
+    return row_statistics(X, gram=True, clip_norm=10.0, **kwargs)
+
+
+@pytest.mark.parametrize("where", ["main, one thread", "main, two", "worker thread"])
+def test_wide_gram_updates_hold_the_gil_only_alone_in_the_main_thread(
+    monkeypatch, where
+):
+    # SciPy's dsyrk holds the GIL: a pass on several threads, or in another
+    # thread (Dask's, joblib's), updates with NumPy's product on chunks of at
+    # least WIDE_CHUNK_ROWS rows; only a pass alone in the main thread
+    # updates in place. The same matrix either way.
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dpcov.utils._gram._dense import SYRK_FROM, WIDE_CHUNK_ROWS
+
+    threads = 1 if where == "main, one thread" else 2
+    monkeypatch.setattr(_gram._dense, "pass_threads", lambda: threads)
+    monkeypatch.setattr(_gram._dense, "BLOCK_CHUNKS", 2)  # (blocks for 2 threads)
+    # Chunks of 100 rows by bytes (as 4 MiB are from d = 513 on): raised to
+    # WIDE_CHUNK_ROWS where the product updates the sums.
+    monkeypatch.setattr(_gram._dense, "CHUNK_BYTES", 8 * (SYRK_FROM + 3) * 100)
+    in_place, chunks = [], []
+    original = _gram._dense._rank_k_update
+    monkeypatch.setattr(
+        _gram._dense,
+        "_rank_k_update",
+        lambda upper, rows: in_place.append(1) or original(upper, rows),
+    )
+    process = _gram._dense._DensePass.process
+    monkeypatch.setattr(
+        _gram._dense._DensePass,
+        "process",
+        lambda self, chunk, *a: (
+            chunks.append(chunk.shape[0]) or process(self, chunk, *a)
+        ),
+    )
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(5 * WIDE_CHUNK_ROWS + 7, SYRK_FROM + 3))
+    if where == "worker thread":
+        with ThreadPoolExecutor(1) as executor:
+            stats = executor.submit(_wide_pass, X).result()
+    else:
+        stats = _wide_pass(X)
+    Y = X * np.minimum(1.0, 10.0 / np.linalg.norm(X, axis=1))[:, None]
+    np.testing.assert_allclose(stats.gram, Y.T @ Y, rtol=1e-12, atol=1e-10)
+    np.testing.assert_array_equal(stats.gram, stats.gram.T)
+    assert bool(in_place) == (where == "main, one thread")
+    if where != "main, one thread":
+        assert max(chunks) == WIDE_CHUNK_ROWS
+    else:
+        assert max(chunks) == 100

@@ -15,6 +15,7 @@ sparse pass (``_sparse.py``).
 # SPDX-License-Identifier: BSD-3-Clause
 
 import queue
+import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
@@ -50,13 +51,27 @@ def _chunk_rows(n_features, chunk_rows):
     return max(1, CHUNK_BYTES // (8 * max(1, n_features)))
 
 
-#: From this width on, a chunk's Gram update is LAPACK's rank-k update in
-#: place (``dsyrk`` with ``beta = 1`` on one triangle), not ``rows.T @ rows``
-#: added to the sum: the product's d x d result and the addition cost as
-#: much memory traffic as the flops of a short chunk (measured, 20000 x 2000
-#: rows in chunks of 262, one thread: 2.73 s against 1.48 s, and 1.22 s for
-#: one ``X.T @ X``). Narrower rows keep the product (bit for bit as before).
+#: From this width on, a pass on one thread updates its Gram matrix with
+#: LAPACK's rank-k update in place (``dsyrk`` with ``beta = 1`` on one
+#: triangle), not ``rows.T @ rows`` added to the sum: the product's d x d
+#: result and the addition cost as much memory traffic as the flops of a
+#: short chunk (measured, 20000 x 2000 rows in chunks of 262, one thread:
+#: 2.73 s against 1.48 s, and 1.22 s for one ``X.T @ X``). Narrower rows keep
+#: the product (bit for bit as before). Any other pass (on several threads,
+#: or in a thread other than the main one: Dask's, joblib's) keeps the
+#: product, on chunks of at least ``WIDE_CHUNK_ROWS`` rows: SciPy's BLAS
+#: wrappers hold the GIL, so ``dsyrk`` calls from several threads run one at
+#: a time (measured, 1e5 x 500 rows in chunks of 1048: 0.60 s on two threads
+#: as on one), where NumPy's product releases it (0.29 s on two, 0.57 s on
+#: one).
 SYRK_FROM = 128
+
+#: Rows per chunk, at least, of a Gram pass over wide rows on several
+#: threads: the d x d product and its addition are then a small part of the
+#: chunk's flops (measured on 2 cores, 20000 x 2000 rows: 1.23 s in chunks of
+#: 262, 0.88 s in chunks of 1024, 0.88 s for one ``X.T @ X``; 1e5 x 500:
+#: 0.28 s, against 0.31 s).
+WIDE_CHUNK_ROWS = 1024
 
 
 def _rank_k_update(upper, rows):
@@ -86,6 +101,24 @@ BLOCK_CHUNKS = 16
 THREAD_BYTES = 64 * 2**20
 
 
+def _alone_in_main_thread():
+    """Whether a pass runs on one thread, the main one: it may hold the GIL."""
+    return pass_threads() < 2 and threading.current_thread() is threading.main_thread()
+
+
+def _wide_chunk_rows(step, n_features, gram, chunk_rows):
+    """The chunk size of a pass: at least ``WIDE_CHUNK_ROWS`` for a wide Gram pass.
+
+    Unless it runs alone in the main thread (its updates are then in place,
+    see ``SYRK_FROM``) or the caller chose the size.
+    """
+    if not gram or n_features < SYRK_FROM or chunk_rows is not None:
+        return step
+    if _alone_in_main_thread():
+        return step
+    return max(step, WIDE_CHUNK_ROWS)
+
+
 def _pass_threads(n_features, step, n_blocks):
     """How many threads sum the blocks of a pass over dense rows.
 
@@ -100,7 +133,8 @@ def _pass_threads(n_features, step, n_blocks):
     if n_blocks < 2:
         return 1
     threads = pass_threads()
-    per_thread = 8 * (2 * n_features**2 + step * n_features)
+    # The block's sums, a chunk's product (wide rows) and the buffer.
+    per_thread = 8 * (3 * n_features**2 + step * n_features)
     cap = max(1, THREAD_BYTES // per_thread)
     return int(max(1, min(threads, n_blocks, cap)))
 
@@ -387,6 +421,8 @@ class _DensePass:
         # run the blocks.
         n_rows, n_features = X.shape
         step = _chunk_rows(n_features, self.chunk_rows)
+        out_features = n_features if self.transform is None else self.transform.shape[0]
+        step = _wide_chunk_rows(step, out_features, self.gram, self.chunk_rows)
         starts = range(0, n_rows, step)
         blocks = [
             starts[i : i + BLOCK_CHUNKS] for i in range(0, len(starts), BLOCK_CHUNKS)
@@ -400,14 +436,17 @@ class _DensePass:
         workers = _pass_threads(n_features, step, len(blocks))
         if workers == 1:
             buffer = np.empty((step, n_features))
-            # One in-place Gram accumulator for every block (wide rows):
-            # its triangle is mirrored once, at the end.
-            shared = {"upper": None}
+            # One in-place Gram accumulator for every block (wide rows, in
+            # the main thread: see SYRK_FROM): its triangle is mirrored once,
+            # at the end.
+            shared = None
+            if threading.current_thread() is threading.main_thread():
+                shared = {"upper": None}
             for block in blocks:
                 _add_sums(
                     sums, self._run_block(X, block, step, buffer, shared, kept=kept)
                 )
-            if shared["upper"] is not None:
+            if shared is not None and shared["upper"] is not None:
                 sums["gram"] += _symmetric_from_upper(shared["upper"])
             return sums
         buffers = queue.SimpleQueue()
@@ -427,9 +466,9 @@ class _DensePass:
         return sums
 
     def _run_block(self, X, starts, step, buffer, shared=None, *, kept=None):
-        # The sums over the chunks of rows that start at starts. With shared,
-        # wide rows' Gram updates go to shared["upper"] (one triangle, left to
-        # the caller); otherwise to a triangle of the block's own, mirrored.
+        # The sums over the chunks of rows that start at starts. With shared
+        # (one thread), wide rows' Gram updates go to shared["upper"] (one
+        # triangle, left to the caller); otherwise to the block's own sum.
         # With kept (a RowNorms of X), the chunks' raw norms come from it.
         n_features = X.shape[1]
         sums = self._zeros(n_features)
@@ -466,11 +505,16 @@ class _DensePass:
                 self._add_norm_statistics(sums, norms)
                 continue
             if self.gram:
-                if rows.dtype == np.float64 and sums["gram"].shape[0] >= SYRK_FROM:
+                if (
+                    shared is not None
+                    and rows.dtype == np.float64
+                    and sums["gram"].shape[0] >= SYRK_FROM
+                ):
                     upper = _rank_k_update(upper, rows)
                 else:
                     # A contiguous array times its own transpose: NumPy calls
-                    # BLAS syrk (half the flops of a general product).
+                    # BLAS syrk (half the flops of a general product), with
+                    # the GIL released (see SYRK_FROM).
                     sums["gram"] += rows.T @ rows
             if self.total:
                 # A BLAS matrix-vector product: about 3x np.sum(axis=0).
@@ -486,8 +530,6 @@ class _DensePass:
             shared["upper"] = upper
             if upper is not None:
                 del sums["gram"]  # (zeros: every update went to upper)
-        elif upper is not None:
-            sums["gram"] += _symmetric_from_upper(upper)
         return sums
 
     def _add_norm_statistics(self, sums, norms):
