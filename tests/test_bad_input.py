@@ -569,9 +569,9 @@ def test_entries_checked_in_the_first_pass_before_anything_is_spent(
     # NaN and infinity chunk by chunk in their first pass, not in a read of
     # their own; the refusal names the estimator the user called and comes
     # before the fit is recorded. A bad entry in the last of 8 chunks.
-    from dpcov.utils._gram import _dense
+    from dpcov.utils._gram import _blocks
 
-    monkeypatch.setattr(_dense, "CHUNK_BYTES", 500 * 3 * 8)
+    monkeypatch.setattr(_blocks, "CHUNK_BYTES", 500 * 3 * 8)
     X = np.random.default_rng(0).uniform(-1, 1, size=(4000, 3))
     X[-1, 2] = bad
     accountant = BudgetAccountant(epsilon=100.0, delta=1e-3)

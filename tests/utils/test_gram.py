@@ -135,7 +135,7 @@ def test_memory_is_bounded_by_a_chunk(monkeypatch, dtype, threads):
     # No copy of X, no n x d temporary: the traced peak of a pass that clips,
     # centres and clips again (every row scaled) stays within a few chunks of
     # float64 rows per thread plus O(d^2), whatever n.
-    monkeypatch.setattr(_gram._dense, "pass_threads", lambda: threads)
+    monkeypatch.setattr(_gram._blocks, "pass_threads", lambda: threads)
     n, d, chunk_rows = 200_000, 10, 1000
     X = np.random.default_rng(0).normal(size=(n, d)).astype(dtype)
     center = np.full(d, 0.1)
@@ -544,7 +544,7 @@ def test_pass_is_bit_for_bit_the_plain_formulas(monkeypatch, dtype, threads, par
     # exact product): the same operations on the same values as the plain
     # formulas, so the same bits, with one thread or several (the blocks'
     # sums are added in a fixed order whatever thread ran them).
-    monkeypatch.setattr(_gram._dense, "pass_threads", lambda: threads)
+    monkeypatch.setattr(_gram._blocks, "pass_threads", lambda: threads)
     rng = np.random.default_rng(3)
     X = (rng.normal(size=(2000, 6)) * rng.uniform(0.1, 1.5, (2000, 1))).astype(dtype)
     X[7] = 0.0
@@ -560,14 +560,14 @@ def test_pass_is_bit_for_bit_the_plain_formulas(monkeypatch, dtype, threads, par
 
 
 def test_threads_follow_the_blas_and_memory_caps(monkeypatch):
-    monkeypatch.setattr(_gram._dense, "pass_threads", lambda: 8)
+    monkeypatch.setattr(_gram._blocks, "pass_threads", lambda: 8)
     assert _gram._pass_threads(100, 5000, n_blocks=1) == 1
     assert _gram._pass_threads(100, 5000, n_blocks=3) == 3
     assert _gram._pass_threads(100, 5000, n_blocks=50) == 8
     # Sums and buffers of 8 (2 d^2 + chunk d) bytes per thread, at most
     # THREAD_BYTES in all: d = 2000 leaves room for one thread.
     assert _gram._pass_threads(2000, 500, n_blocks=50) == 1
-    monkeypatch.setattr(_gram._dense, "pass_threads", lambda: 1)
+    monkeypatch.setattr(_gram._blocks, "pass_threads", lambda: 1)
     assert _gram._pass_threads(100, 5000, n_blocks=50) == 1
 
 
@@ -674,7 +674,7 @@ def test_unformed_sum_matches_the_clipped_rows(monkeypatch, dtype, threads):
     # the same clip factors, the same function of the rows; only the
     # rounding differs (BLAS fuses f_i x_ij into the sum), by at most
     # n eps r per entry (a sum of n terms of magnitude <= r).
-    monkeypatch.setattr(_gram._dense, "pass_threads", lambda: threads)
+    monkeypatch.setattr(_gram._blocks, "pass_threads", lambda: threads)
     rng = np.random.default_rng(8)
     X = (rng.normal(size=(2000, 6)) * rng.uniform(0.1, 1.5, (2000, 1))).astype(dtype)
     stats = row_statistics(X, clip_norm=1.5, total=True, chunk_rows=23)
@@ -720,7 +720,7 @@ def test_the_first_pass_checks_entries_on_every_path(steps, dtype):
 def test_wide_rows_update_the_gram_matrix_in_place(chunk_rows):
     # From SYRK_FROM columns on, each chunk's Gram update is LAPACK's in-place
     # rank-k update on one triangle; the sum is the same matrix, symmetric.
-    from dpcov.utils._gram._dense import SYRK_FROM
+    from dpcov.utils._gram._blocks import SYRK_FROM
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(301, SYRK_FROM + 3))
@@ -769,14 +769,14 @@ def test_wide_gram_updates_hold_the_gil_only_alone_in_the_main_thread(
     # updates in place. The same matrix either way.
     from concurrent.futures import ThreadPoolExecutor
 
-    from dpcov.utils._gram._dense import SYRK_FROM, WIDE_CHUNK_ROWS
+    from dpcov.utils._gram._blocks import SYRK_FROM, WIDE_CHUNK_ROWS
 
     threads = 1 if where == "main, one thread" else 2
-    monkeypatch.setattr(_gram._dense, "pass_threads", lambda: threads)
-    monkeypatch.setattr(_gram._dense, "BLOCK_CHUNKS", 2)  # (blocks for 2 threads)
+    monkeypatch.setattr(_gram._blocks, "pass_threads", lambda: threads)
+    monkeypatch.setattr(_gram._blocks, "BLOCK_CHUNKS", 2)  # (blocks for 2 threads)
     # Chunks of 100 rows by bytes (as 4 MiB are from d = 513 on): raised to
     # WIDE_CHUNK_ROWS where the product updates the sums.
-    monkeypatch.setattr(_gram._dense, "CHUNK_BYTES", 8 * (SYRK_FROM + 3) * 100)
+    monkeypatch.setattr(_gram._blocks, "CHUNK_BYTES", 8 * (SYRK_FROM + 3) * 100)
     in_place, chunks = [], []
     original = _gram._dense._rank_k_update
     monkeypatch.setattr(

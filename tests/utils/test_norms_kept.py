@@ -74,7 +74,7 @@ def test_kept_norms_give_the_same_sums_bit_for_bit(monkeypatch, threads):
     # Every pass that starts from the raw norms reads the kept ones: the
     # same numbers, so the same clips, counts and sums, bit for bit, rows
     # beyond float64 included.
-    monkeypatch.setattr(_gram._dense, "pass_threads", lambda: threads)
+    monkeypatch.setattr(_gram._blocks, "pass_threads", lambda: threads)
     X = _rows()
     center = np.full(12, 0.1)
     expected = [row_statistics(X, **kw) for kw in _passes(X, center)]

@@ -58,6 +58,8 @@ The package holds one module per path, and what they share:
   and the statistics summed), with the methods of each path;
 * ``_dense.py``: the dense chunked pass over an in-memory array (and sparse
   input in densified chunks);
+* ``_blocks.py``: how that pass is cut into chunks, blocks and threads, and
+  a chunk's Gram update;
 * ``_sparse.py``: the sparse pass over the stored values of a CSR matrix;
 * ``_dask.py``: the reduction of a ``dask.array`` by Dask;
 * ``_norms_kept.py``: the input rows' norms, kept between the passes of
@@ -85,8 +87,8 @@ import numpy as np
 from .. import _array_api
 from .._array_api import is_dask_array
 from ._binned import BinnedSums
+from ._blocks import BLOCK_CHUNKS, CHUNK_BYTES, _ordered_map, _pass_threads
 from ._dask import _dask_sums, rows_in_blocks
-from ._dense import BLOCK_CHUNKS, CHUNK_BYTES, _ordered_map, _pass_threads
 from ._norms_kept import kept_row_norms
 from ._pass import _Pass
 from ._rows import _clip, _row_norms

@@ -47,7 +47,7 @@ import scipy.sparse as sp
 
 from ...exceptions import TooFewUnits
 from .._input_messages import NonFiniteInput
-from ._dense import _chunk_rows
+from ._blocks import _chunk_rows
 from ._rows import _MAX, _row_norms
 
 ROUTING_HINT = (
