@@ -40,7 +40,13 @@ References
 
 from ._accountant import BudgetAccountant
 from ._composition import compose, split_budget
-from ._conversions import zcdp_epsilon, zcdp_rho
+from ._conversions import (
+    gaussian_delta,
+    gaussian_epsilon,
+    gaussian_mu,
+    zcdp_epsilon,
+    zcdp_rho,
+)
 from ._guarantees import ZCDP, ApproxDP, PureDP
 
 __all__ = [
@@ -49,6 +55,9 @@ __all__ = [
     "ApproxDP",
     "zcdp_epsilon",
     "zcdp_rho",
+    "gaussian_delta",
+    "gaussian_epsilon",
+    "gaussian_mu",
     "compose",
     "split_budget",
     "BudgetAccountant",

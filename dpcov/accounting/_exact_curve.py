@@ -1,0 +1,144 @@
+"""The zCDP budget a fit may run at for an (epsilon, delta) ask, on the exact curve.
+
+A fit asked for (epsilon, delta) runs its steps at shares of one zCDP budget
+``rho``, today the largest whose Canonne-Kamath-Steinke conversion gives
+(epsilon, delta) (:func:`~dpcov.accounting.zcdp_rho`). That conversion holds
+for any rho-zCDP mechanism; a fit's steps are particular ones, whose
+composition has a smaller delta at epsilon:
+
+* a Gaussian step at ``rho_i`` has sensitivity ``mu_i = sqrt(2 rho_i)``
+  standard deviations, and Gaussian steps compose to one with ``mu =
+  sqrt(sum mu_i**2)`` (Dong, Roth and Su 2022), whose curve is exact
+  (:func:`~dpcov.accounting.gaussian_delta`);
+* a pure step at ``rho_i`` runs at ``epsilon_i = sqrt(2 rho_i)``, and a
+  bounded-range one (the exponential mechanism) at ``sqrt(8 rho_i)``; with
+  them the curve comes from the composed privacy loss distributions
+  (``_privacy_loss.py``).
+
+:func:`exact_rho` finds the largest ``rho`` at which the fit's steps, taking
+the same shares, stay (epsilon, delta)-DP on that curve, never below the
+zCDP calibration's (which holds too): every step's noise shrinks by the
+same factor, so no step loses budget to another.
+"""
+
+# Authors: The dpcov developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import math
+from functools import lru_cache
+
+from ._conversions import _check_nonnegative, gaussian_mu, zcdp_rho
+from ._privacy_loss import SPACING, PrivacyLoss
+
+#: The kinds of step, and the epsilon each runs at for its share of rho.
+KINDS = ("gaussian", "pure", "bounded_range")
+
+#: Relative precision of the search for rho (on the mixed curve): the rho
+#: returned is within this factor below the largest valid one.
+RHO_PRECISION = 1e-4
+
+
+def step_parameters(rho, shares):
+    """The steps at ``rho``: the composed Gaussian's ``mu`` and the epsilons.
+
+    Parameters
+    ----------
+    rho : float
+        The fit's zCDP budget.
+    shares : dict
+        ``{"gaussian": [...], "pure": [...], "bounded_range": [...]}``: the
+        shares of ``rho`` each step of that kind runs at (absent kinds have
+        none); they sum to at most 1.
+
+    Returns
+    -------
+    mu : float
+        ``sqrt(sum 2 rho s_i)`` over the Gaussian steps.
+    pure, bounded_range : tuple of float
+        ``sqrt(2 rho s_i)`` and ``sqrt(8 rho s_i)``.
+    """
+    mu = math.sqrt(2.0 * rho * math.fsum(shares.get("gaussian", ())))
+    pure = tuple(math.sqrt(2.0 * rho * s) for s in shares.get("pure", ()))
+    ranges = tuple(math.sqrt(8.0 * rho * s) for s in shares.get("bounded_range", ()))
+    return mu, pure, ranges
+
+
+def composed_loss(mu, pure=(), bounded_range=(), spacing=SPACING):
+    """The privacy loss distribution of the steps, composed."""
+    loss = PrivacyLoss.gaussian(mu, spacing)
+    for epsilon in pure:
+        loss = loss.compose(PrivacyLoss.pure(epsilon, spacing))
+    for epsilon in bounded_range:
+        loss = loss.compose(PrivacyLoss.bounded_range(epsilon, spacing))
+    return loss
+
+
+def exact_rho(epsilon, delta, shares):
+    """The largest zCDP budget whose steps stay (epsilon, delta)-DP on the exact curve.
+
+    Parameters
+    ----------
+    epsilon : float
+        Positive and finite.
+    delta : float
+        In (0, 1).
+    shares : dict
+        The shares of the budget each step takes, by kind (see
+        :func:`step_parameters`).
+
+    Returns
+    -------
+    rho : float
+        At least ``zcdp_rho(epsilon, delta)``. With Gaussian steps only, the
+        analytic Gaussian's: ``gaussian_mu(epsilon, delta)**2 / (2 g)`` for
+        ``g`` the Gaussian steps' total share. With pure or bounded-range
+        steps, found by bisection on the composed privacy loss distribution
+        (rounded up, so an upper bound of the curve), to ``RHO_PRECISION``.
+    """
+    _check_nonnegative("epsilon", epsilon, allow_inf=False)
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
+    unknown = set(shares) - set(KINDS)
+    if unknown:
+        raise ValueError(f"unknown kinds of step: {sorted(unknown)}.")
+    key = tuple(tuple(float(s) for s in shares.get(kind, ())) for kind in KINDS)
+    return _exact_rho(float(epsilon), float(delta), key)
+
+
+@lru_cache(maxsize=1024)
+def _exact_rho(epsilon, delta, key):
+    shares = dict(zip(KINDS, key, strict=True))
+    floor = zcdp_rho(epsilon, delta)
+    gaussian = math.fsum(shares["gaussian"])
+    if not (shares["pure"] or shares["bounded_range"]):
+        if gaussian == 0:
+            return floor
+        # delta(mu) at epsilon is exact: the composed Gaussian at gaussian_mu.
+        rho = gaussian_mu(epsilon, delta) ** 2 / (2.0 * gaussian)
+        while step_parameters(rho, shares)[0] > gaussian_mu(epsilon, delta):
+            rho = math.nextafter(rho, 0.0)
+        return max(rho, floor)
+
+    def within(rho):
+        loss = composed_loss(*step_parameters(rho, shares))
+        return loss.delta(epsilon) <= delta
+
+    if not within(floor):
+        # (The discretised curve is an upper bound: at the zCDP budget it
+        # may, for a step on the grid's edge, read above delta. The zCDP
+        # calibration holds regardless.)
+        return floor
+    # Above: a budget whose Gaussian steps alone would spend the ask.
+    high = floor * 2.0
+    if gaussian > 0:
+        high = max(high, gaussian_mu(epsilon, delta) ** 2 / (2.0 * gaussian))
+    while within(high):
+        high *= 2.0
+    low = floor
+    while high - low > RHO_PRECISION * low:
+        middle = 0.5 * (low + high)
+        if within(middle):
+            low = middle
+        else:
+            high = middle
+    return low
