@@ -27,6 +27,8 @@ same factor, so no step loses budget to another.
 import math
 from functools import lru_cache
 
+import numpy as np
+
 from ._conversions import _check_nonnegative, gaussian_mu, zcdp_rho
 from ._privacy_loss import SPACING, PrivacyLoss
 
@@ -64,7 +66,21 @@ def step_parameters(rho, shares):
 
 
 def composed_loss(mu, pure=(), bounded_range=(), spacing=SPACING):
-    """The privacy loss distribution of the steps, composed."""
+    """The privacy loss distribution of the steps, composed.
+
+    Parameters
+    ----------
+    mu : float
+        The Gaussian steps' composed sensitivity in standard deviations.
+    pure, bounded_range : tuple of float, default=()
+        The epsilons of the pure and the bounded-range steps.
+    spacing : float, default=SPACING
+        The grid of the discrete parts.
+
+    Returns
+    -------
+    loss : PrivacyLoss
+    """
     loss = PrivacyLoss.gaussian(mu, spacing)
     for epsilon in pure:
         loss = loss.compose(PrivacyLoss.pure(epsilon, spacing))
@@ -96,13 +112,27 @@ def exact_rho(epsilon, delta, shares):
         (rounded up, so an upper bound of the curve), to ``RHO_PRECISION``.
     """
     _check_nonnegative("epsilon", epsilon, allow_inf=False)
+    if not epsilon > 0:
+        raise ValueError(f"epsilon must be positive, got {epsilon!r}.")
     if not 0 < delta < 1:
         raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
+    return _exact_rho(float(epsilon), float(delta), _checked_shares(shares))
+
+
+def _checked_shares(shares):
+    # The shares as a hashable key, refused unless each is a finite number
+    # in [0, 1] and they sum to at most 1 (a budget split's shares can round
+    # a few ulps above it: 1 + 8 u is allowed, the zCDP split's own slack).
     unknown = set(shares) - set(KINDS)
     if unknown:
         raise ValueError(f"unknown kinds of step: {sorted(unknown)}.")
     key = tuple(tuple(float(s) for s in shares.get(kind, ())) for kind in KINDS)
-    return _exact_rho(float(epsilon), float(delta), key)
+    values = [s for kind in key for s in kind]
+    if not all(0 <= s <= 1 for s in values):  # (NaN fails too)
+        raise ValueError("each step's share must be a number in [0, 1].")
+    if math.fsum(values) > 1.0 + 8 * np.finfo(float).eps:
+        raise ValueError("the steps' shares must sum to at most 1.")
+    return key
 
 
 @lru_cache(maxsize=1024)
@@ -124,14 +154,11 @@ def _exact_rho(epsilon, delta, key):
         return loss.delta(epsilon) <= delta
 
     if not within(floor):
-        # (The discretised curve is an upper bound: at the zCDP budget it
-        # may, for a step on the grid's edge, read above delta. The zCDP
-        # calibration holds regardless.)
+        # (The computed curve is an upper bound, rounded up on its grid: at
+        # the zCDP budget it may read above delta. The zCDP calibration
+        # holds regardless.)
         return floor
-    # Above: a budget whose Gaussian steps alone would spend the ask.
     high = floor * 2.0
-    if gaussian > 0:
-        high = max(high, gaussian_mu(epsilon, delta) ** 2 / (2.0 * gaussian))
     while within(high):
         high *= 2.0
     low = floor

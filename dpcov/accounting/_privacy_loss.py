@@ -1,4 +1,4 @@
-"""Privacy loss distributions, discretised pessimistically, and their composition.
+"""Privacy loss distributions: a Gaussian part, exact, and a discrete part, rounded up.
 
 The privacy loss of a mechanism between two neighbouring inputs is the
 random variable ``L = log(P(o) / Q(o))`` for ``o`` drawn from ``P``; its
@@ -9,164 +9,207 @@ distribution (the PLD) gives the mechanism's whole (epsilon, delta) curve,
     \\delta(\\varepsilon) = \\mathbb{E}\\left[(1 - e^{\\varepsilon - L})_+\\right]
     + P(L = \\infty),
 
-and the PLD of a composition is the convolution of the parts' (Sommer,
-Meiser and Mohammadi, 2019; Koskela, Jälkö and Honkela, 2020). For each
-part, the PLD of a dominating pair (the worst neighbouring pair) is used:
+and the PLD of a composition, adaptive or not, is dominated by the
+convolution of the parts' dominating pairs (Zhu, Dong and Wang 2022,
+Theorem 10; Sommer, Meiser and Mohammadi 2019). The dominating pairs used:
 
 * a Gaussian mechanism with sensitivity ``mu`` standard deviations: ``L ~
-  N(mu**2 / 2, mu**2)`` (Dong, Roth and Su, 2022);
+  N(mu**2 / 2, mu**2)``; Gaussian parts compose to one with ``mu =
+  sqrt(sum mu_i**2)`` (Dong, Roth and Su 2022), kept exact here;
 * any pure epsilon-DP step: randomized response, ``L = epsilon`` with
   probability ``e^eps / (1 + e^eps)``, else ``-epsilon`` (Kairouz, Oh and
-  Viswanath, 2015);
+  Viswanath 2015);
 * an epsilon-bounded-range step (the exponential mechanism): the density
   ``e^((eps + x) / 2) / (2 (e^eps - 1))`` on ``(-eps, eps)``, whose curve
   ``(e^(eps/2) - e^(eps'/2))**2 / (e^eps - 1)`` is the largest over the
   worst cases of Dong, Durfee and Rogers (2020, Lemma 3.3), the two-point
-  losses ``{t - eps, t}`` (attained at ``t = (eps + eps') / 2``).
+  losses ``{t - eps, t}`` (attained at ``t = (eps + eps') / 2``); it is
+  symmetric, so it dominates at every order.
 
-:class:`PrivacyLoss` holds a PLD on the grid ``k * spacing``, every loss
-rounded *up* to the grid point above it (a loss that is larger on every
-outcome gives a larger delta at every epsilon, composition included, so the
-curve computed is an upper bound of the true one), with the mass of the far
-upper tail moved to ``+inf`` and that of the far lower tail up to the
-grid's first point (both pessimistic as well).
+:class:`PrivacyLoss` holds the composed Gaussian part's ``mu`` and the other
+parts' composed PMF on the grid ``k * spacing``, every loss rounded *up* to
+the grid point above it (a loss that is larger on every outcome gives a
+larger delta at every epsilon, composition included). Its delta at epsilon
+is ``sum_j p_j delta_G(epsilon - l_j)``, the exact Gaussian curve
+(``_conversions._gaussian_curve``) shifted by each discrete loss, raised by
+the curve's error bound: an upper bound of the true curve. The discrete
+parts are convolved directly (sums of non-negative terms, no FFT), at a cost
+of the product of their sizes (``2 eps / spacing`` points for a
+bounded-range step).
 """
 
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import signal, special
+from scipy import special
 from scipy.optimize import brentq
 
-#: Default grid spacing of the losses: each part's loss is rounded up by at
-#: most this much.
+from ._conversions import _U, _gaussian_curve, _gaussian_curve_error
+
+#: Default grid spacing of the discrete parts' losses: each is rounded up by
+#: at most this much.
 SPACING = 1e-4
-#: Mass left in each far tail of a Gaussian part (moved up: pessimistic).
-TAIL = 1e-15
-#: Below this many points in the smaller operand, a direct convolution (exact
-#: sums of non-negative terms); above it, by FFT.
-DIRECT_UP_TO = 64
 
 
 @dataclass(frozen=True, eq=False)
 class PrivacyLoss:
-    """A privacy loss distribution on the grid ``k * spacing``, rounded up.
+    """A composed privacy loss: a Gaussian part and a discrete part.
 
     Parameters
     ----------
+    mu : float
+        The Gaussian part's sensitivity in standard deviations (0: none).
     spacing : float
-        The grid's step.
+        The discrete part's grid step.
     start : int
         The grid index of ``probabilities[0]``: its loss is ``start *
         spacing``.
     probabilities : ndarray of shape (m,)
-        Non-negative masses of the finite losses.
-    infinity : float
-        The mass at ``+inf`` (outcomes one neighbour never gives, and the
-        far upper tail).
+        Non-negative masses of the discrete part's losses.
     """
 
-    spacing: float
-    start: int
-    probabilities: np.ndarray
-    infinity: float = 0.0
-
-    # -- the parts ------------------------------------------------------------
-
-    @classmethod
-    def identity(cls, spacing=SPACING):
-        """The loss of no step: 0 with probability 1."""
-        return cls(spacing, 0, np.ones(1))
+    mu: float = 0.0
+    spacing: float = SPACING
+    start: int = 0
+    probabilities: np.ndarray = field(default_factory=lambda: np.ones(1))
 
     @classmethod
     def gaussian(cls, mu, spacing=SPACING):
-        """A Gaussian mechanism with sensitivity ``mu`` noise standard deviations."""
-        if mu == 0:
-            return cls.identity(spacing)
-        mean, scale = mu * mu / 2.0, mu
-        reach = -special.ndtri(TAIL) * scale  # about 8 standard deviations
-        low = math.ceil((mean - reach) / spacing)
-        high = math.ceil((mean + reach) / spacing)
-        edges = np.arange(low - 1, high + 1) * spacing
-        # Mass of ((k - 1) h, k h] at k h: CDF differences below the mean,
-        # survival-function differences above it (no digits lost in either
-        # tail). The lower tail goes up to the first point, the upper tail to
-        # infinity.
-        z = (edges - mean) / scale
-        cdf, survival = special.ndtr(z), special.ndtr(-z)
-        probabilities = np.where(
-            z[1:] <= 0, cdf[1:] - cdf[:-1], survival[:-1] - survival[1:]
-        )
-        probabilities[0] += cdf[0]
-        probabilities = np.maximum(probabilities, 0.0)
-        return cls(spacing, low, probabilities, float(survival[-1]))
+        """A Gaussian mechanism with sensitivity ``mu`` noise standard deviations.
+
+        Parameters
+        ----------
+        mu : float
+            Non-negative and finite.
+        spacing : float, default=SPACING
+            The grid of the discrete parts it may be composed with.
+
+        Returns
+        -------
+        loss : PrivacyLoss
+        """
+        return cls(mu=float(mu), spacing=spacing)
 
     @classmethod
     def pure(cls, epsilon, spacing=SPACING):
-        """Any pure ``epsilon``-DP step (randomized response dominates it)."""
-        if epsilon == 0:
-            return cls.identity(spacing)
+        """Any pure ``epsilon``-DP step (randomized response dominates it).
+
+        Parameters
+        ----------
+        epsilon : float
+            Non-negative and finite.
+        spacing : float, default=SPACING
+            The grid step.
+
+        Returns
+        -------
+        loss : PrivacyLoss
+        """
         low, high = math.ceil(-epsilon / spacing), math.ceil(epsilon / spacing)
         probabilities = np.zeros(high - low + 1)
-        probabilities[0] = special.expit(-epsilon)
+        probabilities[0] += special.expit(-epsilon)
         probabilities[-1] += special.expit(epsilon)
-        return cls(spacing, low, probabilities)
+        return cls(spacing=spacing, start=low, probabilities=probabilities)
 
     @classmethod
     def bounded_range(cls, epsilon, spacing=SPACING):
         """An ``epsilon``-bounded-range step, e.g. the exponential mechanism.
 
-        The loss of its dominating pair has the density ``e^((eps + x) / 2) /
-        (2 (e^eps - 1))`` on ``(-eps, eps)``: its CDF is ``(e^((eps + x)/2) -
-        1) / (e^eps - 1)``.
+        Its dominating loss has the density ``e^((eps + x) / 2) / (2 (e^eps -
+        1))`` on ``(-eps, eps)``, whose CDF is ``(e^((eps + x) / 2) - 1) /
+        (e^eps - 1)``; each interval between grid points goes to its upper
+        end.
+
+        Parameters
+        ----------
+        epsilon : float
+            Non-negative and finite.
+        spacing : float, default=SPACING
+            The grid step.
+
+        Returns
+        -------
+        loss : PrivacyLoss
         """
         if epsilon == 0:
-            return cls.identity(spacing)
+            return cls(spacing=spacing)
         low, high = math.ceil(-epsilon / spacing), math.ceil(epsilon / spacing)
         edges = np.clip(np.arange(low - 1, high + 1) * spacing, -epsilon, epsilon)
         cdf = np.expm1((epsilon + edges) / 2.0) / math.expm1(epsilon)
-        return cls(spacing, low, np.maximum(np.diff(cdf), 0.0))
-
-    # -- composition and the curve ---------------------------------------------
+        probabilities = np.maximum(np.diff(cdf), 0.0)
+        return cls(spacing=spacing, start=low, probabilities=probabilities)
 
     def compose(self, other):
-        """The PLD of both steps, one after the other (a convolution)."""
+        """The loss of both steps, one after the other.
+
+        Parameters
+        ----------
+        other : PrivacyLoss
+            On the same grid.
+
+        Returns
+        -------
+        loss : PrivacyLoss
+            The Gaussian parts combined (``sqrt(mu**2 + other.mu**2)``), the
+            discrete parts convolved.
+        """
         if other.spacing != self.spacing:
             raise ValueError("compose privacy losses on the same grid.")
-        a, b = self.probabilities, other.probabilities
-        if min(a.size, b.size) <= DIRECT_UP_TO:
-            probabilities = np.convolve(a, b)
-        else:
-            probabilities = np.maximum(signal.fftconvolve(a, b), 0.0)
-        infinity = 1.0 - (1.0 - self.infinity) * (1.0 - other.infinity)
         return PrivacyLoss(
-            self.spacing, self.start + other.start, probabilities, infinity
+            mu=math.hypot(self.mu, other.mu),
+            spacing=self.spacing,
+            start=self.start + other.start,
+            probabilities=np.convolve(self.probabilities, other.probabilities),
         )
 
-    def losses(self):
-        """The grid points of ``probabilities``."""
-        return (self.start + np.arange(self.probabilities.size)) * self.spacing
-
     def delta(self, epsilon):
-        """``E[(1 - e^(epsilon - L))_+] + P(L = inf)``: an upper bound of the curve."""
-        losses = self.losses()
-        above = losses > epsilon
-        gain = -np.expm1(epsilon - losses[above])
-        return float(np.dot(gain, self.probabilities[above]) + self.infinity)
+        """An upper bound of the composed curve's delta at ``epsilon``.
+
+        Parameters
+        ----------
+        epsilon : float
+            Any real number.
+
+        Returns
+        -------
+        delta : float
+            ``sum_j p_j delta_G(epsilon - l_j)`` raised by the Gaussian
+            curve's error bound and the sum's rounding; without a Gaussian
+            part, ``sum_j p_j (1 - e^(epsilon - l_j))_+``.
+        """
+        losses = (self.start + np.arange(self.probabilities.size)) * self.spacing
+        shifted = epsilon - losses
+        if self.mu == 0:
+            terms = np.where(shifted < 0, -np.expm1(np.minimum(shifted, 0.0)), 0.0)
+        else:
+            curve = _gaussian_curve(self.mu, shifted)
+            terms = curve * (1.0 + _gaussian_curve_error(self.mu, shifted))
+        total = float(np.dot(self.probabilities, terms))
+        # (A sum of m non-negative products: relative error below 2 m u.)
+        return min(total * (1.0 + 2 * terms.size * _U), 1.0)
 
     def epsilon(self, delta):
-        """The smallest ``epsilon >= 0`` with ``self.delta(epsilon) <= delta``."""
+        """The smallest ``epsilon >= 0`` with ``self.delta(epsilon) <= delta``.
+
+        Parameters
+        ----------
+        delta : float
+            In (0, 1).
+
+        Returns
+        -------
+        epsilon : float
+        """
         if self.delta(0.0) <= delta:
             return 0.0
-        if self.infinity > delta:
-            return math.inf
-        top = float(self.losses()[-1])
-        # delta(top) is the mass at infinity only: the root lies below top.
-        root = brentq(lambda e: self.delta(e) - delta, 0.0, top, xtol=1e-12)
+        high = 1.0
+        while self.delta(high) > delta:
+            high *= 2.0
+        root = brentq(lambda e: self.delta(e) - delta, 0.0, high, xtol=1e-12)
         epsilon, step = float(root), 0.0
         while self.delta(epsilon) > delta:
             step = max(2.0 * step, math.ulp(epsilon))
