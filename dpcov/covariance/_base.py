@@ -656,8 +656,10 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
             with small_matrix_blas(n_features), device_algebra(X), kept:
                 self._fit_rows(X, budget=budget, lazy=lazy, groups=groups)
         except NonFiniteInput as error:
-            # Raised outside the except block: nothing chained.
-            failed = error
+            # Raised outside the except block: nothing chained, and the
+            # original's traceback (whose frames hold the rows and their
+            # kept norms) is dropped with it.
+            failed = error.named(f"{type(self).__name__}.fit")
         else:
             # An array of another namespace: the fitted arrays go back to it.
             if namespace is not None:
@@ -667,7 +669,7 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
                         to_namespace(bound, *namespace) for bound in self.bounds_
                     )
             return self
-        raise failed.named(f"{type(self).__name__}.fit")
+        raise failed
 
     def _reads_raw_norms_again(self):
         """Whether more than one pass of the fit starts from the rows' norms.

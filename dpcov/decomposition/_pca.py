@@ -829,10 +829,10 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
                 with self._deferral(X.shape[1]):
                     estimator.fit(X, groups=groups)
         except NonFiniteInput as error:
-            failed = error
+            failed = error.named(f"{type(self).__name__}.fit")
         else:
             return estimator
-        raise failed.named(f"{type(self).__name__}.fit")
+        raise failed
 
     def _deferral(self, n_features):
         # The context of the covariance fit: its eigenvectors deferred where

@@ -593,8 +593,8 @@ class StandardScaler(
         try:
             return self._fit_rows(X, budget, groups)
         except NonFiniteInput as error:
-            failed = error  # (raised outside the except block: nothing chained)
-        raise failed.named(f"{type(self).__name__}.fit")
+            failed = error.named(f"{type(self).__name__}.fit")  # (raised below)
+        raise failed
 
     def _fit_rows(self, X, budget, groups=None):
         # The fit after validation: plan, first pass, spend, release, record.

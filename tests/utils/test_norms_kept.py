@@ -1,5 +1,6 @@
 """The rows' norms kept between the passes of one fit (``_norms_kept.py``)."""
 
+import gc
 from functools import partial
 
 import numpy as np
@@ -139,9 +140,39 @@ def test_norms_are_kept_only_for_float64_arrays_in_memory(tmp_path):
     )
     memmap[:] = X
     narrow = np.ascontiguousarray(X[:, : _norms_kept.KEPT_FROM - 1])
-    for rows in (X.astype(np.float32), memmap, narrow):
+    # (Validation turns a memmap into a plain array over the mapping.)
+    mapped = (memmap, np.asarray(memmap), memmap[10:])
+    for rows in (X.astype(np.float32), narrow, *mapped):
         with kept_row_norms(rows):
             assert _norms_kept.row_norms_of(rows) is None
+    kept = []
+    original = _norms_kept.RowNorms.__init__
+
+    def spy(self, source):
+        kept.append(1)
+        original(self, source)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_norms_kept.RowNorms, "__init__", spy)
+        AdaptiveCovariance(epsilon=2.0, random_state=0).fit(memmap)
+        assert not kept
+        AdaptiveCovariance(epsilon=2.0, random_state=0).fit(X)
+        assert kept
+
+
+def test_a_refused_fit_keeps_no_norms():
+    # A NaN in the last chunk: the first pass has kept the chunks before it
+    # when it refuses. The error raised holds no frame of the fit (it is a
+    # new error, raised outside the handler), so no norms survive it.
+    X = np.random.default_rng(1).normal(size=(20000, 12))
+    X[-1, 0] = np.nan
+    try:
+        AdaptiveCovariance(epsilon=2.0, random_state=0).fit(X)
+    except ValueError as error:
+        refused = error
+    assert refused.__context__ is None and refused.__cause__ is None
+    gc.collect()
+    assert not [o for o in gc.get_objects() if isinstance(o, _norms_kept.RowNorms)]
 
 
 def test_kept_norms_still_check_the_entries():

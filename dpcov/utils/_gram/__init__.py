@@ -12,12 +12,14 @@ norms, counts of norms in public bins), so one function,
   as a whole and never written to; each thread processes its chunks in one
   reused buffer (a float32 chunk is upcast into it, so float32 input costs
   no float64 copy of ``X`` and the statistics are as accurate as for
-  float64). Every row is multiplied by its clip factor (1 within the
-  radius), so the work depends on ``n`` and ``d`` only, not on how many
-  rows are clipped. The Gram update is one BLAS call (``syrk``) per chunk,
-  accumulated in float64. Fixed blocks of chunks are summed on the threads
-  the BLAS would use (:mod:`dpcov.utils._threads`), their sums added in a
-  fixed order: the same bits whatever the number of threads. Sums that need
+  float64). Rows beyond the radius are scaled by their clip factor; the
+  others are left as they are (a factor of 1 is exact), so a chunk with no
+  row to clip costs no write. The Gram update is one BLAS call (``syrk``)
+  per chunk, accumulated in float64. Fixed blocks of chunks are summed on
+  the threads the BLAS would use (:mod:`dpcov.utils._threads`), their sums
+  added in a fixed order: for rows narrower than ``SYRK_FROM`` features the
+  same bits whatever the number of threads (wider rows' updates, in place
+  on one thread and products on several, agree to rounding). Sums that need
   no processed row (a clipped sum, norms of clipped and centred rows) never
   form one (:meth:`_Pass.unformed`);
 * a ``dask.array`` is reduced by Dask: every block runs the same chunked pass

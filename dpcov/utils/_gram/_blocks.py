@@ -90,13 +90,30 @@ def _alone_in_main_thread():
     return pass_threads() < 2 and threading.current_thread() is threading.main_thread()
 
 
-def _wide_chunk_rows(step, n_features, gram, chunk_rows):
-    """The chunk size of a pass: at least ``WIDE_CHUNK_ROWS`` for a wide Gram pass.
+def _wide_chunk_rows(step, n_features, chunk_rows):
+    """The chunk size of a pass over wide rows: at least ``WIDE_CHUNK_ROWS``.
 
-    Unless it runs alone in the main thread (its updates are then in place,
-    see ``SYRK_FROM``) or the caller chose the size.
+    For every pass over rows of ``SYRK_FROM`` features or more that may run
+    on several threads (its Gram updates then add NumPy's product, see
+    ``SYRK_FROM``), not only the Gram pass: the passes of one fit then cut
+    the rows alike, and the norms the first computes serve the others
+    (``_norms_kept.py``). Unless the pass runs alone in the main thread or
+    the caller chose the size.
+
+    Parameters
+    ----------
+    step : int
+        The size by bytes (``_chunk_rows``).
+    n_features : int
+        The processed rows' width.
+    chunk_rows : int or None
+        The caller's size.
+
+    Returns
+    -------
+    step : int
     """
-    if not gram or n_features < SYRK_FROM or chunk_rows is not None:
+    if n_features < SYRK_FROM or chunk_rows is not None:
         return step
     if _alone_in_main_thread():
         return step

@@ -307,12 +307,12 @@ class _DensePass:
                     return self.run_sparse(X, pairs)
                 del pairs
         # Fixed blocks of chunks, each summed on its own, the blocks' sums
-        # added in order: the result does not depend on how many threads
-        # run the blocks.
+        # added in order: for narrow rows the result does not depend on how
+        # many threads run the blocks.
         n_rows, n_features = X.shape
         step = _chunk_rows(n_features, self.chunk_rows)
         out_features = n_features if self.transform is None else self.transform.shape[0]
-        step = _wide_chunk_rows(step, out_features, self.gram, self.chunk_rows)
+        step = _wide_chunk_rows(step, out_features, self.chunk_rows)
         blocks = _blocks_of(n_rows, step)
         sums = self._zeros(n_features)
         # The rows' norms kept from an earlier pass of the fit, if any

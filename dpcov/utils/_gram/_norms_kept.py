@@ -21,6 +21,7 @@ private values, dropped when the fit ends.
 # Authors: The dpcov developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import mmap
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -60,16 +61,42 @@ class RowNorms:
         self._known = None
 
     def for_chunks(self, step):
-        """Prepare for a pass in chunks of ``step`` rows: self."""
+        """Prepare for a pass in chunks of ``step`` rows.
+
+        Parameters
+        ----------
+        step : int
+            The pass's rows per chunk. Another size than the last pass's
+            forgets which chunks are known (their norms are computed again).
+
+        Returns
+        -------
+        self : RowNorms
+        """
         if self._norms is None:
-            self._norms = np.empty(self.source.shape[0])
+            # NaN until computed: a bookkeeping error would read NaN norms
+            # (a refused pass), never small ones (unclipped rows).
+            self._norms = np.full(self.source.shape[0], np.nan)
         if self._step != step:
             self._step = step
             self._known = np.zeros(-(-self.source.shape[0] // step), dtype=bool)
         return self
 
     def chunk(self, start, rows):
-        """The norms of ``rows`` (the chunk from ``start``), kept or computed."""
+        """The norms of a chunk, kept or computed.
+
+        Parameters
+        ----------
+        start : int
+            The chunk's first row (a multiple of the pass's ``step``).
+        rows : ndarray of shape (m, n_features)
+            ``source[start:start + m]``.
+
+        Returns
+        -------
+        norms : ndarray of shape (m,)
+            A read-only view of the kept norms.
+        """
         index = start // self._step
         stop = start + rows.shape[0]
         if not self._known[index]:
@@ -80,12 +107,23 @@ class RowNorms:
         return view
 
 
+def _mapped(X):
+    # Whether X's memory is a file's mapping: validation turns a memmap into
+    # a plain ndarray whose base (at some depth) is the memmap.
+    while X is not None:
+        if isinstance(X, (np.memmap, mmap.mmap)):
+            return True
+        X = getattr(X, "base", None)
+    return False
+
+
 def _keeps(X):
     return (
         type(X) is np.ndarray
         and X.dtype == np.float64
         and X.ndim == 2
         and X.shape[1] >= KEPT_FROM
+        and not _mapped(X)
     )
 
 
@@ -93,10 +131,19 @@ def _keeps(X):
 def kept_row_norms(X, keep=True):
     """Within the context, passes over ``X`` share its rows' norms.
 
-    A no-op with ``keep=False`` (a fit that reads the raw norms once: the
-    caller knows it from public parameters), for an input whose norms are
-    not kept (see the module's description) and inside another such context
-    (the outer one keeps).
+    Parameters
+    ----------
+    X : object
+        The fit's validated input.
+    keep : bool, default=True
+        False for a fit that reads the raw norms once (the caller knows it
+        from public parameters): then, for an input whose norms are not
+        kept (see the module's description) and inside another such context
+        (the outer one keeps), the context does nothing.
+
+    Yields
+    ------
+    None
     """
     if not keep or _KEPT.get() is not None or not _keeps(X):
         yield
@@ -109,7 +156,18 @@ def kept_row_norms(X, keep=True):
 
 
 def row_norms_of(X):
-    """The kept norms of ``X`` in this context, or None."""
+    """The kept norms of ``X`` in this context.
+
+    Parameters
+    ----------
+    X : object
+        A pass's input.
+
+    Returns
+    -------
+    kept : RowNorms or None
+        None outside a context that keeps ``X``'s norms (the object itself).
+    """
     kept = _KEPT.get()
     if kept is None or kept.source is not X:
         return None
