@@ -89,15 +89,25 @@ def zcdp_epsilon(rho, delta):
     >>> zcdp_epsilon(1e-4, 0.3)  # (0, 0.3)-DP: the infimum is negative
     0.0
     """
-    _check_nonnegative("rho", rho)
+    edge = _epsilon_at_edges("rho", rho, delta)
+    if edge is not None:
+        return edge
+    return _cks_epsilon(float(rho), float(delta))
+
+
+def _epsilon_at_edges(name, value, delta):
+    # The checks and edge cases of a conversion to epsilon at delta: a
+    # parameter (rho, mu) of 0 costs nothing; delta = 0 or an infinite
+    # parameter, everything. None when neither applies.
+    _check_nonnegative(name, value)
     _check_nonnegative("delta", delta)
     if delta >= 1:
         raise ValueError(f"delta must be smaller than 1, got {delta!r}.")
-    if rho == 0:
+    if value == 0:
         return 0.0
-    if delta == 0 or np.isinf(rho):
+    if delta == 0 or math.isinf(value):
         return math.inf
-    return _cks_epsilon(float(rho), float(delta))
+    return None
 
 
 #: Conversions remembered: a fit converts its (epsilon, delta) once, but a
@@ -351,14 +361,9 @@ def gaussian_epsilon(mu, delta):
     >>> round(gaussian_epsilon(0.5, 1e-6), 4)
     2.2541
     """
-    _check_nonnegative("mu", mu)
-    _check_nonnegative("delta", delta)
-    if delta >= 1:
-        raise ValueError(f"delta must be smaller than 1, got {delta!r}.")
-    if mu == 0:
-        return 0.0
-    if delta == 0 or math.isinf(mu):
-        return math.inf
+    edge = _epsilon_at_edges("mu", mu, delta)
+    if edge is not None:
+        return edge
     return _gaussian_epsilon(float(mu), float(delta))
 
 
