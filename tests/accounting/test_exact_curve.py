@@ -306,3 +306,41 @@ def test_exact_rho_refuses_bad_asks():
             exact_rho(1.0, 1e-6, shares)
     # No Gaussian step and nothing else: the zCDP calibration.
     assert exact_rho(1.0, 1e-6, {}) == zcdp_rho(1.0, 1e-6)
+
+
+def test_a_ledger_of_gaussian_releases_on_the_exact_curve():
+    # The accounting chapter's example: ten GaussianCovariance fits, each one
+    # Gaussian release at zcdp_rho(1, 1e-6), compose to mu = sqrt(2 rho);
+    # the accountant's zCDP total reports 3.49, the exact curve 3.26 (and
+    # dp_accounting's PLD accountant the same, within 1%, its grid's
+    # rounding: the next test).
+    from dpcov.accounting import BudgetAccountant
+    from dpcov.covariance import GaussianCovariance
+
+    accountant = BudgetAccountant(delta=1e-6)
+    X = np.random.default_rng(0).uniform(-0.5, 0.5, size=(1000, 3))
+    for seed in range(10):
+        GaussianCovariance(
+            epsilon=1.0,
+            delta=1e-6,
+            data_norm=1.0,
+            assume_centered=True,
+            accountant=accountant,
+            random_state=seed,
+        ).fit(X)
+    exact = gaussian_epsilon(math.sqrt(2 * accountant.rho), 1e-6)
+    assert round(accountant.epsilon, 2) == 3.49
+    assert round(exact, 2) == 3.26
+
+
+def test_the_ledger_example_against_dp_accounting():
+    dp_event = pytest.importorskip("dp_accounting.dp_event")
+    pld = pytest.importorskip("dp_accounting.pld")
+    rho = zcdp_rho(1.0, 1e-6)
+    exact = gaussian_epsilon(math.sqrt(2 * 10 * rho), 1e-6)
+    event = dp_event.SelfComposedDpEvent(
+        dp_event.GaussianDpEvent(noise_multiplier=1 / math.sqrt(2 * rho)), 10
+    )
+    theirs = pld.PLDAccountant()
+    theirs.compose(event)
+    assert theirs.get_epsilon(1e-6) == pytest.approx(exact, rel=0.01)
