@@ -306,33 +306,59 @@ def _expm1_times_ndtr(x, z):
 
 
 #: The relative error of _gaussian_curve is below ``CURVE_ERROR * u * (1 +
-#: 1/mu + |x|/mu**2 + z1**2)`` (``u`` the float64 epsilon): the terms are the
-#: cancellations of the two normal masses (``1/mu``, ``|x|/mu**2``) and the
-#: exponential's argument (``z1**2``). Against 60-digit arithmetic (mpmath)
-#: on mu in [1e-6, 100] and x in [-1, 200], the largest error was 4.7 times
-#: the model: the constant keeps a factor of about 7 above it.
+#: 1/mu + |x|/mu**2 + z1**2 + |z1| (mu/2 + |x|/mu))`` (``u`` the float64
+#: epsilon): the terms are the cancellations of the two normal masses
+#: (``1/mu``, ``|x|/mu**2``), the exponential's argument (``z1**2``) and the
+#: rounding of ``z1`` itself, which the exponential magnifies. Against
+#: 80-digit arithmetic (mpmath) on mu in [1e-6, 1e5] and x in [-1, 1e8],
+#: the largest error was 1.9 times the model: the constant keeps a factor of
+#: 16 above it.
 CURVE_ERROR = 32.0
+
+#: Below this, a delta is subnormal: its relative error is unbounded, and
+#: the curve's inverses refuse it.
+SMALLEST_DELTA = float(np.finfo(float).tiny)
 
 
 def _gaussian_curve_error(mu, x):
     """A bound on the relative error of ``_gaussian_curve`` at ``x``."""
     x, mu = np.asarray(x, dtype=float), np.float64(mu)
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         z1 = mu / 2.0 - x / mu
-        model = 1.0 + 1.0 / mu + np.abs(x) / (mu * mu) + z1 * z1
-    return CURVE_ERROR * _U * model
+        ratio = np.abs(x) / mu
+        model = 1.0 + 1.0 / mu + ratio / mu + z1 * z1 + np.abs(z1) * (mu / 2 + ratio)
+    return np.where(np.isnan(model), np.inf, CURVE_ERROR * _U * model)
+
+
+def _gaussian_curve_above(mu, x):
+    """An upper bound of the true curve at every ``x``, for ``0 < mu < inf``.
+
+    The computed curve divided by ``1 - error`` where its error bound is
+    below 1/2; elsewhere (tiny ``mu`` or ``x``, where it may have lost every
+    digit) ``Phi(z1)``, the curve's first term (the second is positive),
+    computed to within a few ulps. Never NaN.
+    """
+    x = np.atleast_1d(np.asarray(x, dtype=float))
+    value = _gaussian_curve(mu, x)
+    error = _gaussian_curve_error(mu, x)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        first = special.ndtr(np.float64(mu) / 2.0 - x / np.float64(mu)) * (1 + 4 * _U)
+        above = np.where(error < 0.5, value / (1.0 - error), first)
+    above = np.minimum(above, first)
+    return np.where(np.isnan(above), 1.0, np.minimum(above, 1.0))
 
 
 def _gaussian_delta_above(mu, epsilon):
-    # The computed curve raised by its error bound: at least the true delta.
-    # So is Phi(z1), the curve's first term (the second is positive): the
-    # smaller of the two, where the error bound is large or infinite.
-    value = float(_gaussian_curve(mu, epsilon)[0])
-    with np.errstate(over="ignore", invalid="ignore"):
-        above = value * (1.0 + float(_gaussian_curve_error(mu, epsilon)))
-        first = float(special.ndtr(np.float64(mu) / 2.0 - epsilon / np.float64(mu)))
-    first *= 1.0 + 4 * _U  # (ndtr to within a few ulps)
-    return min(above, first) if math.isfinite(above) else first
+    # The scalar form of _gaussian_curve_above.
+    return float(_gaussian_curve_above(mu, epsilon)[0])
+
+
+def _check_curve_delta(delta):
+    if 0 < delta < SMALLEST_DELTA:
+        raise ValueError(
+            f"delta must be 0 or at least {SMALLEST_DELTA!r} (a normal float), "
+            f"got {delta!r}."
+        )
 
 
 def gaussian_epsilon(mu, delta):
@@ -364,22 +390,23 @@ def gaussian_epsilon(mu, delta):
     edge = _epsilon_at_edges("mu", mu, delta)
     if edge is not None:
         return edge
+    _check_curve_delta(delta)
     return _gaussian_epsilon(float(mu), float(delta))
 
 
 @lru_cache(maxsize=_CACHE_SIZE)
 def _gaussian_epsilon(mu, delta):
-    # The root of the computed curve, then up until the curve raised by its
-    # error bound is at most delta. Beyond epsilon = mu**2/2 + 40 mu the
-    # curve is below Phi(-40) (about 1e-350): 0 in floats, so the root lies
-    # below.
+    # The root of the curve's upper bound (decreasing in epsilon: at 0 it
+    # exceeds delta, far out it is 0), then up until that bound is at most
+    # delta. Beyond epsilon = mu**2/2 + 40 mu the curve is below Phi(-40)
+    # (about 1e-350): 0 in floats.
     if _gaussian_delta_above(mu, 0.0) <= delta:
         return 0.0
     high = mu * mu / 2.0 + 40.0 * mu + 1.0
     if not math.isfinite(high):
         return math.inf
     epsilon = brentq(
-        lambda e: float(_gaussian_curve(mu, e)[0]) - delta,
+        lambda e: _gaussian_delta_above(mu, e) - delta,
         0.0,
         high,
         xtol=1e-15,
@@ -428,6 +455,7 @@ def gaussian_mu(epsilon, delta):
         raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
     if math.isinf(epsilon):
         return math.inf
+    _check_curve_delta(delta)
     return _gaussian_mu(float(epsilon), float(delta))
 
 
@@ -446,12 +474,12 @@ def _gaussian_mu(epsilon, delta):
     low, high = 1.0, 1.0
     while _gaussian_delta_above(low, epsilon) > delta:
         low /= 2.0
-    while float(_gaussian_curve(high, epsilon)[0]) <= delta:
+    while _gaussian_delta_above(high, epsilon) <= delta:
         high *= 2.0
         if high > 2.0**1000:  # (epsilon near the largest float: no root)
             raise ValueError(f"epsilon={epsilon!r} is beyond the Gaussian curve.")
     log_mu = brentq(
-        lambda t: float(_gaussian_curve(math.exp(t), epsilon)[0]) - delta,
+        lambda t: _gaussian_delta_above(math.exp(t), epsilon) - delta,
         math.log(low),
         math.log(high),
         xtol=1e-15,

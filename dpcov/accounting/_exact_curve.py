@@ -26,6 +26,7 @@ same factor, so no step loses budget to another.
 
 import math
 from functools import lru_cache
+from numbers import Real
 
 import numpy as np
 
@@ -126,6 +127,10 @@ def _checked_shares(shares):
     unknown = set(shares) - set(KINDS)
     if unknown:
         raise ValueError(f"unknown kinds of step: {sorted(unknown)}.")
+    for kind in KINDS:
+        for share in shares.get(kind, ()):
+            if not isinstance(share, Real) or isinstance(share, bool):
+                raise ValueError("each step's share must be a number in [0, 1].")
     key = tuple(tuple(float(s) for s in shares.get(kind, ())) for kind in KINDS)
     values = [s for kind in key for s in kind]
     if not all(0 <= s <= 1 for s in values):  # (NaN fails too)
@@ -160,6 +165,10 @@ def _exact_rho(epsilon, delta, key):
         return floor
     high = floor * 2.0
     while within(high):
+        if high > floor * 2.0**20:
+            # (Steps whose shares cost next to nothing: no need to search
+            # further than a million times the zCDP budget.)
+            return high
         high *= 2.0
     low = floor
     while high - low > RHO_PRECISION * low:

@@ -48,7 +48,7 @@ import numpy as np
 from scipy import special
 from scipy.optimize import brentq
 
-from ._conversions import _U, _gaussian_curve, _gaussian_curve_error
+from ._conversions import _U, _gaussian_curve_above
 
 #: Default grid spacing of the discrete parts' losses: each is rounded up by
 #: at most this much.
@@ -70,12 +70,16 @@ class PrivacyLoss:
         spacing``.
     probabilities : ndarray of shape (m,)
         Non-negative masses of the discrete part's losses.
+    rounding : float
+        A bound on the masses' relative error (their formulas' and the
+        convolutions' rounding).
     """
 
     mu: float = 0.0
     spacing: float = SPACING
     start: int = 0
     probabilities: np.ndarray = field(default_factory=lambda: np.ones(1))
+    rounding: float = 0.0
 
     @classmethod
     def gaussian(cls, mu, spacing=SPACING):
@@ -113,16 +117,19 @@ class PrivacyLoss:
         probabilities = np.zeros(high - low + 1)
         probabilities[0] += special.expit(-epsilon)
         probabilities[-1] += special.expit(epsilon)
-        return cls(spacing=spacing, start=low, probabilities=probabilities)
+        return cls(
+            spacing=spacing, start=low, probabilities=probabilities, rounding=4 * _U
+        )
 
     @classmethod
     def bounded_range(cls, epsilon, spacing=SPACING):
         """An ``epsilon``-bounded-range step, e.g. the exponential mechanism.
 
         Its dominating loss has the density ``e^((eps + x) / 2) / (2 (e^eps -
-        1))`` on ``(-eps, eps)``, whose CDF is ``(e^((eps + x) / 2) - 1) /
-        (e^eps - 1)``; each interval between grid points goes to its upper
-        end.
+        1))`` on ``(-eps, eps)``; each interval ``(a, b]`` between grid points
+        goes to its upper end, with the mass ``e^((eps + a) / 2) expm1((b -
+        a) / 2) / expm1(eps)`` (no difference of CDF values, which would lose
+        digits near 1).
 
         Parameters
         ----------
@@ -139,9 +146,16 @@ class PrivacyLoss:
             return cls(spacing=spacing)
         low, high = math.ceil(-epsilon / spacing), math.ceil(epsilon / spacing)
         edges = np.clip(np.arange(low - 1, high + 1) * spacing, -epsilon, epsilon)
-        cdf = np.expm1((epsilon + edges) / 2.0) / math.expm1(epsilon)
-        probabilities = np.maximum(np.diff(cdf), 0.0)
-        return cls(spacing=spacing, start=low, probabilities=probabilities)
+        a, b = edges[:-1], edges[1:]
+        probabilities = (
+            np.exp((epsilon + a) / 2.0) * np.expm1((b - a) / 2.0) / math.expm1(epsilon)
+        )
+        return cls(
+            spacing=spacing,
+            start=low,
+            probabilities=np.maximum(probabilities, 0.0),
+            rounding=8 * _U,
+        )
 
     def compose(self, other):
         """The loss of both steps, one after the other.
@@ -159,11 +173,15 @@ class PrivacyLoss:
         """
         if other.spacing != self.spacing:
             raise ValueError("compose privacy losses on the same grid.")
+        # Each mass is a sum of at most min(m1, m2) products of non-negative
+        # masses: relative error below (min(m1, m2) + 1) u beyond the parts'.
+        terms = min(self.probabilities.size, other.probabilities.size)
         return PrivacyLoss(
             mu=math.hypot(self.mu, other.mu),
             spacing=self.spacing,
             start=self.start + other.start,
             probabilities=np.convolve(self.probabilities, other.probabilities),
+            rounding=self.rounding + other.rounding + (terms + 1) * _U,
         )
 
     def delta(self, epsilon):
@@ -177,20 +195,25 @@ class PrivacyLoss:
         Returns
         -------
         delta : float
-            ``sum_j p_j delta_G(epsilon - l_j)`` raised by the Gaussian
-            curve's error bound and the sum's rounding; without a Gaussian
-            part, ``sum_j p_j (1 - e^(epsilon - l_j))_+``.
+            ``sum_j p_j delta_G(epsilon - l_j)``, each term an upper bound of
+            the Gaussian curve's (``_gaussian_curve_above``), raised by the
+            masses' and the sum's rounding; without a Gaussian part, ``sum_j
+            p_j (1 - e^(epsilon - l_j))_+``. At most 1.
         """
         losses = (self.start + np.arange(self.probabilities.size)) * self.spacing
+        # The grid points in floats may sit a few ulps below the exact sums
+        # of rounded-up losses: raise them by 4 u of the largest.
+        losses = losses + 4 * _U * float(np.abs(losses).max())
         shifted = epsilon - losses
         if self.mu == 0:
             terms = np.where(shifted < 0, -np.expm1(np.minimum(shifted, 0.0)), 0.0)
+            terms *= 1.0 + 2 * _U  # (expm1 to within an ulp or two)
         else:
-            curve = _gaussian_curve(self.mu, shifted)
-            terms = curve * (1.0 + _gaussian_curve_error(self.mu, shifted))
+            terms = _gaussian_curve_above(self.mu, shifted)
         total = float(np.dot(self.probabilities, terms))
         # (A sum of m non-negative products: relative error below 2 m u.)
-        return min(total * (1.0 + 2 * terms.size * _U), 1.0)
+        total *= (1.0 + self.rounding) * (1.0 + 2 * terms.size * _U)
+        return min(total, 1.0) if math.isfinite(total) else 1.0
 
     def epsilon(self, delta):
         """The smallest ``epsilon >= 0`` with ``self.delta(epsilon) <= delta``.

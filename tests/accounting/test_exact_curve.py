@@ -344,3 +344,63 @@ def test_the_ledger_example_against_dp_accounting():
     theirs = pld.PLDAccountant()
     theirs.compose(event)
     assert theirs.get_epsilon(1e-6) == pytest.approx(exact, rel=0.01)
+
+
+@pytest.mark.parametrize(
+    ("mu", "delta"),
+    [
+        (1.0, 0.3829249225480262),  # one ulp above delta(0): within the error
+        (1e-30, 1e-16),  # tiny mu: the computed curve lost its digits
+        (1e-15, 1e-40),
+        (61129.63609661357, 2.3424442892741946e-19),  # large mu: z1's rounding
+    ],
+)
+def test_gaussian_epsilon_is_safe_where_the_curve_is_hard(mu, delta):
+    # Found by a review: these raised, or returned an epsilon below the true
+    # root. The upper bound of the curve (its error bound, or Phi(z1) where
+    # that bound is useless) is what the inverse solves.
+    from dpcov.accounting._conversions import _gaussian_curve_above
+
+    epsilon = gaussian_epsilon(mu, delta)
+    assert _gaussian_curve_above(mu, epsilon)[0] <= delta
+
+
+@pytest.mark.parametrize(
+    ("epsilon", "delta"),
+    [(1e-18, 1e-19), (1e-27, 1e-40), (1e-15, 1e-40), (2112637850.7644794, 1.3e-07)],
+)
+def test_gaussian_mu_is_safe_where_the_curve_is_hard(epsilon, delta):
+    from dpcov.accounting._conversions import _gaussian_curve_above
+
+    mu = gaussian_mu(epsilon, delta)
+    assert _gaussian_curve_above(mu, epsilon)[0] <= delta
+
+
+def test_subnormal_deltas_are_refused():
+    # A subnormal delta has no bounded relative error: refused, not answered.
+    for call in (
+        lambda: gaussian_mu(1.0, 5e-324),
+        lambda: gaussian_epsilon(1.0, 5e-324),
+    ):
+        with pytest.raises(ValueError, match="normal float"):
+            call()
+
+
+def test_privacy_loss_edges():
+    # Grid points a few ulps below the exact sum of rounded-up losses are
+    # raised (20 pure steps at 0.1: the top loss 2.0000000000000001 > 2);
+    # a Gaussian part too small to compute gives a pessimistic delta, never
+    # NaN; shares that cost nothing, or next to nothing, end the search.
+    loss = PrivacyLoss()
+    for _ in range(20):
+        loss = loss.compose(PrivacyLoss.pure(0.1))
+    assert loss.delta(2.0) > 0
+    tiny = PrivacyLoss.gaussian(1e-160).compose(PrivacyLoss.pure(0.3))
+    assert math.isfinite(tiny.delta(0.1)) and tiny.delta(0.1) >= PrivacyLoss.pure(
+        0.3
+    ).delta(0.1)
+    for shares in ({"pure": [0.0]}, {"pure": [5e-324]}):
+        assert exact_rho(1.0, 1e-6, shares) >= zcdp_rho(1.0, 1e-6)
+    for shares in ({"gaussian": ["0.5"]}, {"gaussian": [True]}):
+        with pytest.raises(ValueError, match="share"):
+            exact_rho(1.0, 1e-6, shares)

@@ -137,9 +137,9 @@ def kept_row_norms(X, keep=True):
         The fit's validated input.
     keep : bool, default=True
         False for a fit that reads the raw norms once (the caller knows it
-        from public parameters): then, for an input whose norms are not
-        kept (see the module's description) and inside another such context
-        (the outer one keeps), the context does nothing.
+        from public parameters). The context does nothing then, for an
+        input whose norms are not kept (see the module's description), and
+        inside another such context (the outer one keeps).
 
     Yields
     ------
