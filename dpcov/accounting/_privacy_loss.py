@@ -55,6 +55,11 @@ from ._conversions import _U, _gaussian_curve_above
 SPACING = 1e-4
 
 
+def _grid_span(epsilon, spacing):
+    # The grid indices of -epsilon and epsilon, rounded up.
+    return math.ceil(-epsilon / spacing), math.ceil(epsilon / spacing)
+
+
 @dataclass(frozen=True, eq=False)
 class PrivacyLoss:
     """A composed privacy loss: a Gaussian part and a discrete part.
@@ -113,7 +118,7 @@ class PrivacyLoss:
         -------
         loss : PrivacyLoss
         """
-        low, high = math.ceil(-epsilon / spacing), math.ceil(epsilon / spacing)
+        low, high = _grid_span(epsilon, spacing)
         probabilities = np.zeros(high - low + 1)
         probabilities[0] += special.expit(-epsilon)
         probabilities[-1] += special.expit(epsilon)
@@ -144,7 +149,7 @@ class PrivacyLoss:
         """
         if epsilon == 0:
             return cls(spacing=spacing)
-        low, high = math.ceil(-epsilon / spacing), math.ceil(epsilon / spacing)
+        low, high = _grid_span(epsilon, spacing)
         edges = np.clip(np.arange(low - 1, high + 1) * spacing, -epsilon, epsilon)
         a, b = edges[:-1], edges[1:]
         probabilities = (

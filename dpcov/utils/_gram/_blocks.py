@@ -85,9 +85,14 @@ BLOCK_CHUNKS = 16
 THREAD_BYTES = 64 * 2**20
 
 
+def _in_main_thread():
+    """Whether the caller is the main thread: no other thread of dpcov's waits on it."""
+    return threading.current_thread() is threading.main_thread()
+
+
 def _alone_in_main_thread():
     """Whether a pass runs on one thread, the main one: it may hold the GIL."""
-    return pass_threads() < 2 and threading.current_thread() is threading.main_thread()
+    return pass_threads() < 2 and _in_main_thread()
 
 
 def _wide_chunk_rows(step, n_features, chunk_rows):

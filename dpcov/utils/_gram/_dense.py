@@ -15,7 +15,6 @@ sparse pass (``_sparse.py``).
 # SPDX-License-Identifier: BSD-3-Clause
 
 import queue
-import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -29,6 +28,7 @@ from ._blocks import (
     _add_sums,
     _blocks_of,
     _chunk_rows,
+    _in_main_thread,
     _ordered_map,
     _pass_threads,
     _rank_k_update,
@@ -327,7 +327,7 @@ class _DensePass:
             # the main thread: see SYRK_FROM): its triangle is mirrored once,
             # at the end.
             shared = None
-            if threading.current_thread() is threading.main_thread():
+            if _in_main_thread():
                 shared = {"upper": None}
             for block in blocks:
                 _add_sums(
