@@ -25,7 +25,7 @@ from sklearn.utils import Tags
 from sklearn.utils.validation import check_is_fitted
 
 from ._config import get_config
-from .accounting import BudgetAccountant, PureDP
+from .accounting import ZCDP, BudgetAccountant, GaussianDP, PureDP
 from .accounting._composition import relabel
 from .exceptions import NoHardenedSampler, NoiseDominatedWarning, SeededNoiseWarning
 from .mechanisms._noise import sampler_name
@@ -374,6 +374,29 @@ class PrivateEstimatorMixin(OutputRangeMixin):
             values only.
         """
 
+    def _gaussian_only(self):
+        """Whether every part of a fit with these parameters is a Gaussian mechanism.
+
+        Each part calibrated to its share of a zCDP budget (noise ``Delta_i /
+        sqrt(2 rho_i)``), with no pure-DP, bounded-range or sparse-vector
+        step: the fit is then one Gaussian mechanism, and an (epsilon, delta)
+        ask runs on its exact curve (:meth:`privacy_cost`). Public parameters
+        only. False by default (zCDP calibration, always valid).
+        """
+        return False
+
+    def _on_exact_curve(self):
+        # Whether an (epsilon, delta) ask runs at the analytic Gaussian's mu:
+        # a Gaussian-only fit, on continuous noise (the exact curve does not
+        # bound a multivariate discrete Gaussian; secure_noise keeps the zCDP
+        # calibration), with no cap on its accountant (a cap is a filter in
+        # zCDP, and counts the fit there).
+        accountant = getattr(self, "accountant", None)
+        capped = accountant is not None and (
+            accountant.epsilon_cap is not None or accountant.rho_cap is not None
+        )
+        return self._gaussian_only() and not get_config()["secure_noise"] and not capped
+
     def _check_composition(self):
         """Refuse a step inside this estimator that no guarantee covers.
 
@@ -403,7 +426,9 @@ class PrivateEstimatorMixin(OutputRangeMixin):
             return check_approx_privacy_params(self.epsilon, self.delta)
         if self._zcdp_only:
             return check_zcdp_privacy_params(self.epsilon, self.delta, self.rho)
-        return check_privacy_params(self.epsilon, self.delta, self.rho)
+        return check_privacy_params(
+            self.epsilon, self.delta, self.rho, gaussian=self._on_exact_curve()
+        )
 
     def _check_budget(self):
         # Before the data are read: validate the privacy parameters and refuse
@@ -424,6 +449,10 @@ class PrivateEstimatorMixin(OutputRangeMixin):
                 unit=self._privacy_unit(),
                 relation=self._relation(),
             )
+        if isinstance(cost, GaussianDP):
+            # The fit runs its Gaussian steps on the zCDP budget that
+            # composes to mu exactly (rounded down).
+            return ZCDP(cost.gaussian_rho(), **cost._labels())
         return cost
 
     def _relation(self):
@@ -445,11 +474,21 @@ class PrivateEstimatorMixin(OutputRangeMixin):
         if accountant is not None:
             label = self._accounting_label or type(self).__name__
             accountant.spend(
-                cost,
+                self._charged(cost),
                 label=label,
                 unit=self._privacy_unit(),
                 relation=self._relation(),
             )
+
+    def _charged(self, budget):
+        # What a fit run at ``budget`` (from _check_budget) spends: its
+        # Gaussian-DP cost where the budget is that cost's Gaussian steps.
+        cost = self.privacy_cost()
+        if isinstance(cost, GaussianDP) and budget == ZCDP(
+            cost.gaussian_rho(), **cost._labels()
+        ):
+            return cost
+        return budget
 
     def _noise_generator(self, budget):
         # The generator of the fit's noise, after the input is validated and
@@ -462,6 +501,17 @@ class PrivateEstimatorMixin(OutputRangeMixin):
         # parameters: with rho unset the budget came from (epsilon, delta),
         # and the reported epsilon is at most epsilon.
         asked = self.epsilon if getattr(self, "rho", None) is None else None
+        cost = self.privacy_cost()
+        if (
+            isinstance(cost, GaussianDP)
+            and type(guarantee) is ZCDP
+            and guarantee.rho <= cost.gaussian_rho()
+        ):
+            # Gaussian steps only: their composition is one Gaussian
+            # mechanism, at most the mu asked.
+            guarantee = GaussianDP.of_gaussian_steps(
+                guarantee.rho, **guarantee._labels()
+            )
         record_privacy(self, guarantee, split, delta=self.delta, epsilon=asked)
 
 

@@ -14,7 +14,7 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.utils import get_tags
 
 import dpcov
-from dpcov.accounting import ApproxDP, PureDP
+from dpcov.accounting import ApproxDP, GaussianDP, PureDP, gaussian_epsilon
 from dpcov.base import (
     PRIVACY_RECORD,
     PrivacyTags,
@@ -172,6 +172,11 @@ def test_every_fit_writes_the_same_record(name):
             guarantee.delta,
         )
         assert fitted.rho_spent_ == (math.inf if guarantee.delta > 0 else None)
+    elif isinstance(guarantee, GaussianDP):
+        # On the exact curve; rho the larger mu**2 / 2.
+        assert fitted.epsilon_spent_ == gaussian_epsilon(guarantee.mu, 1e-6)
+        assert fitted.delta_spent_ == 1e-6
+        assert fitted.rho_spent_ == guarantee.to_zcdp().rho
     else:
         assert fitted.rho_spent_ == guarantee.rho
         assert 0.0 < fitted.delta_spent_ < 1.0

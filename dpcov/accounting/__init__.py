@@ -1,12 +1,14 @@
 """Privacy guarantees, conversions between them, and composition.
 
-Three notions of privacy are used in dpcov, each with respect to a unit
+Four notions of privacy are used in dpcov, each with respect to a unit
 (a row, or a person with all its rows) and a neighbouring relation (one unit
 replaced, or one added or removed), which every guarantee names (its
 ``unit`` and ``relation``):
 
 * pure :math:`\\varepsilon`-DP (:class:`PureDP`),
-* :math:`\\rho`-zero-concentrated DP (:class:`ZCDP`), and
+* :math:`\\rho`-zero-concentrated DP (:class:`ZCDP`),
+* :math:`\\mu`-Gaussian DP (:class:`GaussianDP`), the guarantee of Gaussian
+  mechanisms with its exact :math:`(\\varepsilon, \\delta)` curve, and
 * approximate :math:`(\\varepsilon, \\delta)`-DP (:class:`ApproxDP`).
 
 Pure :math:`\\varepsilon`-DP implies :math:`\\varepsilon^2/2`-zCDP [BS16]_, and
@@ -47,11 +49,12 @@ from ._conversions import (
     zcdp_epsilon,
     zcdp_rho,
 )
-from ._guarantees import ZCDP, ApproxDP, PureDP
+from ._guarantees import ZCDP, ApproxDP, GaussianDP, PureDP
 
 __all__ = [
     "PureDP",
     "ZCDP",
+    "GaussianDP",
     "ApproxDP",
     "zcdp_epsilon",
     "zcdp_rho",

@@ -8,8 +8,14 @@ import threading
 
 from ..exceptions import AccountantCopyError, BudgetExceeded
 from ._composition import _bits_float, _float_bits, _left, compose, relabel
-from ._conversions import _check_nonnegative, _pure_rho, zcdp_epsilon
-from ._guarantees import _LABELS, RELATIONS, UNITS, ZCDP, ApproxDP, PureDP
+from ._conversions import (
+    _check_nonnegative,
+    _pure_rho,
+    _root_sum_squares,
+    gaussian_epsilon,
+    zcdp_epsilon,
+)
+from ._guarantees import _LABELS, RELATIONS, UNITS, ZCDP, ApproxDP, GaussianDP, PureDP
 
 
 class BudgetAccountant:
@@ -24,14 +30,25 @@ class BudgetAccountant:
     before any private step runs. A recorded fit stays recorded even if it
     fails later (its private steps may have run); fits are never refunded.
 
-    The recorded guarantees compose as follows: pure-DP and zCDP fits add up
-    in zCDP (a pure ``epsilon``-DP fit counts ``epsilon**2 / 2``) and
-    (epsilon, delta)-only fits (the stability-based subspace learners) add
-    both parameters. The total (epsilon, delta) is reported with the tight
+    The recorded guarantees compose as follows: pure-DP, zCDP and
+    Gaussian-DP fits add up in zCDP (a pure ``epsilon``-DP fit counts
+    ``epsilon**2 / 2``, a ``mu``-GDP fit ``mu**2 / 2``) and (epsilon,
+    delta)-only fits (the stability-based subspace learners) add both
+    parameters. The total (epsilon, delta) is reported with the tight
     conversion from zCDP of Canonne, Kamath and Steinke (2020), see
     :func:`zcdp_epsilon`, spending ``delta`` minus the (epsilon, delta) fits'
     deltas on the conversion; pure fits are also counted by adding their
-    epsilons when that is smaller.
+    epsilons when that is smaller. A ledger of Gaussian-DP fits only (the
+    fits whose parts are all Gaussian, asked for (epsilon, delta) with no cap
+    on their accountant) is also read on the exact curve of their
+    composition, ``mu = sqrt(sum mu_i**2)`` (Dong, Roth and Su, 2022), as
+    for budgets fixed before the first fit; the smaller total is reported.
+
+    A cap is a privacy filter: it is checked in zCDP (a Renyi filter,
+    Feldman and Zrnic, 2021), which holds however each fit's budget was
+    chosen from the results of the fits before it. So under a cap, a fit
+    asked for (epsilon, delta) is calibrated in zCDP, the terms the cap
+    counts, and not on the exact Gaussian curve.
 
     The accountant is shared, not copied: :func:`copy.copy`,
     :func:`copy.deepcopy` and therefore :func:`sklearn.base.clone` of an
@@ -222,9 +239,10 @@ class BudgetAccountant:
 
     @staticmethod
     def _sums(entries):
-        # The parameters of the entries, by kind.
+        # The parameters of the entries, by kind (a Gaussian-DP fit counts
+        # its rho, mu**2 / 2 rounded up).
         pure = [g.epsilon for _, g in entries if isinstance(g, PureDP)]
-        rhos = [g.rho for _, g in entries if isinstance(g, ZCDP)]
+        rhos = [g.to_zcdp().rho for _, g in entries if isinstance(g, ZCDP | GaussianDP)]
         approx = [g for _, g in entries if isinstance(g, ApproxDP)]
         return pure, rhos, [g.epsilon for g in approx], [g.delta for g in approx]
 
@@ -235,12 +253,23 @@ class BudgetAccountant:
         return math.fsum([*rhos, *map(_pure_rho, pure)])
 
     @classmethod
-    def _total_epsilon(cls, entries, delta):
+    def _total_epsilon(cls, entries, delta, *, exact=True):
         # Smallest epsilon this accountant certifies at ``delta`` for the
         # entries (see the class docstring). Each candidate total is a sum
-        # rounded once (math.fsum).
+        # rounded once (math.fsum). With ``exact``, a ledger of Gaussian-DP
+        # fits only is also read on the exact curve of their composition;
+        # the cap (a privacy filter) reads zCDP (``exact=False``).
         if not entries:
             return 0.0
+        in_zcdp = cls._zcdp_total_epsilon(entries, delta)
+        if exact and delta > 0 and all(isinstance(g, GaussianDP) for _, g in entries):
+            mu = _root_sum_squares(g.mu for _, g in entries)
+            return min(in_zcdp, gaussian_epsilon(mu, delta))
+        return in_zcdp
+
+    @classmethod
+    def _zcdp_total_epsilon(cls, entries, delta):
+        # The total of non-empty entries through zCDP (and pure DP).
         pure, rhos, approx_epsilons, approx_deltas = cls._sums(entries)
         rho = math.fsum(rhos)
         if rho == 0 and not any(approx_epsilons) and not any(approx_deltas):
@@ -441,7 +470,7 @@ class BudgetAccountant:
             return None
         if self.delta_cap == 0 and kinds - {PureDP}:
             return "the cap is pure epsilon-DP, which only pure-DP fits keep"
-        total = self._total_epsilon(self._ledger + entries, self.delta_cap)
+        total = self._total_epsilon(self._ledger + entries, self.delta_cap, exact=False)
         if total > self.epsilon_cap:
             total, cap = _apart(total, self.epsilon_cap)
             return (
@@ -497,9 +526,9 @@ class BudgetAccountant:
             raise ValueError("an accountant cannot spend its own ledger.")
         if isinstance(guarantee, BudgetAccountant):
             return guarantee.ledger
-        if not isinstance(guarantee, PureDP | ZCDP | ApproxDP):
+        if not isinstance(guarantee, PureDP | ZCDP | GaussianDP | ApproxDP):
             raise TypeError(
-                "expected a PureDP, ZCDP or ApproxDP guarantee or a "
+                "expected a PureDP, ZCDP, GaussianDP or ApproxDP guarantee or a "
                 f"BudgetAccountant, got {type(guarantee).__name__}."
             )
         return [(str(label), guarantee)]

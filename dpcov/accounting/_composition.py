@@ -8,7 +8,8 @@ import struct
 from dataclasses import replace
 from fractions import Fraction
 
-from ._guarantees import ZCDP, ApproxDP, PureDP
+from ._conversions import _root_sum_squares
+from ._guarantees import ZCDP, ApproxDP, GaussianDP, PureDP
 
 # Floating-point budgets. Every split, conversion and composition in this
 # package is rounded so that what a step runs at, and what is reported, never
@@ -89,8 +90,10 @@ def _even_share(total, n_parts):
 def compose(guarantees):
     """Compose guarantees of mechanisms run one after another (adaptively).
 
-    Pure DP composes to pure DP (epsilons add). Any mix of pure DP and zCDP
-    composes to zCDP (each pure step counts ``epsilon**2/2``; rhos add).
+    Pure DP composes to pure DP (epsilons add), Gaussian DP to Gaussian DP
+    (``mu = sqrt(sum mu_i**2)``, rounded up; Dong, Roth and Su, 2022). Any
+    other mix of pure DP, zCDP and Gaussian DP composes to zCDP (each pure
+    step counts ``epsilon**2/2``, each Gaussian one ``mu**2/2``; rhos add).
     Approximate DP composes by adding epsilons and deltas (pure steps count as
     ``(epsilon, 0)``). Mixing zCDP with approximate DP is refused: convert the
     zCDP part first with :meth:`ZCDP.to_approx_dp`. The guarantees must
@@ -103,12 +106,12 @@ def compose(guarantees):
 
     Parameters
     ----------
-    guarantees : iterable of PureDP, ZCDP or ApproxDP
+    guarantees : iterable of PureDP, ZCDP, GaussianDP or ApproxDP
         The guarantees of the steps.
 
     Returns
     -------
-    guarantee : PureDP, ZCDP or ApproxDP
+    guarantee : PureDP, ZCDP, GaussianDP or ApproxDP
         The guarantee of the composition.
 
     Examples
@@ -121,7 +124,7 @@ def compose(guarantees):
     if not guarantees:
         raise ValueError("compose needs at least one guarantee.")
     kinds = {type(g) for g in guarantees}
-    unknown = kinds - {PureDP, ZCDP, ApproxDP}
+    unknown = kinds - {PureDP, ZCDP, GaussianDP, ApproxDP}
     if unknown:
         raise TypeError(f"cannot compose objects of type {sorted(map(str, unknown))}.")
     labels = {(g.unit, g.relation) for g in guarantees}
@@ -138,16 +141,20 @@ def compose(guarantees):
         return PureDP(
             math.fsum(g.epsilon for g in guarantees), unit=unit, relation=relation
         )
+    if kinds == {GaussianDP}:
+        return GaussianDP(
+            _root_sum_squares(g.mu for g in guarantees), unit=unit, relation=relation
+        )
     if ApproxDP not in kinds:
         return ZCDP(
             math.fsum(g.to_zcdp().rho for g in guarantees),
             unit=unit,
             relation=relation,
         )
-    if ZCDP in kinds:
+    if kinds & {ZCDP, GaussianDP}:
         raise ValueError(
-            "cannot compose zCDP with approximate DP directly; convert the zCDP "
-            "guarantees with ZCDP.to_approx_dp(delta) first."
+            "cannot compose zCDP or Gaussian DP with approximate DP directly; "
+            "convert them with to_approx_dp(delta) first."
         )
     approx = [g.to_approx_dp(0.0) if isinstance(g, PureDP) else g for g in guarantees]
     return ApproxDP(

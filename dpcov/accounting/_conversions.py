@@ -35,10 +35,46 @@ def _check_nonnegative(name, value, *, allow_inf=True):
 def _pure_rho(epsilon):
     # epsilon**2 / 2 rounded up: a pure epsilon-DP step is epsilon**2/2-zCDP
     # (Bun and Steinke, 2016, Proposition 1.4) and is never counted for less.
-    rho = epsilon * epsilon / 2.0
-    if math.isfinite(rho) and Fraction(rho) < Fraction(epsilon) ** 2 / 2:
-        rho = math.nextafter(rho, math.inf)
-    return rho
+    return _half_square(epsilon, up=True)
+
+
+def _half_square(value, *, up):
+    # value**2 / 2 rounded up or down. For mu-GDP: rounded up, the rho it is
+    # counted for in zCDP (its Renyi divergence of order alpha is
+    # alpha mu**2 / 2, Bun and Steinke (2016), Proposition 1.6); rounded
+    # down, the rho of Gaussian steps that make up a mu-GDP fit.
+    half = value * value / 2.0
+    if not math.isfinite(half):
+        return half
+    exact = Fraction(value) ** 2 / 2
+    toward = math.inf if up else 0.0
+    while (Fraction(half) < exact) if up else (Fraction(half) > exact):
+        half = math.nextafter(half, toward)
+    return half
+
+
+def _sqrt_up(exact):
+    # The square root of a non-negative Fraction, rounded up to a float.
+    root = math.sqrt(float(exact))
+    if math.isfinite(root):
+        while Fraction(root) ** 2 < exact:
+            root = math.nextafter(root, math.inf)
+    return root
+
+
+def _root_sum_squares(values):
+    # sqrt(sum v**2) rounded up: the mu of a composition of mu_i-GDP steps
+    # (Dong, Roth and Su, 2022, Corollary 3.3).
+    values = [float(v) for v in values]
+    if any(math.isinf(v) for v in values):
+        return math.inf
+    return _sqrt_up(sum((Fraction(v) ** 2 for v in values), Fraction(0)))
+
+
+def _gaussian_mu_of_rho(rho):
+    # sqrt(2 rho) rounded up: the mu of Gaussian steps whose rhos sum to rho
+    # (a step calibrated as sigma = Delta / sqrt(2 rho_i) is sqrt(2 rho_i)-GDP).
+    return math.inf if math.isinf(rho) else _sqrt_up(2 * Fraction(rho))
 
 
 def _cks_epsilon_at(log_am1, rho, log_inv_delta):

@@ -7,7 +7,14 @@ import math
 from dataclasses import dataclass, field, fields
 from fractions import Fraction
 
-from ._conversions import _check_nonnegative, _pure_rho, zcdp_epsilon
+from ._conversions import (
+    _check_nonnegative,
+    _gaussian_mu_of_rho,
+    _half_square,
+    _pure_rho,
+    gaussian_epsilon,
+    zcdp_epsilon,
+)
 
 #: Whom a guarantee protects: one row, or one person with all its rows.
 UNITS = ("row", "person")
@@ -79,16 +86,17 @@ class _Labelled:
         guarantee implies a replace-one guarantee at the cost of two steps
         (group privacy for two): ``2 epsilon`` (pure DP), ``4 rho`` (zCDP,
         whose group privacy is ``k**2 rho`` for ``k`` steps; Bun and Steinke,
-        2016), ``(2 epsilon, (1 + exp(epsilon)) delta)`` (the guarantee
-        applied twice: ``e^eps (e^eps P + delta) + delta``). The reverse
-        does not hold (a replace-one fit may read the number of units). A
-        dpcov fit under add/remove keeps its replace-one noise and holds
-        under replacement at its own budget (see :ref:`privacy_units`); this
-        conversion is for guarantees that do not say so.
+        2016), ``2 mu`` (GDP; Dong, Roth and Su, 2022), ``(2 epsilon,
+        (1 + exp(epsilon)) delta)`` (the guarantee applied twice:
+        ``e^eps (e^eps P + delta) + delta``). The reverse does not hold (a
+        replace-one fit may read the number of units). A dpcov fit under
+        add/remove keeps its replace-one noise and holds under replacement at
+        its own budget (see :ref:`privacy_units`); this conversion is for
+        guarantees that do not say so.
 
         Returns
         -------
-        guarantee : PureDP, ZCDP or ApproxDP
+        guarantee : PureDP, ZCDP, GaussianDP or ApproxDP
             This guarantee when it holds under replacement already, else the
             converted one, with ``relation="replace"``.
         """
@@ -305,6 +313,121 @@ class ZCDP(_Labelled):
             while Fraction(epsilon) ** 2 / 8 > Fraction(self.rho):
                 epsilon = math.nextafter(epsilon, 0.0)
         return epsilon
+
+
+@_labels_documented
+@dataclass(frozen=True, repr=False)
+class GaussianDP(_Labelled):
+    """Mu-Gaussian differential privacy (Dong, Roth and Su, 2022).
+
+    A mechanism is ``mu``-GDP when telling two neighbours apart from its
+    output is no easier than telling ``N(0, 1)`` from ``N(mu, 1)``. A
+    Gaussian mechanism with L2 sensitivity ``Delta`` and noise standard
+    deviation ``sigma`` is ``Delta / sigma``-GDP, and Gaussian mechanisms
+    compose, adaptively, to ``mu = sqrt(sum mu_i**2)`` exactly (Corollary
+    3.3). Its (epsilon, delta) guarantees are the analytic Gaussian curve of
+    Balle and Wang (2018), :func:`gaussian_delta`, with no slack: a fit
+    whose parts are all Gaussian, asked for (epsilon, delta), runs at the
+    ``mu`` of :func:`gaussian_mu` and records this guarantee.
+
+    ``mu``-GDP implies ``mu**2 / 2``-zCDP (:meth:`to_zcdp`), which is how it
+    composes with pure-DP and zCDP guarantees.
+
+    Parameters
+    ----------
+    mu : float
+        Sensitivity over noise standard deviation; ``inf`` means no privacy.
+    {labels}
+
+    References
+    ----------
+    Dong, J., Roth, A. and Su, W. J. "Gaussian Differential Privacy".
+    Journal of the Royal Statistical Society B, 2022.
+
+    Balle, B. and Wang, Y.-X. "Improving the Gaussian Mechanism for
+    Differential Privacy: Analytical Calibration and Optimal Denoising".
+    ICML 2018, Theorem 8.
+
+    Examples
+    --------
+    >>> from dpcov.accounting import GaussianDP, gaussian_mu
+    >>> budget = GaussianDP(gaussian_mu(1.0, 1e-6))
+    >>> round(budget.mu, 4), budget.to_approx_dp(1e-6).epsilon
+    (0.2367, 1.0)
+    >>> round(budget.to_zcdp().rho, 5)
+    0.02801
+    """
+
+    mu: float
+
+    def __post_init__(self):
+        _check_nonnegative("mu", self.mu)
+        self._check_labels()
+
+    def _doubled(self):
+        # Group privacy for two units: 2 mu (Dong, Roth and Su, 2022,
+        # Theorem 2.14).
+        return GaussianDP(2.0 * self.mu, unit=self.unit)
+
+    def to_zcdp(self):
+        """Return the zCDP guarantee implied by this one (``mu**2 / 2``).
+
+        Returns
+        -------
+        guarantee : ZCDP
+            ``ZCDP(mu**2 / 2)``, rounded up: a Gaussian mechanism's Renyi
+            divergence of order alpha is ``alpha mu**2 / 2`` (Bun and
+            Steinke, 2016, Proposition 1.6).
+        """
+        return ZCDP(_half_square(self.mu, up=True), **self._labels())
+
+    @classmethod
+    def of_gaussian_steps(cls, rho, **labels):
+        """The guarantee of Gaussian steps whose zCDP budgets sum to ``rho``.
+
+        Parameters
+        ----------
+        rho : float
+            The sum of the steps' rhos (each step's noise ``sigma_i =
+            Delta_i / sqrt(2 rho_i)``: ``sqrt(2 rho_i)``-GDP).
+        **labels
+            ``unit`` and ``relation``.
+
+        Returns
+        -------
+        guarantee : GaussianDP
+            ``GaussianDP(sqrt(2 rho))``, rounded up.
+        """
+        return cls(_gaussian_mu_of_rho(rho), **labels)
+
+    def gaussian_rho(self):
+        """The rho of Gaussian steps that together make up this guarantee.
+
+        Gaussian steps calibrated to zCDP budgets ``rho_i`` (noise
+        ``sigma_i = Delta_i / sqrt(2 rho_i)``) are ``sqrt(2 rho_i)``-GDP and
+        compose to ``mu`` when the ``rho_i`` sum to ``mu**2 / 2``.
+
+        Returns
+        -------
+        rho : float
+            ``mu**2 / 2``, rounded down.
+        """
+        return _half_square(self.mu, up=False)
+
+    def to_approx_dp(self, delta):
+        """Return the (epsilon, delta) guarantee on the exact curve.
+
+        Parameters
+        ----------
+        delta : float
+            Target delta in [0, 1).
+
+        Returns
+        -------
+        guarantee : ApproxDP
+            The guarantee with epsilon from :func:`gaussian_epsilon`.
+        """
+        return ApproxDP(gaussian_epsilon(self.mu, delta), delta, **self._labels())
 
 
 @_labels_documented

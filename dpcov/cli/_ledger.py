@@ -15,13 +15,18 @@ import json
 import os
 from pathlib import Path
 
-from ..accounting import ZCDP, ApproxDP, BudgetAccountant, PureDP
+from ..accounting import ZCDP, ApproxDP, BudgetAccountant, GaussianDP, PureDP
 from ..exceptions import BudgetExceeded
 from ._atomic import write_atomically
 from ._errors import CommandError, _one_line
 from ._report import to_json
 
-_GUARANTEES = {"pure": PureDP, "zCDP": ZCDP, "approx": ApproxDP}
+_GUARANTEES = {
+    "pure": PureDP,
+    "zCDP": ZCDP,
+    "GDP": GaussianDP,
+    "approx": ApproxDP,
+}
 
 
 def _guarantee_from_json(data):

@@ -11,7 +11,12 @@ import numpy as np
 from .._version import __version__
 from ._estimators import documented_attributes
 
-_NOTIONS = {"PureDP": "pure", "ZCDP": "zCDP", "ApproxDP": "approx"}
+_NOTIONS = {
+    "PureDP": "pure",
+    "ZCDP": "zCDP",
+    "GaussianDP": "GDP",
+    "ApproxDP": "approx",
+}
 
 
 #: Fitted attributes reported in their own fields, or duplicates of others.
@@ -30,7 +35,7 @@ def to_json(value):
     """Convert ``value`` to JSON-safe data.
 
     Guarantees (:mod:`dpcov.accounting` dataclasses) become
-    ``{"notion": "pure" | "zCDP" | "approx", <fields>}``, arrays lists,
+    ``{"notion": "pure" | "zCDP" | "GDP" | "approx", <fields>}``, arrays lists,
     non-finite floats the strings "inf", "-inf" and "nan" (strict JSON has no
     such numbers), and anything else without a JSON form its ``repr``.
 

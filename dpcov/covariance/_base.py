@@ -480,6 +480,9 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
     """
 
     _default_score = "frobenius"
+    #: Whether the covariance release is Gaussian noise on its own (read by
+    #: _gaussian_only; GaussCov and SeparateCov).
+    _gaussian_release = False
 
     _parameter_constraints: dict = {
         **EmpiricalCovariance._parameter_constraints,
@@ -670,6 +673,20 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
                     )
             return self
         raise failed
+
+    def _gaussian_only(self):
+        """Whether every part of the fit is a Gaussian mechanism (public).
+
+        The release (GaussCov's or SeparateCov's noise), the mean and, under
+        add/remove, the count are; the private radius (a sparse vector or an
+        exponential mechanism) and the private ranges are not. So a fit with
+        ``data_norm`` or a public box, asked for (epsilon, delta), runs on
+        the exact Gaussian curve (see ``privacy_cost``).
+        """
+        public_norm = self.data_norm is not None or (
+            self.bounds is not None and not isinstance(self.bounds, str)
+        )
+        return self._gaussian_release and public_norm
 
     def _reads_raw_norms_again(self):
         """Whether more than one pass of the fit starts from the rows' norms.

@@ -163,4 +163,7 @@ class GaussianCovariance(BasePrivateCovariance):
 
     # Every mechanism has an exact sampler (secure_noise; read by _check_budget).
     _hardened_noise = True
+    # Gaussian noise only (an (epsilon, delta) fit with a public norm bound
+    # runs on the exact Gaussian curve).
+    _gaussian_release = True
     _mechanism = staticmethod(gauss_release)

@@ -580,6 +580,17 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         covariance = self.covariance
         return is_private(covariance) and covariance._supports_hardened_noise()
 
+    def _gaussian_only(self):
+        # The covariance estimator's, with PCA's norm bound and box (which
+        # PCA sets on it): GaussCov or SeparateCov with a public norm bound.
+        covariance = self.covariance
+        if not isinstance(covariance, BasePrivateCovariance):
+            return False
+        with_geometry = clone(covariance).set_params(
+            data_norm=self.data_norm, bounds=self.bounds
+        )
+        return with_geometry._gaussian_only()
+
     def _covariance_estimator(self, max_components):
         if self.covariance == "top_k":
             k = max_components if self.n_components is None else self.n_components

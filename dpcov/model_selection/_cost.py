@@ -14,7 +14,14 @@ from numbers import Integral
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, ParameterGrid, check_cv
 
-from ..accounting import ZCDP, ApproxDP, BudgetAccountant, PureDP, compose
+from ..accounting import (
+    ZCDP,
+    ApproxDP,
+    BudgetAccountant,
+    GaussianDP,
+    PureDP,
+    compose,
+)
 from ..pipeline._cost import walk_costs
 
 __all__ = ["search_cost"]
@@ -73,8 +80,8 @@ def search_cost(search, *, delta=0.0):
     >>> search = GridSearchCV(
     ...     SeparateCovariance(data_norm=1.0), {"epsilon": [0.5, 1.0]}, cv=3
     ... )
-    >>> search_cost(search)  # before fitting: 2 * 3 + 1 fits
-    BudgetAccountant(delta=0.0, n_fits=7, spent=ZCDP(rho=...))
+    >>> search_cost(search)  # before fitting: 2 * 3 + 1 fits, Gaussian only
+    BudgetAccountant(delta=0.0, n_fits=7, spent=GaussianDP(mu=...))
     >>> search_cost(search, delta=1e-6)
     BudgetAccountant(delta=1e-06, n_fits=7, spent=ApproxDP(epsilon=..., delta=1e-06))
     """
@@ -140,9 +147,11 @@ def _dominating(guarantees):
     kinds = {type(g) for g in guarantees}
     if kinds == {PureDP}:
         return PureDP(max(g.epsilon for g in guarantees))
+    if kinds == {GaussianDP}:
+        return GaussianDP(max(g.mu for g in guarantees))
     if ApproxDP not in kinds:
         return ZCDP(max(g.to_zcdp().rho for g in guarantees))
-    if ZCDP in kinds:
+    if kinds - {PureDP, ApproxDP}:
         raise ValueError(
             "the candidates mix zCDP and (epsilon, delta)-only guarantees, so "
             "the refit's cost is not known before the search: fit the search "

@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 from sklearn import clone, config_context
 
-from ..accounting import ApproxDP, BudgetAccountant, PureDP, compose
+from ..accounting import ZCDP, ApproxDP, BudgetAccountant, GaussianDP, PureDP, compose
 from ..exceptions import (
     BudgetExceeded,
     NoiseDominatedWarning,
@@ -50,7 +50,11 @@ def _configured_guarantee(estimator, epsilon, delta, rho=None):
         return check_approx_privacy_params(epsilon, delta)
     if guarantee == "zcdp":
         return check_zcdp_privacy_params(epsilon, delta, rho)
-    return check_privacy_params(epsilon, delta, rho)
+    # A fit of Gaussian parts only, with no cap on its accountant, is
+    # calibrated on the exact Gaussian curve.
+    return check_privacy_params(
+        epsilon, delta, rho, gaussian=estimator._on_exact_curve()
+    )
 
 
 def check_privacy_params_validated_in_fit(estimator):
@@ -197,18 +201,28 @@ def check_budget_accounted(estimator):
         # its parts: a few ulps below the composition of its shares. An
         # estimator's is exact.
         slack = 1 - 1e-12 if hasattr(est, "steps") else 1.0
-        assert type(composed) is type(configured) is type(est.guarantee_)
-        if isinstance(configured, ApproxDP):
+        if isinstance(configured, GaussianDP):
+            # Gaussian steps on the zCDP budget that composes to mu: recorded
+            # as the one Gaussian mechanism they make up, at most the ask.
+            assert type(composed) is ZCDP and type(est.guarantee_) is GaussianDP
+            assert math.isclose(composed.rho, configured.gaussian_rho(), rel_tol=1e-9)
+            assert composed.rho <= configured.gaussian_rho()
+            assert est.guarantee_ == GaussianDP.of_gaussian_steps(composed.rho)
+            assert est.guarantee_.mu <= configured.mu
+        elif isinstance(configured, ApproxDP):
+            assert type(composed) is type(configured) is type(est.guarantee_)
             assert math.isclose(composed.epsilon, configured.epsilon, rel_tol=1e-9)
             assert math.isclose(composed.delta, configured.delta, rel_tol=1e-9)
             assert est.guarantee_ == configured
             assert composed.epsilon <= est.guarantee_.epsilon
             assert composed.delta <= est.guarantee_.delta
         elif isinstance(configured, PureDP):
+            assert type(composed) is type(configured) is type(est.guarantee_)
             assert math.isclose(composed.epsilon, configured.epsilon, rel_tol=1e-9)
             assert composed.epsilon * slack <= est.guarantee_.epsilon
             assert est.guarantee_.epsilon <= configured.epsilon
         else:
+            assert type(composed) is type(configured) is type(est.guarantee_)
             assert math.isclose(composed.rho, configured.rho, rel_tol=1e-9)
             assert composed.rho * slack <= est.guarantee_.rho
             assert est.guarantee_.rho <= configured.rho
@@ -236,7 +250,7 @@ def _cap(guarantee, factor):
         return BudgetAccountant(
             epsilon=factor * guarantee.epsilon, delta=guarantee.delta
         )
-    return BudgetAccountant(rho=factor * guarantee.rho)
+    return BudgetAccountant(rho=factor * guarantee.to_zcdp().rho)
 
 
 def check_accountant_charged(estimator):
@@ -274,6 +288,11 @@ def check_accountant_charged(estimator):
     exact = _cap(cost, 1.0)
     est = clone(estimator).set_params(accountant=exact, random_state=0)
     assert clone(est).accountant is exact, "clone copied the accountant"
+    if isinstance(cost, GaussianDP):
+        # Under a cap (a filter in zCDP) the fit is calibrated in zCDP, the
+        # terms the cap counts: below mu**2 / 2.
+        cost = est.privacy_cost()
+        assert type(cost) is ZCDP and cost.rho < exact.rho_cap, cost
     _fit(est, X)
     assert _same_guarantee(est.guarantee_, cost), (est.guarantee_, cost)
     entries = len(exact)

@@ -13,7 +13,16 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ..accounting import ZCDP, ApproxDP, PureDP, zcdp_epsilon, zcdp_rho
+from ..accounting import (
+    ZCDP,
+    ApproxDP,
+    GaussianDP,
+    PureDP,
+    gaussian_epsilon,
+    gaussian_mu,
+    zcdp_epsilon,
+    zcdp_rho,
+)
 
 #: delta of a composite's budget when only epsilon is given (the estimators'
 #: default delta): a PrivatePipeline's ``delta=None``.
@@ -49,7 +58,7 @@ def check_n_draws(n_samples):
         raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}.")
 
 
-def check_privacy_params(epsilon, delta, rho=None):
+def check_privacy_params(epsilon, delta, rho=None, *, gaussian=False):
     """Validate ``epsilon``, ``delta`` and ``rho`` and return the budget to run at.
 
     ========================  ==============================================
@@ -58,7 +67,10 @@ def check_privacy_params(epsilon, delta, rho=None):
     ``rho`` set               ``ZCDP(rho)``; ``epsilon`` is ignored
     ``rho=None, delta=0``     ``PureDP(epsilon)``: the pure-DP variant
     ``rho=None, delta>0``     ``ZCDP(rho*)`` with the largest ``rho*`` whose
-                              conversion gives (epsilon, delta)-DP
+                              conversion gives (epsilon, delta)-DP; with
+                              ``gaussian=True``, ``GaussianDP(mu*)`` with the
+                              largest ``mu*`` that is (epsilon, delta)-DP on
+                              the exact Gaussian curve
     ========================  ==============================================
 
     Parameters
@@ -69,11 +81,18 @@ def check_privacy_params(epsilon, delta, rho=None):
         In [0, 1).
     rho : float or None, default=None
         Positive zCDP budget, or None.
+    gaussian : bool, default=False
+        Whether every part of the fit is a Gaussian mechanism calibrated to
+        its share of a zCDP budget (noise ``Delta / sqrt(2 rho_i)``), so that
+        the fit is one Gaussian mechanism (Dong, Roth and Su, 2022): then an
+        (epsilon, delta) ask runs at the analytic Gaussian's ``mu`` (Balle
+        and Wang, 2018), 6-9% less noise than through zCDP.
 
     Returns
     -------
-    budget : PureDP or ZCDP
-        The budget the mechanism runs at.
+    budget : PureDP, ZCDP or GaussianDP
+        The budget the mechanism runs at (a GaussianDP one as the zCDP
+        budget of its Gaussian steps, :meth:`GaussianDP.gaussian_rho`).
 
     Raises
     ------
@@ -87,6 +106,8 @@ def check_privacy_params(epsilon, delta, rho=None):
     PureDP(epsilon=1.0)
     >>> check_privacy_params(1.0, 1e-6, rho=0.5)
     ZCDP(rho=0.5)
+    >>> check_privacy_params(1.0, 1e-6, gaussian=True)
+    GaussianDP(mu=0.2367...)
     """
     if not _is_real(epsilon) or not epsilon > 0:
         raise ValueError(f"epsilon must be a positive number, got {epsilon!r}.")
@@ -98,6 +119,8 @@ def check_privacy_params(epsilon, delta, rho=None):
         return ZCDP(float(rho))
     if delta == 0:
         return PureDP(float(epsilon))
+    if gaussian and math.isfinite(epsilon):
+        return GaussianDP(gaussian_mu(float(epsilon), float(delta)))
     return ZCDP(zcdp_rho(float(epsilon), float(delta)))
 
 
@@ -180,15 +203,17 @@ def privacy_spent(budget, delta, *, epsilon=None):
 
     Parameters
     ----------
-    budget : PureDP, ZCDP or ApproxDP
+    budget : PureDP, ZCDP, GaussianDP or ApproxDP
         The budget the estimator ran at (the composition of all its steps).
     delta : float
-        The estimator's ``delta`` parameter, used to express a zCDP guarantee
-        as (epsilon, delta)-DP (an ApproxDP budget keeps its own).
+        The estimator's ``delta`` parameter, used to express a zCDP or
+        Gaussian-DP guarantee as (epsilon, delta)-DP (an ApproxDP budget
+        keeps its own).
     epsilon : float, default=None
-        The epsilon asked for, when the zCDP budget was derived from
-        (``epsilon``, ``delta``) by :func:`~dpcov.accounting.zcdp_rho` (that
-        is, ``rho`` was not set). The reported epsilon is then at most
+        The epsilon asked for, when the budget was derived from
+        (``epsilon``, ``delta``) by :func:`~dpcov.accounting.zcdp_rho` or
+        :func:`~dpcov.accounting.gaussian_mu` (that is, ``rho`` was not
+        set). The reported epsilon is then at most
         ``epsilon``, exactly: the conversion of a composition that is at
         most the rho derived from (``epsilon``, ``delta``) may round one ulp
         above ``epsilon``.
@@ -197,11 +222,13 @@ def privacy_spent(budget, delta, *, epsilon=None):
     -------
     epsilon : float
         Pure epsilon, or the epsilon of the (epsilon, delta) guarantee implied
-        by zCDP (``inf`` for zCDP with ``delta=0``).
+        by zCDP (``inf`` for zCDP with ``delta=0``), or, for Gaussian DP, on
+        its exact curve.
     delta : float
         0 for pure DP, else ``delta`` (an ApproxDP budget's own delta).
     rho : float
-        The zCDP parameter (``epsilon**2 / 2`` for pure DP, rounded up;
+        The zCDP parameter (``epsilon**2 / 2`` for pure DP, ``mu**2 / 2``
+        for Gaussian DP, rounded up;
         ``inf`` for (epsilon, delta)-DP with ``delta > 0``, which bounds no
         rho).
 
@@ -218,6 +245,15 @@ def privacy_spent(budget, delta, *, epsilon=None):
         # Its own (epsilon, delta); a delta > 0 bounds no rho.
         rho = PureDP(budget.epsilon).to_zcdp().rho if budget.delta == 0 else math.inf
         return budget.epsilon, budget.delta, rho
+    if isinstance(budget, GaussianDP):
+        # The exact curve (at most the epsilon asked: a fit records a mu at
+        # most gaussian_mu(epsilon, delta), and gaussian_epsilon returns the
+        # smallest epsilon whose bound on the curve is at most delta).
+        spent = gaussian_epsilon(budget.mu, delta)
+        if epsilon is not None and 0 < delta < 1 and spent > epsilon:
+            if budget.mu <= gaussian_mu(float(epsilon), float(delta)):
+                spent = float(epsilon)
+        return spent, float(delta), budget.to_zcdp().rho
     spent = zcdp_epsilon(budget.rho, delta)
     if epsilon is not None and spent > epsilon and 0 < delta < 1:
         # zcdp_epsilon is a numerical minimum over the Renyi order, exact only

@@ -17,7 +17,9 @@ from dpcov.accounting import (
     ZCDP,
     ApproxDP,
     BudgetAccountant,
+    GaussianDP,
     PureDP,
+    gaussian_mu,
     zcdp_epsilon,
     zcdp_rho,
 )
@@ -365,12 +367,18 @@ def _search(accountant=None, n_jobs=None):
     )
 
 
+def _gaussian_rho(epsilon):
+    return GaussianDP(gaussian_mu(epsilon, 1e-6)).to_zcdp().rho
+
+
 def test_grid_search_n_jobs_1_records_every_fit():
     acc = BudgetAccountant(delta=1e-6)
     search = _search(acc).fit(_rows())
     assert len(acc) == 3 * 3 + 1
-    expected = sum(3 * zcdp_rho(e, 1e-6) for e in (0.5, 1.0, 2.0))
-    expected += zcdp_rho(search.best_params_["epsilon"], 1e-6)
+    # SeparateCovariance with data_norm is Gaussian only: each fit at
+    # (epsilon, 1e-6) runs at the analytic Gaussian's mu, mu**2 / 2 in zCDP.
+    expected = sum(3 * _gaussian_rho(e) for e in (0.5, 1.0, 2.0))
+    expected += _gaussian_rho(search.best_params_["epsilon"])
     assert math.isclose(acc.rho, expected, rel_tol=1e-9)
     # search_cost recomputes the same ledger from cv_results_.
     cost = search_cost(search)
@@ -389,13 +397,13 @@ def test_unfitted_search_cost_bounds_the_search_before_it_reads_data():
     planned = search_cost(_search())
     # 3 candidates x 3 splits + a refit charged at the costliest candidate.
     assert len(planned) == 10
-    assert math.isclose(planned.ledger[-1][1].rho, zcdp_rho(2.0, 1e-6))
+    assert planned.ledger[-1][1] == GaussianDP(gaussian_mu(2.0, 1e-6))
     acc = BudgetAccountant(delta=1e-6)
     fitted = search_cost(_search(acc).fit(_rows()))
     assert planned.rho >= fitted.rho
     with pytest.raises(BudgetExceeded):
         BudgetAccountant(epsilon=3.0, delta=1e-6).check(planned)
-    BudgetAccountant(epsilon=5.0, delta=1e-6).check(planned)
+    BudgetAccountant(epsilon=6.0, delta=1e-6).check(planned)
 
 
 @pytest.mark.slow
@@ -609,7 +617,9 @@ def test_pipeline_cost_refuses_what_it_cannot_count():
     approx = make_pipeline(
         StandardScaler(bounds=(-1.0, 1.0)), ApproximateSubspace(n_components=1)
     )
-    with pytest.raises(ValueError, match="cannot compose zCDP with approximate"):
+    with pytest.raises(
+        ValueError, match="cannot compose zCDP or Gaussian DP with approximate"
+    ):
         pipeline_cost(approx)
 
 

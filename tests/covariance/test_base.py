@@ -11,7 +11,15 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
-from dpcov.accounting import ZCDP, PureDP, compose, zcdp_epsilon, zcdp_rho
+from dpcov.accounting import (
+    ZCDP,
+    GaussianDP,
+    PureDP,
+    compose,
+    gaussian_mu,
+    zcdp_epsilon,
+    zcdp_rho,
+)
 from dpcov.covariance import AdaptiveCovariance, GaussianCovariance, SeparateCovariance
 from dpcov.mechanisms import DEFAULT_RADIUS_GRID
 from dpcov.utils import _gram
@@ -73,10 +81,28 @@ def test_privacy_spent(Estimator, params, budget, data_norm, assume_centered):
     est = Estimator(
         data_norm=data_norm, assume_centered=assume_centered, random_state=0, **params
     ).fit(X)
+    exact = (
+        Estimator._gaussian_release
+        and data_norm is not None
+        and "epsilon" in params
+        and params["delta"] > 0
+    )
+    if exact:
+        # Gaussian parts only (no private radius), asked for (epsilon,
+        # delta): one Gaussian mechanism at the analytic Gaussian's mu, its
+        # steps on the zCDP budget mu**2 / 2 (rounded down).
+        budget = GaussianDP(gaussian_mu(params["epsilon"], params["delta"]))
     # The steps compose exactly to the configured budget.
     assert type(est.guarantee_) is type(budget)
     composed = compose(est.budget_split_.values())
-    if isinstance(budget, PureDP):
+    if exact:
+        assert composed.rho == pytest.approx(budget.gaussian_rho(), rel=1e-12)
+        assert est.guarantee_.mu == pytest.approx(budget.mu, rel=1e-12)
+        assert est.rho_spent_ == budget.to_zcdp().rho
+        assert est.epsilon_spent_ == params["epsilon"]
+        assert est.delta_spent_ == params["delta"]
+        budget = ZCDP(budget.gaussian_rho())  # the steps' shares below
+    elif isinstance(budget, PureDP):
         assert composed.epsilon == pytest.approx(budget.epsilon, rel=1e-12)
         assert (est.epsilon_spent_, est.delta_spent_) == (pytest.approx(0.5), 0.0)
         assert est.rho_spent_ == pytest.approx(0.125)

@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from dpcov.accounting import zcdp_rho
+from dpcov.accounting import gaussian_mu
 from dpcov.base import warn_if_noise_dominated
 from dpcov.covariance import (
     AdaptiveCovariance,
@@ -74,8 +74,9 @@ def test_gauss_noise_level_closed_form():
     radius = 1.0 + np.linalg.norm(est.location_)
     s = radius**2 / (n * math.sqrt(rho))
     assert est.noise_level_ == pytest.approx(2 * math.sqrt(d) * s, rel=1e-12)
-    # data_norm given: only the mean (1/8) is taken from the budget.
-    assert rho == pytest.approx(0.875 * zcdp_rho(1.0, 1e-6), rel=1e-12)
+    # data_norm given: only the mean (1/8) is taken from the budget, whose
+    # steps are Gaussian only, so at the analytic Gaussian's mu**2 / 2.
+    assert rho == pytest.approx(0.875 * gaussian_mu(1.0, 1e-6) ** 2 / 2, rel=1e-12)
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS)

@@ -19,7 +19,7 @@ from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, Polynomial
 from sklearn.preprocessing import StandardScaler as SkStandardScaler
 from sklearn.utils import get_tags
 
-from dpcov.accounting import ZCDP, PureDP, compose, zcdp_rho
+from dpcov.accounting import ZCDP, GaussianDP, PureDP, compose, gaussian_mu, zcdp_rho
 from dpcov.covariance import AdaptiveCovariance, GaussianCovariance
 from dpcov.datasets import make_mixed_units_table, make_sensor_table
 from dpcov.decomposition import PCA, ExactSubspace
@@ -92,7 +92,8 @@ def test_fit_sets_shares_for_the_fit_only():
 
 def test_shares_follow_the_steps_own_costs():
     # Pure DP: weights are the steps' epsilons; zCDP: their rhos (for steps
-    # given epsilon and delta, the rho of that (epsilon, delta)).
+    # given epsilon and delta, the rho each would run at alone: through zCDP,
+    # or mu**2 / 2 on the exact curve for a fit of Gaussian parts only).
     steps = [
         ("scale", StandardScaler(bounds=(-5.0, 5.0), epsilon=1.0, delta=0.0)),
         ("cov", GaussianCovariance(data_norm=10.0, epsilon=3.0, delta=0.0)),
@@ -107,7 +108,8 @@ def test_shares_follow_the_steps_own_costs():
     ]
     zcdp = PrivatePipeline(steps, rho=1.0)
     shares = zcdp._shares(ZCDP(1.0), zcdp._private_direct_steps())
-    r1, r3 = zcdp_rho(1.0, 1e-6), zcdp_rho(3.0, 1e-6)
+    r1 = zcdp_rho(1.0, 1e-6)
+    r3 = GaussianDP(gaussian_mu(3.0, 1e-6)).to_zcdp().rho
     assert shares["scale"].rho == pytest.approx(r1 / (r1 + r3))
     assert shares["cov"].rho == pytest.approx(r3 / (r1 + r3))
     assert pure.privacy_cost().epsilon == pytest.approx(2.0)
