@@ -84,7 +84,12 @@ class GaussianCovariance(BasePrivateCovariance):
     standard deviation ``R**2 / (n sqrt(rho))`` per upper-triangular entry and
     the fit is rho-zCDP, hence (``epsilon``, ``delta``)-DP; with ``delta=0`` it
     is Laplace with scale ``sqrt(d (d + 3) / 2) R**2 / (n epsilon)`` and the
-    fit is pure ``epsilon``-DP. ``R`` is the norm bound of the rows the
+    fit is pure ``epsilon``-DP. With a public norm bound (``data_norm`` or
+    ``bounds``) every part of the fit is Gaussian, so asked for (``epsilon``,
+    ``delta``) it is one Gaussian mechanism, calibrated on its exact curve
+    (Balle and Wang, 2018): ``mu``-GDP (``guarantee_`` a
+    :class:`~dpcov.accounting.GaussianDP`) with ``rho = mu**2 / 2``, 7% less
+    noise at (1, 1e-6) than through zCDP. ``R`` is the norm bound of the rows the
     mechanism sees (``data_norm_``, plus ``||location_||`` when centring).
     Guarantees are with respect to replacing one row, given that rows are
     clipped to ``data_norm_``.

@@ -139,7 +139,11 @@ class SeparateCovariance(BasePrivateCovariance):
     eigenvalues get additive noise, the eigenvectors are those of a noisy copy
     of the matrix. With ``delta > 0`` (or ``rho`` set) both noises are Gaussian
     and the fit is rho-zCDP, hence (``epsilon``, ``delta``)-DP; with
-    ``delta=0`` both are Laplace and the fit is pure ``epsilon``-DP.
+    ``delta=0`` both are Laplace and the fit is pure ``epsilon``-DP. With a
+    public norm bound (``data_norm`` or ``bounds``) every part of the fit is
+    Gaussian, so asked for (``epsilon``, ``delta``) it is one Gaussian
+    mechanism, calibrated on its exact curve (Balle and Wang, 2018):
+    ``mu``-GDP (``guarantee_`` a :class:`~dpcov.accounting.GaussianDP`).
     Guarantees are with respect to replacing one row, given that rows are
     clipped to ``data_norm_``.
 

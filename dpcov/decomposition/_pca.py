@@ -424,8 +424,11 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         and public values only; below 1 ``fit`` warns with
         :class:`~dpcov.exceptions.NoiseDominatedWarning`, and the spectrum
         that a float ``n_components`` and ``whiten`` use is mostly noise.
-    guarantee_ : dpcov.accounting.PureDP or dpcov.accounting.ZCDP
-        The guarantee of the fit.
+    guarantee_ : dpcov.accounting.PureDP, ZCDP or GaussianDP
+        The guarantee of the fit: the covariance estimator's
+        (``GaussianDP`` for GaussianCovariance or SeparateCovariance with a
+        public norm bound, asked for (epsilon, delta); see
+        :ref:`exact_curve`).
     privacy_unit_ : {"row", "person"}
         Whom the guarantee protects: a row, or a person (a fit with
         ``groups`` and ``max_rows_per_group``; see :ref:`privacy_units`).
@@ -433,11 +436,13 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         The neighbouring relation the guarantee holds under (an
         ``"add_remove"`` fit holds under replacement too).
     epsilon_spent_ : float
-        Epsilon of the guarantee (of the implied (epsilon, delta)-DP).
+        Epsilon of the guarantee (of the implied (epsilon, delta)-DP, on the
+        exact curve for ``GaussianDP``).
     delta_spent_ : float
         Delta of the guarantee.
     rho_spent_ : float
-        The zCDP parameter of the guarantee.
+        The zCDP parameter of the guarantee (``mu**2 / 2`` for
+        ``GaussianDP``).
     budget_split_ : dict of str to PureDP or ZCDP
         Budget of each step of the fit.
     noise_sampler_ : str

@@ -349,7 +349,14 @@ def test_the_ledger_example_against_dp_accounting():
     # (the PLD's grid rounds pessimistically).
     dp_event = pytest.importorskip("dp_accounting.dp_event")
     pld = pytest.importorskip("dp_accounting.pld")
-    mu = gaussian_mu(1.0, 1e-6)
+    from dpcov.covariance import GaussianCovariance
+
+    X = np.random.default_rng(0).uniform(-0.5, 0.5, size=(1000, 3))
+    est = GaussianCovariance(
+        epsilon=1.0, delta=1e-6, data_norm=1.0, random_state=0
+    ).fit(X)
+    mu = est.guarantee_.mu
+    assert mu == pytest.approx(gaussian_mu(1.0, 1e-6), rel=1e-12)
     one = dp_event.GaussianDpEvent(noise_multiplier=1 / mu)
     theirs = pld.PLDAccountant()
     theirs.compose(one)
