@@ -49,6 +49,7 @@ from ._conversions import (
     zcdp_epsilon,
     zcdp_rho,
 )
+from ._dp_events import to_dp_event
 from ._guarantees import ZCDP, ApproxDP, GaussianDP, PureDP
 
 __all__ = [
@@ -64,4 +65,5 @@ __all__ = [
     "compose",
     "split_budget",
     "BudgetAccountant",
+    "to_dp_event",
 ]

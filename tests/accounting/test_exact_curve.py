@@ -343,28 +343,27 @@ def test_a_ledger_of_gaussian_releases_on_the_exact_curve():
 
 
 def test_the_ledger_example_against_dp_accounting():
-    # Each fit is dp_accounting's GaussianDpEvent with noise multiplier
-    # 1 / mu (sensitivity 1 in units of sigma): alone it gives (1, 1e-6)
-    # back, and ten compose to the accountant's exact total, within 1%
-    # (the PLD's grid rounds pessimistically).
-    dp_event = pytest.importorskip("dp_accounting.dp_event")
+    # The chapter's dp_accounting snippet: one fit's event read back as its
+    # ask, and ten fits' ledger as the accountant's exact total, within 1%
+    # (dp_accounting's PLD grid rounds pessimistically).
     pld = pytest.importorskip("dp_accounting.pld")
+    from dpcov.accounting import BudgetAccountant, to_dp_event
     from dpcov.covariance import GaussianCovariance
 
     X = np.random.default_rng(0).uniform(-0.5, 0.5, size=(1000, 3))
+    ledger = BudgetAccountant(delta=1e-6)
     est = GaussianCovariance(
-        epsilon=1.0, delta=1e-6, data_norm=1.0, random_state=0
-    ).fit(X)
-    mu = est.guarantee_.mu
-    assert mu == pytest.approx(gaussian_mu(1.0, 1e-6), rel=1e-12)
-    one = dp_event.GaussianDpEvent(noise_multiplier=1 / mu)
-    theirs = pld.PLDAccountant()
-    theirs.compose(one)
-    assert theirs.get_epsilon(1e-6) == pytest.approx(1.0, rel=0.01)
-    theirs = pld.PLDAccountant()
-    theirs.compose(dp_event.SelfComposedDpEvent(one, 10))
-    exact = gaussian_epsilon(math.sqrt(10) * mu, 1e-6)
-    assert theirs.get_epsilon(1e-6) == pytest.approx(exact, rel=0.01)
+        epsilon=1.0, delta=1e-6, data_norm=1.0, accountant=ledger, random_state=0
+    )
+    event, relation = to_dp_event(est.fit(X).guarantee_)
+    one = pld.PLDAccountant(relation).compose(event).get_epsilon(1e-6)
+    assert one == pytest.approx(1.0, rel=0.01)
+    for _ in range(9):
+        est.fit(X)
+    event, relation = to_dp_event(ledger)
+    ten = pld.PLDAccountant(relation).compose(event).get_epsilon(1e-6)
+    assert ten == pytest.approx(ledger.epsilon, rel=0.01)
+    assert round(ledger.epsilon, 2) == 3.52
 
 
 @pytest.mark.parametrize(
