@@ -16,6 +16,8 @@ pipeline and search alike.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, fields
 from numbers import Real
 
@@ -73,6 +75,30 @@ PRIVACY_PARAMETER_CONSTRAINTS = {
 #: The fitted attributes every private fit records, written by
 #: :func:`record_privacy`: the guarantee, its parts, the noise's sampler and
 #: (epsilon, delta, rho) spent.
+#: Set while a composite computes and runs its steps' budgets in zCDP (see
+#: calibrated_in_zcdp).
+_IN_ZCDP = ContextVar("dpcov_calibrated_in_zcdp", default=False)
+
+
+@contextmanager
+def calibrated_in_zcdp():
+    """Run the private fits inside the block on the zCDP calibration.
+
+    A :class:`~dpcov.pipeline.PrivatePipeline` composes its steps' budgets
+    in zCDP and hands a step its upstream range at fit time, which would
+    make a step Gaussian only (:meth:`PrivateEstimatorMixin._gaussian_only`)
+    after its cost was computed: inside the block, an (epsilon, delta) ask
+    is calibrated through zCDP, whatever the step's parameters, so that the
+    costs computed before a fit and the fit agree. A context variable, so
+    threads and tasks started outside it do not see it.
+    """
+    token = _IN_ZCDP.set(True)
+    try:
+        yield
+    finally:
+        _IN_ZCDP.reset(token)
+
+
 PRIVACY_RECORD = (
     "guarantee_",
     "privacy_unit_",
@@ -391,11 +417,18 @@ class PrivateEstimatorMixin(OutputRangeMixin):
         # bound a multivariate discrete Gaussian; secure_noise keeps the zCDP
         # calibration), with no cap on its accountant (a cap is a filter in
         # zCDP, and counts the fit there).
+        # Inside a composite that calibrates its steps in zCDP
+        # (calibrated_in_zcdp), never.
         accountant = getattr(self, "accountant", None)
         capped = accountant is not None and (
             accountant.epsilon_cap is not None or accountant.rho_cap is not None
         )
-        return self._gaussian_only() and not get_config()["secure_noise"] and not capped
+        return (
+            self._gaussian_only()
+            and not get_config()["secure_noise"]
+            and not capped
+            and not _IN_ZCDP.get()
+        )
 
     def _check_composition(self):
         """Refuse a step inside this estimator that no guarantee covers.
@@ -449,6 +482,9 @@ class PrivateEstimatorMixin(OutputRangeMixin):
                 unit=self._privacy_unit(),
                 relation=self._relation(),
             )
+        # What the fit charges and records is the cost checked here, not a
+        # second reading of the parameters and the configuration.
+        self._fit_cost = cost
         if isinstance(cost, GaussianDP):
             # The fit runs its Gaussian steps on the zCDP budget that
             # composes to mu exactly (rounded down).
@@ -483,7 +519,7 @@ class PrivateEstimatorMixin(OutputRangeMixin):
     def _charged(self, budget):
         # What a fit run at ``budget`` (from _check_budget) spends: its
         # Gaussian-DP cost where the budget is that cost's Gaussian steps.
-        cost = self.privacy_cost()
+        cost = getattr(self, "_fit_cost", None)
         if isinstance(cost, GaussianDP) and budget == ZCDP(
             cost.gaussian_rho(), **cost._labels()
         ):
@@ -501,7 +537,7 @@ class PrivateEstimatorMixin(OutputRangeMixin):
         # parameters: with rho unset the budget came from (epsilon, delta),
         # and the reported epsilon is at most epsilon.
         asked = self.epsilon if getattr(self, "rho", None) is None else None
-        cost = self.privacy_cost()
+        cost = getattr(self, "_fit_cost", None)
         if (
             isinstance(cost, GaussianDP)
             and type(guarantee) is ZCDP

@@ -45,7 +45,8 @@ def _half_square(value, *, up):
     # down, the rho of Gaussian steps that make up a mu-GDP fit.
     half = value * value / 2.0
     if not math.isfinite(half):
-        return half
+        # (An overflow: the largest float is below the exact value.)
+        return half if up or math.isinf(value) else sys.float_info.max
     exact = Fraction(value) ** 2 / 2
     toward = math.inf if up else 0.0
     while (Fraction(half) < exact) if up else (Fraction(half) > exact):

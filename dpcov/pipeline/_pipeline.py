@@ -28,6 +28,7 @@ from ..base import (
     OutputRangeMixin,
     PrivateEstimatorMixin,
     budget_params,
+    calibrated_in_zcdp,
     is_private,
     privacy_tags,
     record_privacy,
@@ -687,10 +688,11 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
             The pipeline's budget when set, else the composition of its
             private steps' own costs.
         """
-        budget = self._budget()
-        direct = self._private_direct_steps()
-        shares = {} if budget is None else self._shares(budget, direct)
-        return _cost(budget, self._private_leaves(), shares)
+        with calibrated_in_zcdp():  # as the steps run (see fit)
+            budget = self._budget()
+            direct = self._private_direct_steps()
+            shares = {} if budget is None else self._shares(budget, direct)
+            return _cost(budget, self._private_leaves(), shares)
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None, *, groups=None, **params):
@@ -713,6 +715,14 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         self : object
             The fitted pipeline.
         """
+        # The steps are calibrated in zCDP, in which their budgets compose,
+        # whatever range they are handed: what they spend is the cost
+        # computed before the fit (see dpcov.base.calibrated_in_zcdp).
+        with calibrated_in_zcdp():
+            return self._fit_steps(X, y, groups=groups, **params)
+
+    def _fit_steps(self, X, y, *, groups, **params):
+        # fit, with the steps calibrated in zCDP.
         name = type(self).__name__
         check_group_parameters(groups, self.max_rows_per_group, name=name)
         # Plan on public values: the budget and each private step's share.
@@ -937,12 +947,15 @@ class PrivatePipeline(PrivateEstimatorMixin, Pipeline):
         (a :class:`~dpcov.model_selection.PrivateSearchCV`) calls it before
         it spends, as ``fit`` does.
         """
-        budget = self._budget()
-        direct = self._private_direct_steps()
-        if self.neighbours == "add_remove":
-            self._check_steps_take("neighbours")
-        shares = {} if budget is None else self._shares(budget, direct)
-        self._refuse_before_spending(n_samples, y, shares, n_features, n_rows=n_rows)
+        with calibrated_in_zcdp():  # as the steps run (see fit)
+            budget = self._budget()
+            direct = self._private_direct_steps()
+            if self.neighbours == "add_remove":
+                self._check_steps_take("neighbours")
+            shares = {} if budget is None else self._shares(budget, direct)
+            self._refuse_before_spending(
+                n_samples, y, shares, n_features, n_rows=n_rows
+            )
 
     def _refuse_before_spending(
         self, n_samples, y, shares, n_features=None, n_rows=None

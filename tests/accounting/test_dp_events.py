@@ -37,7 +37,8 @@ def test_without_dp_accounting_the_error_says_how_to_install_it(monkeypatch):
 def test_a_gaussian_fit_reads_back_as_its_ask(epsilon):
     # GaussianCovariance with data_norm, asked for (epsilon, 1e-6), composed
     # alone in dp_accounting's PLD accountant under the relation returned:
-    # (epsilon, 1e-6) back within 1% (its grid rounds pessimistically).
+    # (epsilon, 1e-6) back, at most 1% above (its grid rounds
+    # pessimistically; below only by the rounding of the roots).
     dp_accounting = pytest.importorskip("dp_accounting")
     est = GaussianCovariance(
         epsilon=epsilon, delta=1e-6, data_norm=1.0, random_state=0
@@ -45,7 +46,8 @@ def test_a_gaussian_fit_reads_back_as_its_ask(epsilon):
     event, relation = to_dp_event(est.guarantee_)
     assert relation == dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
     pld = dp_accounting.pld.PLDAccountant(neighboring_relation=relation)
-    assert pld.compose(event).get_epsilon(1e-6) == pytest.approx(epsilon, rel=0.01)
+    theirs = pld.compose(event).get_epsilon(1e-6)
+    assert epsilon * (1 - 1e-9) <= theirs <= epsilon * 1.01
     rdp = dp_accounting.rdp.RdpAccountant(neighboring_relation=relation)
     # The RDP accountant reads the same Gaussian, through Renyi divergences:
     # looser, never below the ask.

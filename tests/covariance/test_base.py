@@ -82,7 +82,7 @@ def test_privacy_spent(Estimator, params, budget, data_norm, assume_centered):
         data_norm=data_norm, assume_centered=assume_centered, random_state=0, **params
     ).fit(X)
     exact = (
-        Estimator._gaussian_release
+        Estimator in (GaussianCovariance, SeparateCovariance)
         and data_norm is not None
         and "epsilon" in params
         and params["delta"] > 0
