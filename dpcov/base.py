@@ -27,8 +27,9 @@ from sklearn.utils import Tags
 from sklearn.utils.validation import check_is_fitted
 
 from ._config import get_config
-from .accounting import ZCDP, BudgetAccountant, GaussianDP, PureDP
+from .accounting import ZCDP, BudgetAccountant, GaussianDP, ProfileDP, PureDP
 from .accounting._composition import relabel
+from .accounting._exact_curve import exact_rho
 from .exceptions import NoHardenedSampler, NoiseDominatedWarning, SeededNoiseWarning
 from .mechanisms._noise import sampler_name
 from .utils._error_bars import check_alpha
@@ -411,24 +412,42 @@ class PrivateEstimatorMixin(OutputRangeMixin):
         """
         return False
 
-    def _on_exact_curve(self):
-        # Whether an (epsilon, delta) ask runs at the analytic Gaussian's mu:
-        # a Gaussian-only fit, on continuous noise (the exact curve does not
-        # bound a multivariate discrete Gaussian; secure_noise keeps the zCDP
-        # calibration), with no cap on its accountant (a cap is a filter in
-        # zCDP, and counts the fit there).
-        # Inside a composite that calibrates its steps in zCDP
-        # (calibrated_in_zcdp), never.
+    def _profile_shares(self):
+        """The shares of the fit's zCDP budget its steps take, by kind, or None.
+
+        ``{"gaussian": [...], "pure": [...], "bounded_range": [...]}`` (see
+        :func:`dpcov.accounting._exact_curve.exact_rho`) for a fit whose
+        plan does not depend on the data's shape, mixing Gaussian steps with
+        pure-DP or bounded-range ones: an (epsilon, delta) ask then runs at
+        the largest rho whose steps stay (epsilon, delta)-DP on their
+        composed privacy loss distribution (:meth:`privacy_cost`). Public
+        parameters only. None by default (zCDP calibration, always valid).
+        """
+        return None
+
+    def _exact_allowed(self):
+        # Whether an (epsilon, delta) ask may run on an exact curve: on
+        # continuous noise (the exact curve does not bound a multivariate
+        # discrete Gaussian; secure_noise keeps the zCDP calibration), with
+        # no cap on the accountant (a cap is a filter in zCDP, and counts
+        # the fit there), outside a composite that calibrates its steps in
+        # zCDP (calibrated_in_zcdp).
         accountant = getattr(self, "accountant", None)
         capped = accountant is not None and (
             accountant.epsilon_cap is not None or accountant.rho_cap is not None
         )
-        return (
-            self._gaussian_only()
-            and not get_config()["secure_noise"]
-            and not capped
-            and not _IN_ZCDP.get()
-        )
+        return not (get_config()["secure_noise"] or capped or _IN_ZCDP.get())
+
+    def _on_exact_curve(self):
+        # Whether an (epsilon, delta) ask runs at the analytic Gaussian's mu.
+        return self._gaussian_only() and self._exact_allowed()
+
+    def _exact_shares(self):
+        # The shares by kind an (epsilon, delta) ask is calibrated at on the
+        # composed curve, or None (see _profile_shares).
+        if self._gaussian_only() or not self._exact_allowed():
+            return None
+        return self._profile_shares()
 
     def _check_composition(self):
         """Refuse a step inside this estimator that no guarantee covers.
@@ -460,7 +479,11 @@ class PrivateEstimatorMixin(OutputRangeMixin):
         if self._zcdp_only:
             return check_zcdp_privacy_params(self.epsilon, self.delta, self.rho)
         return check_privacy_params(
-            self.epsilon, self.delta, self.rho, gaussian=self._on_exact_curve()
+            self.epsilon,
+            self.delta,
+            self.rho,
+            gaussian=self._on_exact_curve(),
+            shares=self._exact_shares(),
         )
 
     def _check_budget(self):
@@ -485,10 +508,18 @@ class PrivateEstimatorMixin(OutputRangeMixin):
         # What the fit charges and records is the cost checked here, not a
         # second reading of the parameters and the configuration.
         self._fit_cost = cost
+        return self._running_budget(cost)
+
+    def _running_budget(self, cost):
+        # The zCDP budget the steps of a fit that spends ``cost`` split.
         if isinstance(cost, GaussianDP):
-            # The fit runs its Gaussian steps on the zCDP budget that
-            # composes to mu exactly (rounded down).
+            # Gaussian steps on the zCDP budget that composes to mu exactly
+            # (rounded down).
             return ZCDP(cost.gaussian_rho(), **cost._labels())
+        if isinstance(cost, ProfileDP):
+            # The rho the profile was computed at (the same cached search).
+            rho = exact_rho(self.epsilon, self.delta, self._exact_shares())
+            return ZCDP(rho, **cost._labels())
         return cost
 
     def _relation(self):
@@ -520,9 +551,8 @@ class PrivateEstimatorMixin(OutputRangeMixin):
         # What a fit run at ``budget`` (from _check_budget) spends: its
         # Gaussian-DP cost where the budget is that cost's Gaussian steps.
         cost = getattr(self, "_fit_cost", None)
-        if isinstance(cost, GaussianDP) and budget == ZCDP(
-            cost.gaussian_rho(), **cost._labels()
-        ):
+        exact = isinstance(cost, GaussianDP | ProfileDP)
+        if exact and budget == self._running_budget(cost):
             return cost
         return budget
 
@@ -548,6 +578,15 @@ class PrivateEstimatorMixin(OutputRangeMixin):
             guarantee = GaussianDP.of_gaussian_steps(
                 guarantee.rho, **guarantee._labels()
             )
+        elif (
+            isinstance(cost, ProfileDP)
+            and type(guarantee) is ZCDP
+            and guarantee.rho <= self._running_budget(cost).rho
+        ):
+            # Steps at the shares the profile was computed for (checked
+            # against the plan before anything was spent): the profile
+            # bounds each of them.
+            guarantee = cost
         record_privacy(self, guarantee, split, delta=self.delta, epsilon=asked)
 
 

@@ -1,6 +1,6 @@
 """Privacy guarantees, conversions between them, and composition.
 
-Four notions of privacy are used in dpcov, each with respect to a unit
+Five notions of privacy are used in dpcov, each with respect to a unit
 (a row, or a person with all its rows) and a neighbouring relation (one unit
 replaced, or one added or removed), which every guarantee names (its
 ``unit`` and ``relation``):
@@ -8,7 +8,8 @@ replaced, or one added or removed), which every guarantee names (its
 * pure :math:`\\varepsilon`-DP (:class:`PureDP`),
 * :math:`\\rho`-zero-concentrated DP (:class:`ZCDP`),
 * :math:`\\mu`-Gaussian DP (:class:`GaussianDP`), the guarantee of Gaussian
-  mechanisms with its exact :math:`(\\varepsilon, \\delta)` curve, and
+  mechanisms with its exact :math:`(\\varepsilon, \\delta)` curve, and its
+  composition with pure-DP and bounded-range steps (:class:`ProfileDP`), and
 * approximate :math:`(\\varepsilon, \\delta)`-DP (:class:`ApproxDP`).
 
 Pure :math:`\\varepsilon`-DP implies :math:`\\varepsilon^2/2`-zCDP [BS16]_, and
@@ -50,12 +51,13 @@ from ._conversions import (
     zcdp_rho,
 )
 from ._dp_events import to_dp_event
-from ._guarantees import ZCDP, ApproxDP, GaussianDP, PureDP
+from ._guarantees import ZCDP, ApproxDP, GaussianDP, ProfileDP, PureDP
 
 __all__ = [
     "PureDP",
     "ZCDP",
     "GaussianDP",
+    "ProfileDP",
     "ApproxDP",
     "zcdp_epsilon",
     "zcdp_rho",

@@ -11,11 +11,23 @@ from ._composition import _bits_float, _float_bits, _left, compose, relabel
 from ._conversions import (
     _check_nonnegative,
     _pure_rho,
-    _root_sum_squares,
     gaussian_epsilon,
     zcdp_epsilon,
 )
-from ._guarantees import _LABELS, RELATIONS, UNITS, ZCDP, ApproxDP, GaussianDP, PureDP
+from ._guarantees import (
+    _LABELS,
+    RELATIONS,
+    UNITS,
+    ZCDP,
+    ApproxDP,
+    GaussianDP,
+    ProfileDP,
+    PureDP,
+)
+
+#: The most pure and bounded-range parts a ledger's exact total composes
+#: (their privacy loss distributions convolve at the product of their sizes).
+EXACT_DISCRETE_PARTS = 4
 
 
 class BudgetAccountant:
@@ -242,7 +254,11 @@ class BudgetAccountant:
         # The parameters of the entries, by kind (a Gaussian-DP fit counts
         # its rho, mu**2 / 2 rounded up).
         pure = [g.epsilon for _, g in entries if isinstance(g, PureDP)]
-        rhos = [g.to_zcdp().rho for _, g in entries if isinstance(g, ZCDP | GaussianDP)]
+        rhos = [
+            g.to_zcdp().rho
+            for _, g in entries
+            if isinstance(g, ZCDP | GaussianDP | ProfileDP)
+        ]
         approx = [g for _, g in entries if isinstance(g, ApproxDP)]
         return pure, rhos, [g.epsilon for g in approx], [g.delta for g in approx]
 
@@ -257,15 +273,22 @@ class BudgetAccountant:
         # Smallest epsilon this accountant certifies at ``delta`` for the
         # entries (see the class docstring). Each candidate total is a sum
         # rounded once (math.fsum). With ``exact``, a ledger of Gaussian-DP
-        # fits only is also read on the exact curve of their composition;
-        # the cap (a privacy filter) reads zCDP (``exact=False``).
+        # and profile fits only is also read on the exact curve of their
+        # composition (for profiles, up to EXACT_DISCRETE_PARTS discrete
+        # parts in all: their convolution's cost grows as its product); the
+        # cap (a privacy filter) reads zCDP (``exact=False``).
         if not entries:
             return 0.0
         in_zcdp = cls._zcdp_total_epsilon(entries, delta)
-        if exact and delta > 0 and all(isinstance(g, GaussianDP) for _, g in entries):
-            mu = _root_sum_squares(g.mu for _, g in entries)
-            return min(in_zcdp, gaussian_epsilon(mu, delta))
-        return in_zcdp
+        kinds = {type(g) for _, g in entries}
+        if not (exact and delta > 0 and kinds <= {GaussianDP, ProfileDP}):
+            return in_zcdp
+        total = compose(g for _, g in entries)
+        if isinstance(total, GaussianDP):
+            return min(in_zcdp, gaussian_epsilon(total.mu, delta))
+        if len(total.pure) + len(total.bounded_range) > EXACT_DISCRETE_PARTS:
+            return in_zcdp
+        return min(in_zcdp, total.to_approx_dp(delta).epsilon)
 
     @classmethod
     def _zcdp_total_epsilon(cls, entries, delta):
@@ -526,9 +549,10 @@ class BudgetAccountant:
             raise ValueError("an accountant cannot spend its own ledger.")
         if isinstance(guarantee, BudgetAccountant):
             return guarantee.ledger
-        if not isinstance(guarantee, PureDP | ZCDP | GaussianDP | ApproxDP):
+        if not isinstance(guarantee, PureDP | ZCDP | GaussianDP | ProfileDP | ApproxDP):
             raise TypeError(
-                "expected a PureDP, ZCDP, GaussianDP or ApproxDP guarantee or a "
+                "expected a PureDP, ZCDP, GaussianDP, ProfileDP or ApproxDP "
+                "guarantee or a "
                 f"BudgetAccountant, got {type(guarantee).__name__}."
             )
         return [(str(label), guarantee)]

@@ -9,7 +9,7 @@ from dataclasses import replace
 from fractions import Fraction
 
 from ._conversions import _root_sum_squares
-from ._guarantees import ZCDP, ApproxDP, GaussianDP, PureDP
+from ._guarantees import ZCDP, ApproxDP, GaussianDP, ProfileDP, PureDP
 
 # Floating-point budgets. Every split, conversion and composition in this
 # package is rounded so that what a step runs at, and what is reported, never
@@ -91,9 +91,11 @@ def compose(guarantees):
     """Compose guarantees of mechanisms run one after another (adaptively).
 
     Pure DP composes to pure DP (epsilons add), Gaussian DP to Gaussian DP
-    (``mu = sqrt(sum mu_i**2)``, rounded up; Dong, Roth and Su, 2022). Any
-    other mix of pure DP, zCDP and Gaussian DP composes to zCDP (each pure
-    step counts ``epsilon**2/2``, each Gaussian one ``mu**2/2``; rhos add).
+    (``mu = sqrt(sum mu_i**2)``, rounded up; Dong, Roth and Su, 2022), and
+    profiles (:class:`ProfileDP`) with Gaussian and pure guarantees to a
+    profile of all their parts. Any other mix of pure DP, zCDP, Gaussian DP
+    and profiles composes to zCDP (each pure step counts ``epsilon**2/2``,
+    each Gaussian one ``mu**2/2``; rhos add).
     Approximate DP composes by adding epsilons and deltas (pure steps count as
     ``(epsilon, 0)``). Mixing zCDP with approximate DP is refused: convert the
     zCDP part first with :meth:`ZCDP.to_approx_dp`. The guarantees must
@@ -106,12 +108,12 @@ def compose(guarantees):
 
     Parameters
     ----------
-    guarantees : iterable of PureDP, ZCDP, GaussianDP or ApproxDP
+    guarantees : iterable of PureDP, ZCDP, GaussianDP, ProfileDP or ApproxDP
         The guarantees of the steps.
 
     Returns
     -------
-    guarantee : PureDP, ZCDP, GaussianDP or ApproxDP
+    guarantee : PureDP, ZCDP, GaussianDP, ProfileDP or ApproxDP
         The guarantee of the composition.
 
     Examples
@@ -124,7 +126,7 @@ def compose(guarantees):
     if not guarantees:
         raise ValueError("compose needs at least one guarantee.")
     kinds = {type(g) for g in guarantees}
-    unknown = kinds - {PureDP, ZCDP, GaussianDP, ApproxDP}
+    unknown = kinds - {PureDP, ZCDP, GaussianDP, ProfileDP, ApproxDP}
     if unknown:
         raise TypeError(f"cannot compose objects of type {sorted(map(str, unknown))}.")
     labels = {(g.unit, g.relation) for g in guarantees}
@@ -145,13 +147,15 @@ def compose(guarantees):
         return GaussianDP(
             _root_sum_squares(g.mu for g in guarantees), unit=unit, relation=relation
         )
+    if ProfileDP in kinds and kinds <= {ProfileDP, GaussianDP, PureDP}:
+        return _profile(guarantees, unit=unit, relation=relation)
     if ApproxDP not in kinds:
         return ZCDP(
             math.fsum(g.to_zcdp().rho for g in guarantees),
             unit=unit,
             relation=relation,
         )
-    if kinds & {ZCDP, GaussianDP}:
+    if kinds & {ZCDP, GaussianDP, ProfileDP}:
         raise ValueError(
             "cannot compose zCDP or Gaussian DP with approximate DP directly; "
             "convert them with to_approx_dp(delta) first."
@@ -163,6 +167,20 @@ def compose(guarantees):
         unit=unit,
         relation=relation,
     )
+
+
+def _profile(guarantees, **labels):
+    # Profiles, Gaussian and pure guarantees: their parts, side by side.
+    mus, pure, ranges = [], [], []
+    for g in guarantees:
+        if isinstance(g, PureDP):
+            pure.append(g.epsilon)
+        else:
+            mus.append(g.mu)
+        if isinstance(g, ProfileDP):
+            pure.extend(g.pure)
+            ranges.extend(g.bounded_range)
+    return ProfileDP(_root_sum_squares(mus), tuple(pure), tuple(ranges), **labels)
 
 
 def compose_fits(guarantees):

@@ -54,6 +54,18 @@ def _half_square(value, *, up):
     return half
 
 
+def _sum_half_squares_up(values):
+    # sum(v**2 / 2) over the values, exactly, rounded up to a float.
+    values = [float(v) for v in values]
+    if any(math.isinf(v) for v in values):
+        return math.inf
+    exact = sum((Fraction(v) ** 2 / 2 for v in values), Fraction(0))
+    total = float(exact)
+    while math.isfinite(total) and Fraction(total) < exact:
+        total = math.nextafter(total, math.inf)
+    return total
+
+
 def _sqrt_up(exact):
     # The square root of a non-negative Fraction, rounded up to a float.
     root = math.sqrt(float(exact))

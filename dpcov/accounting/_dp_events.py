@@ -15,7 +15,7 @@ import importlib
 import math
 
 from ._accountant import BudgetAccountant
-from ._guarantees import ZCDP, ApproxDP, GaussianDP, PureDP
+from ._guarantees import ZCDP, ApproxDP, GaussianDP, ProfileDP, PureDP
 
 
 def _dp_accounting():
@@ -98,6 +98,14 @@ def to_dp_event(guarantee):
         return dp_accounting.ZCDpEvent(guarantee.rho), relation.ADD_OR_REMOVE_ONE
     if isinstance(guarantee, PureDP):
         return _pure_event(guarantee.epsilon, dp_accounting), relation.REPLACE_ONE
+    if isinstance(guarantee, ProfileDP):
+        # Its Gaussian part and its discrete parts are read under different
+        # relations, and dp_accounting has no bounded-range event.
+        raise ValueError(
+            f"{guarantee!r} composes Gaussian, pure-DP and bounded-range "
+            "steps, which no one dp_accounting accountant reads together: "
+            "use to_dp_event(guarantee.to_zcdp()) for its RDP accountant."
+        )
     if isinstance(guarantee, ApproxDP):
         raise ValueError(
             f"{guarantee!r} is an (epsilon, delta)-only guarantee, which "

@@ -25,12 +25,13 @@ same factor, so no step loses budget to another.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
+from fractions import Fraction
 from functools import lru_cache
 from numbers import Real
 
 import numpy as np
 
-from ._conversions import _check_nonnegative, gaussian_mu, zcdp_rho
+from ._conversions import _check_nonnegative, _sqrt_up, gaussian_mu, zcdp_rho
 from ._privacy_loss import SPACING, PrivacyLoss
 
 #: The kinds of step, and the epsilon each runs at for its share of rho.
@@ -66,6 +67,36 @@ def step_parameters(rho, shares):
     return mu, pure, ranges
 
 
+def profile_parts(rho, shares):
+    """The steps at ``rho``, rounded up: a profile that bounds each of them.
+
+    Parameters
+    ----------
+    rho : float
+        The fit's zCDP budget.
+    shares : dict
+        The shares of ``rho`` by kind (see :func:`step_parameters`).
+
+    Returns
+    -------
+    mu : float
+        ``sqrt(2 rho sum s_i)`` over the Gaussian steps, rounded up.
+    pure, bounded_range : tuple of float
+        ``sqrt(2 rho s_i)`` and ``sqrt(8 rho s_i)``, rounded up (a step run
+        at its share's ``pure_epsilon()`` or ``exponential_epsilon()``, both
+        rounded down, is below them).
+    """
+    exact = Fraction(rho)
+    mu = _sqrt_up(
+        2 * exact * sum(map(Fraction, shares.get("gaussian", ())), Fraction(0))
+    )
+    pure = tuple(_sqrt_up(2 * exact * Fraction(s)) for s in shares.get("pure", ()))
+    ranges = tuple(
+        _sqrt_up(8 * exact * Fraction(s)) for s in shares.get("bounded_range", ())
+    )
+    return mu, pure, ranges
+
+
 def composed_loss(mu, pure=(), bounded_range=(), spacing=SPACING):
     """The privacy loss distribution of the steps, composed.
 
@@ -88,6 +119,45 @@ def composed_loss(mu, pure=(), bounded_range=(), spacing=SPACING):
     for epsilon in bounded_range:
         loss = loss.compose(PrivacyLoss.bounded_range(epsilon, spacing))
     return loss
+
+
+def profile_epsilon(mu, pure, bounded_range, delta):
+    """Epsilon at ``delta`` of the steps' composed curve (an upper bound).
+
+    Parameters
+    ----------
+    mu : float
+        The Gaussian steps' composed sensitivity in standard deviations.
+    pure, bounded_range : tuple of float
+        The epsilons of the pure and the bounded-range steps.
+    delta : float
+        In [0, 1).
+
+    Returns
+    -------
+    epsilon : float
+        The smallest epsilon at which the composed privacy loss
+        distribution's delta (rounded up) is at most ``delta``; ``inf`` for
+        an infinite part or ``delta = 0`` with a Gaussian part.
+    """
+    parts = (float(mu), *map(float, pure), *map(float, bounded_range))
+    if any(math.isinf(p) for p in parts):
+        return math.inf
+    if delta == 0 and mu > 0:
+        return math.inf
+    return _profile_epsilon(
+        float(mu),
+        tuple(map(float, pure)),
+        tuple(map(float, bounded_range)),
+        float(delta),
+    )
+
+
+@lru_cache(maxsize=256)
+def _profile_epsilon(mu, pure, bounded_range, delta):
+    if delta == 0:  # pure and bounded-range parts only: they add
+        return math.fsum([*pure, *bounded_range])
+    return composed_loss(mu, pure, bounded_range).epsilon(delta)
 
 
 def exact_rho(epsilon, delta, shares):

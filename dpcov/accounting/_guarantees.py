@@ -12,9 +12,11 @@ from ._conversions import (
     _gaussian_mu_of_rho,
     _half_square,
     _pure_rho,
+    _sum_half_squares_up,
     gaussian_epsilon,
     zcdp_epsilon,
 )
+from ._exact_curve import profile_epsilon
 
 #: Whom a guarantee protects: one row, or one person with all its rows.
 UNITS = ("row", "person")
@@ -428,6 +430,100 @@ class GaussianDP(_Labelled):
             The guarantee with epsilon from :func:`gaussian_epsilon`.
         """
         return ApproxDP(gaussian_epsilon(self.mu, delta), delta, **self._labels())
+
+
+@_labels_documented
+@dataclass(frozen=True, repr=False)
+class ProfileDP(_Labelled):
+    """The exact curve of Gaussian, pure-DP and bounded-range steps, composed.
+
+    The guarantee of a fit whose steps are Gaussian mechanisms (composed to
+    one, ``mu``-GDP), pure-DP steps (randomized response dominates each) and
+    bounded-range steps (the exponential mechanism; Dong, Durfee and Rogers
+    2020): its (epsilon, delta) curve is that of their composed privacy loss
+    distributions, computed with every loss rounded up (an upper bound).
+    Each part is also zCDP (``mu**2 / 2``, ``epsilon**2 / 2`` and
+    ``epsilon**2 / 8``), which is how it composes with other fits.
+
+    Parameters
+    ----------
+    mu : float
+        The Gaussian steps' composed sensitivity in noise standard
+        deviations.
+    pure : tuple of float, default=()
+        The pure-DP steps' epsilons.
+    bounded_range : tuple of float, default=()
+        The bounded-range steps' epsilons.
+    {labels}
+
+    Examples
+    --------
+    >>> from dpcov.accounting import ProfileDP
+    >>> guarantee = ProfileDP(0.2, bounded_range=(0.1,))
+    >>> round(guarantee.to_approx_dp(1e-6).epsilon, 3)
+    0.867
+    >>> round(guarantee.to_zcdp().rho, 5)
+    0.02125
+    """
+
+    mu: float
+    pure: tuple = ()
+    bounded_range: tuple = ()
+
+    def __post_init__(self):
+        _check_nonnegative("mu", self.mu)
+        for name in ("pure", "bounded_range"):
+            values = tuple(getattr(self, name))
+            for value in values:
+                _check_nonnegative(name, value)
+            object.__setattr__(self, name, tuple(float(v) for v in values))
+        self._check_labels()
+
+    def _doubled(self):
+        # Group privacy for two units: each part at twice its parameter.
+        return ProfileDP(
+            2.0 * self.mu,
+            tuple(2.0 * e for e in self.pure),
+            tuple(2.0 * e for e in self.bounded_range),
+            unit=self.unit,
+        )
+
+    def to_zcdp(self):
+        """Return the zCDP guarantee implied by this one.
+
+        Returns
+        -------
+        guarantee : ZCDP
+            ``mu**2 / 2 + sum(pure**2) / 2 + sum(bounded_range**2) / 8``
+            (Bun and Steinke 2016; Cesar and Rogers 2021), rounded up.
+        """
+        parts = [
+            self.mu,
+            *self.pure,
+            *(e / 2.0 for e in self.bounded_range),  # (e/2)**2/2 = e**2/8
+        ]
+        return ZCDP(_sum_half_squares_up(parts), **self._labels())
+
+    def to_approx_dp(self, delta):
+        """Return the (epsilon, delta) guarantee on the composed curve.
+
+        Parameters
+        ----------
+        delta : float
+            Target delta in (0, 1).
+
+        Returns
+        -------
+        guarantee : ApproxDP
+            The smallest epsilon whose delta on the composed curve (an upper
+            bound) is at most ``delta``, or the zCDP conversion's where that
+            is smaller.
+        """
+        epsilon = min(
+            profile_epsilon(self.mu, self.pure, self.bounded_range, delta),
+            zcdp_epsilon(self.to_zcdp().rho, delta),
+        )
+        return ApproxDP(epsilon, delta, **self._labels())
 
 
 @_labels_documented

@@ -15,7 +15,14 @@ import json
 import os
 from pathlib import Path
 
-from ..accounting import ZCDP, ApproxDP, BudgetAccountant, GaussianDP, PureDP
+from ..accounting import (
+    ZCDP,
+    ApproxDP,
+    BudgetAccountant,
+    GaussianDP,
+    ProfileDP,
+    PureDP,
+)
 from ..exceptions import BudgetExceeded
 from ._atomic import write_atomically
 from ._errors import CommandError, _one_line
@@ -25,6 +32,7 @@ _GUARANTEES = {
     "pure": PureDP,
     "zCDP": ZCDP,
     "GDP": GaussianDP,
+    "profile": ProfileDP,
     "approx": ApproxDP,
 }
 
@@ -34,9 +42,20 @@ def _guarantee_from_json(data):
     # guarantee at the default ones, or from a file before them, has none).
     cls = _GUARANTEES[data["notion"]]
     fields = dataclasses.fields(cls)
-    numbers = {f.name: float(data[f.name]) for f in fields if not f.kw_only}
+    numbers = {
+        f.name: _numbers(data[f.name])
+        for f in fields
+        if not f.kw_only and f.name in data
+    }
     labels = {f.name: str(data[f.name]) for f in fields if f.kw_only and f.name in data}
     return cls(**numbers, **labels)
+
+
+def _numbers(value):
+    # A parameter: a number, or a list of them (a profile's parts).
+    if isinstance(value, list):
+        return tuple(float(v) for v in value)
+    return float(value)
 
 
 class FileLedger(BudgetAccountant):

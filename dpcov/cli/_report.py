@@ -15,6 +15,7 @@ _NOTIONS = {
     "PureDP": "pure",
     "ZCDP": "zCDP",
     "GaussianDP": "GDP",
+    "ProfileDP": "profile",
     "ApproxDP": "approx",
 }
 
@@ -34,8 +35,8 @@ _REPORTED_APART = {
 def to_json(value):
     """Convert ``value`` to JSON-safe data.
 
-    Guarantees (:mod:`dpcov.accounting` dataclasses) become
-    ``{"notion": "pure" | "zCDP" | "GDP" | "approx", <fields>}``, arrays lists,
+    Guarantees (:mod:`dpcov.accounting` dataclasses) become ``{"notion":
+    "pure" | "zCDP" | "GDP" | "profile" | "approx", <fields>}``, arrays lists,
     non-finite floats the strings "inf", "-inf" and "nan" (strict JSON has no
     such numbers), and anything else without a JSON form its ``repr``.
 

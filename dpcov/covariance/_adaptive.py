@@ -470,6 +470,14 @@ class AdaptiveCovariance(BasePrivateCovariance):
         # rows (without a box), whether the radius is given or private.
         return self.bounds is None
 
+    def _release_shares(self):
+        # The trace bound and the final mechanism are Gaussian, the threshold
+        # search an exponential mechanism (bounded range), at STEP_SHARES.
+        return {
+            "gaussian": [STEP_SHARES["trace"], STEP_SHARES["final"]],
+            "bounded_range": [STEP_SHARES["threshold"]],
+        }
+
     def _release(self, X, *, box, clip_norm, center, radius, budget, rng, sums):
         # The steps of Algorithm 3, as methods; they draw from rng in this
         # order: the trace bound, the threshold search, the final mechanism.

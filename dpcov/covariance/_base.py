@@ -36,7 +36,7 @@ from sklearn.covariance import EmpiricalCovariance, log_likelihood
 from sklearn.utils.validation import check_is_fitted
 
 from .._config import get_config
-from ..accounting import BudgetAccountant, compose
+from ..accounting import BudgetAccountant, ProfileDP, compose
 from ..base import ErrorBarsMixin, PrivateEstimatorMixin, warn_if_noise_dominated
 from ..mechanisms import (
     DEFAULT_RADIUS_GRID,
@@ -83,6 +83,7 @@ from ..utils._gram._units import (
 from ..utils._input import quiet_float_errors, validate_rows
 from ..utils._input_messages import NonFiniteInput
 from ..utils._private_count import (
+    COUNT_SHARE,
     UNBINDING_COUNT,
     release_count,
     split_count,
@@ -683,10 +684,83 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
         ``data_norm`` or a public box, asked for (epsilon, delta), runs on
         the exact Gaussian curve (see ``privacy_cost``).
         """
-        public_norm = self.data_norm is not None or (
+        return self._gaussian_release and self._public_norm()
+
+    def _public_norm(self):
+        # A norm bound known before the fit: data_norm, or a public box.
+        return self.data_norm is not None or (
             self.bounds is not None and not isinstance(self.bounds, str)
         )
-        return self._gaussian_release and public_norm
+
+    def _release_shares(self):
+        """The release's steps as shares of its budget, by kind, or None.
+
+        None (the default): the release is Gaussian noise only or not known
+        here. AdaptiveCovariance's mixes Gaussian steps with an exponential
+        mechanism (a bounded-range step).
+        """
+        return None
+
+    def _profile_shares(self):
+        """The fit's steps as shares of its budget, by kind (public values).
+
+        With a public norm bound (no private radius, no private ranges) the
+        plan takes fixed shares: under add/remove the count (Gaussian)
+        ``COUNT_SHARE`` first, then the mean (Gaussian) ``MEAN_SHARE`` of
+        the rest unless ``assume_centered``, and the release the rest, split
+        by :meth:`_release_shares`. ``_check_plan_shares`` checks the plan
+        against them before anything is spent.
+        """
+        release = self._release_shares()
+        if release is None or not self._public_norm():
+            return None
+        rest = 1.0
+        gaussian = []
+        if self.neighbours == "add_remove":
+            gaussian.append(COUNT_SHARE)
+            rest -= COUNT_SHARE
+        if not self.assume_centered:
+            gaussian.append(rest * MEAN_SHARE)
+            rest -= rest * MEAN_SHARE
+        shares = {"gaussian": gaussian, "pure": [], "bounded_range": []}
+        for kind, parts in release.items():
+            shares[kind] = shares[kind] + [rest * part for part in parts]
+        return shares
+
+    def _check_plan_shares(self, split, budget):
+        """Stop a fit whose plan is not the one its calibration assumed.
+
+        Before anything is spent: for a fit calibrated on its composed
+        privacy loss distribution (``privacy_cost()`` a ProfileDP), the
+        plan's steps (``split``, parts of ``budget``) must take the shares
+        of :meth:`_profile_shares`, kind by kind; otherwise a RuntimeError
+        (a bug: the zCDP calibration holds for any split, this one not).
+        """
+        if not isinstance(getattr(self, "_fit_cost", None), ProfileDP):
+            return
+        shares = {"gaussian": [], "pure": [], "bounded_range": []}
+        for name, part in split.items():
+            share = part.rho / budget.rho
+            if name == "covariance":
+                for kind, parts in self._release_shares().items():
+                    shares[kind] += [share * p for p in parts]
+            elif name in ("count", "mean"):
+                shares["gaussian"].append(share)
+            else:
+                shares = None  # a step of another kind (a radius, ranges)
+                break
+        expected = self._profile_shares()
+        same = shares is not None and all(
+            len(shares[kind]) == len(expected[kind])
+            and np.allclose(shares[kind], expected[kind], rtol=1e-12, atol=0)
+            for kind in shares
+        )
+        if not same:
+            raise RuntimeError(
+                f"{type(self).__name__}: the plan's budget shares differ from "
+                "those its (epsilon, delta) calibration assumed; nothing was "
+                "spent. Please report this as a dpcov bug."
+            )
 
     def _reads_raw_norms_again(self):
         """Whether more than one pass of the fit starts from the rows' norms.
@@ -723,6 +797,7 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
             with persons_in_messages(isinstance(X, UnitRows)):
                 plan = self._plan(X.shape, budget)
                 self._check_public(plan.n_samples, plan.n_features)
+            self._check_plan_shares(plan.split, budget)
             if plan.geometry.ranges is None:
                 first = self._first_pass(X, plan, lazy=lazy)
                 self._spend_budget(budget)  # every check above: public values
@@ -771,6 +846,7 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
         """
         count, plan_budget = split_count(budget)
         unbound = self._plan((UNBINDING_COUNT, X.shape[1]), plan_budget)
+        self._check_plan_shares({"count": count, **unbound.split}, budget)
         self._check_public(None, X.shape[1])
         if unbound.geometry.ranges is None:
             first = self._first_pass(X, unbound, lazy=lazy)

@@ -596,6 +596,22 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         )
         return with_geometry._gaussian_only()
 
+    def _profile_shares(self):
+        # The covariance estimator's (AdaptiveCovariance by default), with
+        # the geometry, neighbours and centring PCA sets on it.
+        covariance = self.covariance
+        if covariance is None:
+            covariance = AdaptiveCovariance()
+        if not isinstance(covariance, BasePrivateCovariance):
+            return None
+        inner = clone(covariance).set_params(
+            data_norm=self.data_norm,
+            bounds=self.bounds,
+            neighbours=self.neighbours,
+            assume_centered=self.assume_centered,
+        )
+        return inner._profile_shares()
+
     def _covariance_estimator(self, max_components):
         if self.covariance == "top_k":
             k = max_components if self.n_components is None else self.n_components

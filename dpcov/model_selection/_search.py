@@ -19,6 +19,7 @@ from ..accounting import BudgetAccountant, PureDP, compose
 from ..accounting._composition import budget_weights
 from ..base import (
     PrivateEstimatorMixin,
+    calibrated_in_zcdp,
     is_private,
     privacy_tags,
     record_privacy,
@@ -91,6 +92,14 @@ def _guarantee_of(estimator):
 def _set_run_budget(estimator, budget):
     # Rescale the private steps' budgets, keeping their proportions, so that
     # they compose to ``budget`` (a PureDP or ZCDP) exactly or just below.
+    # The proportions are those of their costs through zCDP, in which the
+    # runs are calibrated (each step gets its rho).
+    with calibrated_in_zcdp():
+        return _rescale_budgets(estimator, budget)
+
+
+def _rescale_budgets(estimator, budget):
+    # _set_run_budget's work.
     leaves = _private_leaves(estimator)
     costs = [leaf.privacy_cost() for _, leaf in leaves]
     for _, leaf in leaves:

@@ -16,7 +16,15 @@ import warnings
 import numpy as np
 from sklearn import clone, config_context
 
-from ..accounting import ZCDP, ApproxDP, BudgetAccountant, GaussianDP, PureDP, compose
+from ..accounting import (
+    ZCDP,
+    ApproxDP,
+    BudgetAccountant,
+    GaussianDP,
+    ProfileDP,
+    PureDP,
+    compose,
+)
 from ..exceptions import (
     BudgetExceeded,
     NoiseDominatedWarning,
@@ -53,7 +61,11 @@ def _configured_guarantee(estimator, epsilon, delta, rho=None):
     # A fit of Gaussian parts only, with no cap on its accountant, is
     # calibrated on the exact Gaussian curve.
     return check_privacy_params(
-        epsilon, delta, rho, gaussian=estimator._on_exact_curve()
+        epsilon,
+        delta,
+        rho,
+        gaussian=estimator._on_exact_curve(),
+        shares=estimator._exact_shares(),
     )
 
 
@@ -209,6 +221,14 @@ def check_budget_accounted(estimator):
             assert composed.rho <= configured.gaussian_rho()
             assert est.guarantee_ == GaussianDP.of_gaussian_steps(composed.rho)
             assert est.guarantee_.mu <= configured.mu
+        elif isinstance(configured, ProfileDP):
+            # Steps at the shares of the rho the profile was computed at,
+            # recorded as that profile (which bounds each of them).
+            running = est._running_budget(configured)
+            assert type(composed) is ZCDP and type(est.guarantee_) is ProfileDP
+            assert math.isclose(composed.rho, running.rho, rel_tol=1e-9)
+            assert composed.rho <= running.rho
+            assert est.guarantee_ == configured
         elif isinstance(configured, ApproxDP):
             assert type(composed) is type(configured) is type(est.guarantee_)
             assert math.isclose(composed.epsilon, configured.epsilon, rel_tol=1e-9)
@@ -236,9 +256,11 @@ def check_budget_accounted(estimator):
 def _same_guarantee(a, b):
     if type(a) is not type(b):
         return False
-    return all(
-        math.isclose(x, y, rel_tol=1e-9)
-        for x, y in zip(a._parameters(), b._parameters(), strict=True)
+    # Each parameter a number, or a tuple of them (a profile's parts).
+    flat_a = np.hstack([np.ravel(x) for x in a._parameters()])
+    flat_b = np.hstack([np.ravel(x) for x in b._parameters()])
+    return flat_a.shape == flat_b.shape and bool(
+        np.allclose(flat_a, flat_b, rtol=1e-9, atol=0)
     )
 
 
@@ -288,9 +310,9 @@ def check_accountant_charged(estimator):
     exact = _cap(cost, 1.0)
     est = clone(estimator).set_params(accountant=exact, random_state=0)
     assert clone(est).accountant is exact, "clone copied the accountant"
-    if isinstance(cost, GaussianDP):
+    if isinstance(cost, GaussianDP | ProfileDP):
         # Under a cap (a filter in zCDP) the fit is calibrated in zCDP, the
-        # terms the cap counts: below mu**2 / 2.
+        # terms the cap counts: below the exact curve's rho.
         cost = est.privacy_cost()
         assert type(cost) is ZCDP and cost.rho < exact.rho_cap, cost
     _fit(est, X)

@@ -17,12 +17,14 @@ from ..accounting import (
     ZCDP,
     ApproxDP,
     GaussianDP,
+    ProfileDP,
     PureDP,
     gaussian_epsilon,
     gaussian_mu,
     zcdp_epsilon,
     zcdp_rho,
 )
+from ..accounting._exact_curve import composed_loss, exact_rho, profile_parts
 
 #: delta of a composite's budget when only epsilon is given (the estimators'
 #: default delta): a PrivatePipeline's ``delta=None``.
@@ -58,7 +60,7 @@ def check_n_draws(n_samples):
         raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}.")
 
 
-def check_privacy_params(epsilon, delta, rho=None, *, gaussian=False):
+def check_privacy_params(epsilon, delta, rho=None, *, gaussian=False, shares=None):
     """Validate ``epsilon``, ``delta`` and ``rho`` and return the budget to run at.
 
     ========================  ==============================================
@@ -87,12 +89,20 @@ def check_privacy_params(epsilon, delta, rho=None, *, gaussian=False):
         the fit is one Gaussian mechanism (Dong, Roth and Su, 2022): then an
         (epsilon, delta) ask runs at the analytic Gaussian's ``mu`` (Balle
         and Wang, 2018), 6-9% less noise than through zCDP.
+    shares : dict or None, default=None
+        The shares of a zCDP budget the fit's steps take, by kind
+        (Gaussian, pure, bounded range; see
+        :func:`~dpcov.accounting._exact_curve.exact_rho`): an (epsilon,
+        delta) ask then runs at the largest rho whose steps stay (epsilon,
+        delta)-DP on their composed privacy loss distribution, and the
+        budget is their :class:`~dpcov.accounting.ProfileDP` at that rho.
 
     Returns
     -------
-    budget : PureDP, ZCDP or GaussianDP
+    budget : PureDP, ZCDP, GaussianDP or ProfileDP
         The budget the mechanism runs at (a GaussianDP one as the zCDP
-        budget of its Gaussian steps, :meth:`GaussianDP.gaussian_rho`).
+        budget of its Gaussian steps, :meth:`GaussianDP.gaussian_rho`; a
+        ProfileDP one at the rho it was computed for).
 
     Raises
     ------
@@ -121,6 +131,9 @@ def check_privacy_params(epsilon, delta, rho=None, *, gaussian=False):
         return PureDP(float(epsilon))
     if gaussian and math.isfinite(epsilon):
         return GaussianDP(gaussian_mu(float(epsilon), float(delta)))
+    if shares is not None and math.isfinite(epsilon):
+        rho = exact_rho(float(epsilon), float(delta), shares)
+        return ProfileDP(*profile_parts(rho, shares))
     return ZCDP(zcdp_rho(float(epsilon), float(delta)))
 
 
@@ -203,7 +216,7 @@ def privacy_spent(budget, delta, *, epsilon=None):
 
     Parameters
     ----------
-    budget : PureDP, ZCDP, GaussianDP or ApproxDP
+    budget : PureDP, ZCDP, GaussianDP, ProfileDP or ApproxDP
         The budget the estimator ran at (the composition of all its steps).
     delta : float
         The estimator's ``delta`` parameter, used to express a zCDP or
@@ -252,6 +265,15 @@ def privacy_spent(budget, delta, *, epsilon=None):
         spent = gaussian_epsilon(budget.mu, delta)
         if epsilon is not None and 0 < delta < 1 and spent > epsilon:
             if budget.mu <= gaussian_mu(float(epsilon), float(delta)):
+                spent = float(epsilon)
+        return spent, float(delta), budget.to_zcdp().rho
+    if isinstance(budget, ProfileDP):
+        # The composed curve (at most the epsilon asked where its delta
+        # there is at most delta: the calibration's own test).
+        spent = budget.to_approx_dp(delta).epsilon if delta > 0 else math.inf
+        if epsilon is not None and 0 < delta < 1 and spent > epsilon:
+            loss = composed_loss(budget.mu, budget.pure, budget.bounded_range)
+            if loss.delta(float(epsilon)) <= delta:
                 spent = float(epsilon)
         return spent, float(delta), budget.to_zcdp().rho
     spent = zcdp_epsilon(budget.rho, delta)

@@ -17,6 +17,7 @@ from dpcov.accounting import (
     ApproxDP,
     BudgetAccountant,
     GaussianDP,
+    ProfileDP,
     PureDP,
     compose,
     gaussian_mu,
@@ -363,9 +364,14 @@ def _estimators():
 
 
 def _at_most(a, b):
+    # Parameter by parameter (a profile's parts one by one).
     assert type(a) is type(b), (a, b)
     for x, y in zip(vars(a).values(), vars(b).values(), strict=True):
-        assert x <= y, (a, b)
+        if isinstance(x, tuple):
+            assert len(x) == len(y), (a, b)
+            assert all(u <= v for u, v in zip(x, y, strict=True)), (a, b)
+        else:
+            assert x <= y, (a, b)
 
 
 def _fit_and_check(est, X, epsilon, delta, rho):
@@ -395,6 +401,9 @@ def _fit_and_check(est, X, epsilon, delta, rho):
     if isinstance(recorded, GaussianDP):
         # Gaussian steps whose zCDP budgets compose to at most mu**2 / 2.
         recorded = ZCDP(recorded.gaussian_rho())
+    elif isinstance(recorded, ProfileDP):
+        # Steps at shares of the rho the profile was computed at.
+        recorded = est._running_budget(cost)
     _at_most(compose(est.budget_split_.values()), recorded)
     assert est.delta_spent_ <= delta
     if rho is None:

@@ -87,15 +87,34 @@ def test_privacy_spent(Estimator, params, budget, data_norm, assume_centered):
         and "epsilon" in params
         and params["delta"] > 0
     )
+    profile = (
+        Estimator is AdaptiveCovariance
+        and data_norm is not None
+        and "epsilon" in params
+        and params["delta"] > 0
+    )
     if exact:
         # Gaussian parts only (no private radius), asked for (epsilon,
         # delta): one Gaussian mechanism at the analytic Gaussian's mu, its
         # steps on the zCDP budget mu**2 / 2 (rounded down).
         budget = GaussianDP(gaussian_mu(params["epsilon"], params["delta"]))
+    elif profile:
+        # Gaussian steps and the threshold search (bounded range): at the
+        # largest rho whose composed loss is (epsilon, delta)-DP, recorded
+        # as their profile.
+        budget = est.privacy_cost()
     # The steps compose exactly to the configured budget.
     assert type(est.guarantee_) is type(budget)
     composed = compose(est.budget_split_.values())
-    if exact:
+    if profile:
+        rho = est._running_budget(budget).rho
+        assert rho > zcdp_rho(params["epsilon"], params["delta"])
+        assert composed.rho == pytest.approx(rho, rel=1e-12)
+        assert est.guarantee_ == budget
+        assert est.epsilon_spent_ <= params["epsilon"]
+        assert est.epsilon_spent_ == pytest.approx(params["epsilon"], rel=1e-3)
+        budget = ZCDP(rho)  # the steps' shares below
+    elif exact:
         assert composed.rho == pytest.approx(budget.gaussian_rho(), rel=1e-12)
         assert est.guarantee_.mu == pytest.approx(budget.mu, rel=1e-12)
         assert est.rho_spent_ == budget.to_zcdp().rho
@@ -169,7 +188,7 @@ def test_private_radius_mechanism_follows_public_n(Estimator):
 def test_projection_and_floor(Estimator, projection):
     X = _data(n=300, d=8)
     est = Estimator(
-        epsilon=0.5,
+        epsilon=0.3,
         data_norm=1.0,
         projection=projection,
         eigenvalue_floor=0.0,
@@ -185,7 +204,7 @@ def test_projection_and_floor(Estimator, projection):
         assert w.sum() <= 1.0 + 1e-12
     # The raw release is noisier than every projection that contains the truth.
     raw_w = np.linalg.eigvalsh(est.raw_covariance_)
-    assert raw_w.min() < 0  # at eps=0.5, n=300 the noise makes it indefinite
+    assert raw_w.min() < 0  # at eps=0.3, n=300 the noise makes it indefinite
     # The floor is the lower bound of the set projected onto: eigenvalues are
     # at least the floor and the trace bound still holds when d * floor fits.
     floored = Estimator(

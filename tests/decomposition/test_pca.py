@@ -24,7 +24,6 @@ from dpcov.covariance import (
 from dpcov.decomposition import PCA
 from dpcov.decomposition._pca import SOLVER_PARAMS, _minka_log_likelihoods
 from dpcov.exceptions import NoiseDominatedWarning
-from dpcov.utils import check_privacy_params
 
 
 def _data(n=3000, seed=0):
@@ -101,7 +100,7 @@ def test_components_are_post_processing_of_the_covariance():
     np.testing.assert_allclose(pca.explained_variance_, values[::-1][:3] * n / (n - 1))
     np.testing.assert_array_equal(pca.mean_, est.location_)
     assert pca.guarantee_ == est.guarantee_
-    assert pca.guarantee_.rho == pytest.approx(check_privacy_params(1.0, 1e-6).rho)
+    assert pca.guarantee_ == pca.privacy_cost() == est.privacy_cost()
     assert pca.data_norm_ == 20.0
 
 
