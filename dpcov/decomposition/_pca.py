@@ -424,10 +424,11 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         and public values only; below 1 ``fit`` warns with
         :class:`~dpcov.exceptions.NoiseDominatedWarning`, and the spectrum
         that a float ``n_components`` and ``whiten`` use is mostly noise.
-    guarantee_ : dpcov.accounting.PureDP, ZCDP or GaussianDP
+    guarantee_ : dpcov.accounting.PureDP, ZCDP, GaussianDP or ProfileDP
         The guarantee of the fit: the covariance estimator's
         (``GaussianDP`` for GaussianCovariance or SeparateCovariance with a
-        public norm bound, asked for (epsilon, delta); see
+        public norm bound, ``ProfileDP`` for AdaptiveCovariance, the
+        default, with one, asked for (epsilon, delta); see
         :ref:`exact_curve`).
     privacy_unit_ : {"row", "person"}
         Whom the guarantee protects: a row, or a person (a fit with
@@ -442,7 +443,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         Delta of the guarantee.
     rho_spent_ : float
         The zCDP parameter of the guarantee (``mu**2 / 2`` for
-        ``GaussianDP``).
+        ``GaussianDP``, its parts' sum for ``ProfileDP``).
     budget_split_ : dict of str to PureDP or ZCDP
         Budget of each step of the fit.
     noise_sampler_ : str

@@ -276,10 +276,12 @@ predicted_error_ : float
     the release was shrunk (``shrinkage_ > 0``, by more than half): its
     error is then mostly the truth's own norm, which no release can
     estimate. It leaves out the bias of clipping. See :ref:`error_figures`.
-guarantee_ : dpcov.accounting.PureDP, ZCDP or GaussianDP
+guarantee_ : dpcov.accounting.PureDP, ZCDP, GaussianDP or ProfileDP
     The guarantee of the whole fit (composition of its steps), naming its
     unit and relation: ``GaussianDP`` for a fit of Gaussian parts only
-    asked for (epsilon, delta) (see :ref:`exact_curve`).
+    asked for (epsilon, delta), ``ProfileDP`` for one that mixes them with
+    a selection on a plan known from its parameters (see
+    :ref:`exact_curve`).
 privacy_unit_ : {"row", "person"}
     Whom the guarantee protects: a row, or a person (a fit with
     ``groups`` and ``max_rows_per_group``; see :ref:`privacy_units`).
@@ -288,14 +290,15 @@ neighbours_ : {"replace", "add_remove"}
     ``"add_remove"`` fit holds under replacement too).
 epsilon_spent_ : float
     Epsilon of the guarantee (pure, or of the implied (epsilon, delta)-DP,
-    on the exact curve for ``GaussianDP``; ``inf`` for zCDP with
-    ``delta=0``).
+    on the exact curve for ``GaussianDP`` and ``ProfileDP``; ``inf`` for
+    zCDP with ``delta=0``).
 delta_spent_ : float
     Delta of the guarantee (0 for pure DP).
 rho_spent_ : float
     The zCDP parameter of the guarantee (``epsilon**2 / 2`` for pure DP,
-    ``mu**2 / 2`` for ``GaussianDP``: larger than the rho an (epsilon,
-    delta) ask converts to, for the same epsilon).
+    ``mu**2 / 2`` for ``GaussianDP``, its parts' sum for ``ProfileDP``:
+    larger than the rho an (epsilon, delta) ask converts to, for the same
+    epsilon).
 budget_split_ : dict of str to PureDP or ZCDP
     Budget of each step, in the order the steps ran; they compose to
     ``guarantee_`` (Gaussian steps at ``rho_i`` are ``sqrt(2 rho_i)``-GDP).
