@@ -505,10 +505,12 @@ class PrivateEstimatorMixin(OutputRangeMixin):
                 unit=self._privacy_unit(),
                 relation=self._relation(),
             )
-        # What the fit charges and records is the cost checked here, not a
-        # second reading of the parameters and the configuration.
+        # What the fit charges and records is the cost checked here and the
+        # budget it runs at, not a second reading of the parameters and the
+        # configuration.
         self._fit_cost = cost
-        return self._running_budget(cost)
+        self._fit_budget = self._running_budget(cost)
+        return self._fit_budget
 
     def _running_budget(self, cost):
         # The zCDP budget the steps of a fit that spends ``cost`` split.
@@ -552,7 +554,7 @@ class PrivateEstimatorMixin(OutputRangeMixin):
         # Gaussian-DP cost where the budget is that cost's Gaussian steps.
         cost = getattr(self, "_fit_cost", None)
         exact = isinstance(cost, GaussianDP | ProfileDP)
-        if exact and budget == self._running_budget(cost):
+        if exact and budget == getattr(self, "_fit_budget", None):
             return cost
         return budget
 
@@ -581,7 +583,7 @@ class PrivateEstimatorMixin(OutputRangeMixin):
         elif (
             isinstance(cost, ProfileDP)
             and type(guarantee) is ZCDP
-            and guarantee.rho <= self._running_budget(cost).rho
+            and guarantee.rho <= self._fit_budget.rho
         ):
             # Steps at the shares the profile was computed for (checked
             # against the plan before anything was spent): the profile

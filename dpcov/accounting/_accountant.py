@@ -7,7 +7,14 @@ import math
 import threading
 
 from ..exceptions import AccountantCopyError, BudgetExceeded
-from ._composition import _bits_float, _float_bits, _left, compose, relabel
+from ._composition import (
+    _bits_float,
+    _float_bits,
+    _left,
+    compose,
+    compose_fits,
+    relabel,
+)
 from ._conversions import (
     _check_nonnegative,
     _pure_rho,
@@ -283,7 +290,8 @@ class BudgetAccountant:
         kinds = {type(g) for _, g in entries}
         if not (exact and delta > 0 and kinds <= {GaussianDP, ProfileDP}):
             return in_zcdp
-        total = compose(g for _, g in entries)
+        # (Each fit read under the ledger's unit and relation, as in zCDP.)
+        total = compose_fits(g for _, g in entries)
         if isinstance(total, GaussianDP):
             return min(in_zcdp, gaussian_epsilon(total.mu, delta))
         if len(total.pure) + len(total.bounded_range) > EXACT_DISCRETE_PARTS:

@@ -12,6 +12,7 @@ import math
 import numpy as np
 import pytest
 from scipy import stats
+from scipy.integrate import quad
 from scipy.optimize import brentq
 
 import dpcov
@@ -51,6 +52,21 @@ def _analytic_mu(epsilon, delta):
         return stats.norm.cdf(mu / 2 - epsilon / mu) - math.exp(epsilon) * low - delta
 
     return brentq(excess, 1e-3, 50.0, xtol=1e-15, rtol=1e-15)
+
+
+def _gaussian_with_bounded_range(mu, width, epsilon):
+    # delta(epsilon) of a mu-GDP step composed with a width-bounded-range
+    # step, whose dominating loss has density e^((w + x)/2) / (2 (e^w - 1))
+    # on (-w, w) (Dong, Durfee and Rogers 2020): int f(x) delta_mu(eps - x).
+    def gaussian(t):
+        low = stats.norm.cdf(-t / mu - mu / 2)
+        return stats.norm.cdf(-t / mu + mu / 2) - math.exp(t) * low
+
+    def density(x):
+        return math.exp((width + x) / 2) / (2 * math.expm1(width))
+
+    value, _ = quad(lambda x: density(x) * gaussian(epsilon - x), -width, width)
+    return value
 
 
 def _rows(n=2000, d=6, seed=0):
@@ -277,8 +293,15 @@ def test_a_threshold_search_with_gaussian_parts_on_the_composed_curve(make, epsi
     assert {release.law for release in private} == {"gaussian"}
     mu = math.sqrt(math.fsum((r.sensitivity / r.scale) ** 2 for r in private))
     selection = search["epsilon"] / search.get("sensitivity", 1.0)
+    # The recorded profile bounds what ran (to the draws' own rounding).
+    assert mu <= est.guarantee_.mu * (1 + 1e-12)
+    assert est.guarantee_.pure == ()
+    assert selection <= est.guarantee_.bounded_range[0]
     delta = composed_loss(mu, (), (selection,)).delta(epsilon)
     assert 0.5e-6 <= delta <= 1e-6
+    # The same curve by quadrature, without the grid: the Gaussian curve
+    # shifted by the bounded-range loss x, averaged over its density.
+    assert _gaussian_with_bounded_range(mu, selection, epsilon) <= delta
     assert est.epsilon_spent_ <= epsilon
     _, before, _ = fit(rho=zcdp_rho(epsilon, 1e-6))
     ratios = [b.scale / a.scale for a, b in zip(private, before, strict=True)]
