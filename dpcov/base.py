@@ -432,9 +432,12 @@ class PrivateEstimatorMixin(OutputRangeMixin):
         # no cap on the accountant (a cap is a filter in zCDP, and counts
         # the fit there), outside a composite that calibrates its steps in
         # zCDP (calibrated_in_zcdp).
+        # A Gaussian-DP filter (gaussian_only) counts on the exact curve.
         accountant = getattr(self, "accountant", None)
-        capped = accountant is not None and (
-            accountant.epsilon_cap is not None or accountant.rho_cap is not None
+        capped = (
+            accountant is not None
+            and (accountant.epsilon_cap is not None or accountant.rho_cap is not None)
+            and not accountant.gaussian_only
         )
         return not (get_config()["secure_noise"] or capped or _IN_ZCDP.get())
 

@@ -18,6 +18,7 @@ from ._composition import (
 from ._conversions import (
     _check_nonnegative,
     _pure_rho,
+    _root_sum_squares,
     gaussian_epsilon,
     zcdp_epsilon,
 )
@@ -126,10 +127,18 @@ class BudgetAccountant:
         so an ``"add_remove"`` ledger refuses it. (A guarantee that holds
         under add/remove only, at ``epsilon``, holds under replacement at
         ``2 epsilon``: record it so in a ``"replace"`` ledger.)
+    gaussian_only : bool, default=False
+        Make the cap in (``epsilon``, ``delta``) a Gaussian-DP filter:
+        only fits of Gaussian parts (:class:`GaussianDP`) are accepted, and
+        their composition ``mu = sqrt(sum mu_i**2)`` must stay (``epsilon``,
+        ``delta``)-DP on the exact curve, a filter that holds under fully
+        adaptive composition (Smith and Thakurta 2022). Its fits are then
+        calibrated on that curve, as without a cap; a fit with other steps
+        is refused before it reads the data. Needs ``delta > 0``.
 
     Attributes
     ----------
-    ledger : list of tuple (str, PureDP or ZCDP or ApproxDP)
+    ledger : list of tuple (str, guarantee)
         Copy of the recorded fits: a label and a guarantee each.
     units : list of str
         The privacy unit of each recorded fit (``"row"`` or ``"person"``),
@@ -162,10 +171,22 @@ class BudgetAccountant:
     """
 
     def __init__(
-        self, epsilon=None, delta=0.0, rho=None, unit="row", relation="replace"
+        self,
+        epsilon=None,
+        delta=0.0,
+        rho=None,
+        unit="row",
+        relation="replace",
+        *,
+        gaussian_only=False,
     ):
         if epsilon is not None and rho is not None:
             raise ValueError("set a cap in epsilon or in rho, not both.")
+        if gaussian_only and (epsilon is None or not delta > 0):
+            raise ValueError(
+                "gaussian_only=True is a Gaussian-DP filter: it needs a cap in "
+                "(epsilon, delta) with delta > 0."
+            )
         if unit not in UNITS:
             raise ValueError(f"unit must be 'row' or 'person', got {unit!r}.")
         if relation not in RELATIONS:
@@ -184,6 +205,7 @@ class BudgetAccountant:
         self.rho_cap = None if rho is None else float(rho)
         self.unit = unit
         self.relation = relation
+        self.gaussian_only = bool(gaussian_only)
         self._ledger = []
         self._units = []
         self._relations = []
@@ -217,6 +239,8 @@ class BudgetAccountant:
             cap = f"rho={self.rho_cap!r}"
         elif self.epsilon_cap is not None:
             cap = f"epsilon={self.epsilon_cap!r}, delta={self.delta_cap!r}"
+            if self.gaussian_only:
+                cap += ", gaussian_only=True"
         else:
             cap = f"delta={self.delta_cap!r}"
         return f"BudgetAccountant({cap}, n_fits={len(self)}, spent={self.spent()!r})"
@@ -408,7 +432,8 @@ class BudgetAccountant:
         -------
         guarantee : PureDP, ZCDP or None
             ``PureDP`` under a pure cap (``delta=0``); ``ZCDP`` under a cap in
-            rho or in (epsilon, delta) with ``delta > 0``; ``PureDP(0.0)`` or
+            rho or in (epsilon, delta) with ``delta > 0``; ``GaussianDP``
+            under a Gaussian-DP filter (``gaussian_only=True``); ``PureDP(0.0)`` or
             ``ZCDP(0.0)`` when the cap is reached; None when there is no cap.
 
         Examples
@@ -435,16 +460,18 @@ class BudgetAccountant:
                 # A pure cap holds pure fits only.
                 return PureDP(_left(self.epsilon_cap, pure), **self._labels())
 
+            kind = GaussianDP if self.gaussian_only else ZCDP
+
             def fits(value):
-                remaining = [("remaining", ZCDP(value))]
+                remaining = [("remaining", kind(value))]
                 return self._refusal(remaining, [self.unit], [self.relation]) is None
 
             if not fits(0.0):
-                return ZCDP(0.0, **self._labels())
+                return kind(0.0, **self._labels())
             high = 1.0
             while fits(high):
                 if math.isinf(high):
-                    return ZCDP(high, **self._labels())
+                    return kind(high, **self._labels())
                 high *= 2.0
             # Bisect on the ordered bit patterns of the non-negative floats,
             # keeping fits(low) and not fits(high), down to adjacent floats.
@@ -455,7 +482,7 @@ class BudgetAccountant:
                     low = middle
                 else:
                     high = middle
-            return ZCDP(_bits_float(low), **self._labels())
+            return kind(_bits_float(low), **self._labels())
 
     @property
     def units(self):
@@ -488,6 +515,8 @@ class BudgetAccountant:
                 "max_rows_per_group, or record it in a row-level accountant"
             )
         kinds = {type(g) for _, g in entries}
+        if self.gaussian_only:
+            return self._gaussian_refusal(entries, kinds)
         if self.rho_cap is not None:
             if ApproxDP in kinds:
                 return "an (epsilon, delta)-only guarantee has no zCDP form"
@@ -507,6 +536,27 @@ class BudgetAccountant:
             return (
                 f"would bring the total to epsilon={total} > {cap} "
                 f"at delta={self.delta_cap:g}"
+            )
+        return None
+
+    def _gaussian_refusal(self, entries, kinds):
+        # The Gaussian-DP filter (gaussian_only): Gaussian-DP fits only,
+        # whose mu = sqrt(sum mu_i**2) stays within the cap's on the exact
+        # curve (Smith and Thakurta 2022: the filter holds under fully
+        # adaptive composition).
+        if kinds - {GaussianDP}:
+            return (
+                "is not a Gaussian-DP guarantee, and this accountant is a "
+                "Gaussian-DP filter (gaussian_only=True), which only fits of "
+                "Gaussian parts keep"
+            )
+        mu = _root_sum_squares(g.mu for _, g in self._ledger + entries)
+        total = gaussian_epsilon(mu, self.delta_cap)
+        if total > self.epsilon_cap:
+            total, cap = _apart(total, self.epsilon_cap)
+            return (
+                f"would bring the total to epsilon={total} > {cap} "
+                f"at delta={self.delta_cap:g} (mu={mu:.6g})"
             )
         return None
 

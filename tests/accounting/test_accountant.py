@@ -24,6 +24,7 @@ from dpcov.accounting import (
     zcdp_rho,
 )
 from dpcov.covariance import (
+    AdaptiveCovariance,
     EigenSamplingCovariance,
     GaussianCovariance,
     SeparateCovariance,
@@ -33,6 +34,7 @@ from dpcov.distributions import MultivariateGaussian
 from dpcov.exceptions import AccountantCopyError, BudgetExceeded, NoPrivateResult
 from dpcov.model_selection import pipeline_cost, search_cost
 from dpcov.preprocessing import BoundsScaler, StandardScaler
+from dpcov.utils._check_fits import _Unreadable
 
 
 def _rows(n=600, d=3, seed=0):
@@ -648,3 +650,33 @@ def test_a_person_ledger_refuses_row_level_fits_before_reading():
         BudgetAccountant(unit="person").spend(rows)
     with pytest.raises(ValueError, match="unit must be"):
         BudgetAccountant(unit="group")
+
+
+def test_a_gaussian_filter_counts_on_the_exact_curve():
+    # gaussian_only=True: a cap in (epsilon, delta) on the composed mu of
+    # Gaussian-DP fits (Smith and Thakurta 2022: a filter on sum mu_i**2
+    # holds under fully adaptive composition). Its fits run on the exact
+    # curve: one asked at the cap fits, a second does not; what remaining()
+    # gives fits exactly; a fit with other steps is refused unread.
+    X = _rows()
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-6, gaussian_only=True)
+    est = GaussianCovariance(data_norm=1.0, accountant=acc, random_state=0)
+    est.fit(X)
+    assert acc.ledger == [("GaussianCovariance", GaussianDP(gaussian_mu(1.0, 1e-6)))]
+    assert acc.epsilon <= 1.0
+    with pytest.raises(BudgetExceeded, match="mu="):
+        est.fit(X)
+    acc = BudgetAccountant(epsilon=2.0, delta=1e-6, gaussian_only=True)
+    SeparateCovariance(data_norm=1.0, accountant=acc, random_state=0).fit(X)
+    left = acc.remaining()
+    assert isinstance(left, GaussianDP) and left.mu > 0
+    assert acc.spend(left).epsilon <= 2.0
+    with pytest.raises(BudgetExceeded, match="Gaussian-DP filter"):
+        # (An input that fails on any read: the refusal comes first.)
+        AdaptiveCovariance(epsilon=0.01, data_norm=1.0, accountant=acc).fit(
+            _Unreadable()
+        )
+    assert len(acc) == 2
+    for cap in ({}, {"epsilon": 1.0}, {"rho": 1.0}):
+        with pytest.raises(ValueError, match="gaussian_only"):
+            BudgetAccountant(**cap, gaussian_only=True)
