@@ -531,13 +531,17 @@ class BudgetAccountant:
         if self.delta_cap == 0 and kinds - {PureDP}:
             return "the cap is pure epsilon-DP, which only pure-DP fits keep"
         total = self._total_epsilon(self._ledger + entries, self.delta_cap, exact=False)
-        if total > self.epsilon_cap:
-            total, cap = _apart(total, self.epsilon_cap)
-            return (
-                f"would bring the total to epsilon={total} > {cap} "
-                f"at delta={self.delta_cap:g}"
-            )
-        return None
+        return self._over_epsilon(total)
+
+    def _over_epsilon(self, total, note=""):
+        # Why a total epsilon breaks the cap (None if it does not).
+        if total <= self.epsilon_cap:
+            return None
+        total, cap = _apart(total, self.epsilon_cap)
+        return (
+            f"would bring the total to epsilon={total} > {cap} "
+            f"at delta={self.delta_cap:g}{note}"
+        )
 
     def _gaussian_refusal(self, entries, kinds):
         # The Gaussian-DP filter (gaussian_only): Gaussian-DP fits only,
@@ -551,14 +555,9 @@ class BudgetAccountant:
                 "Gaussian parts keep"
             )
         mu = _root_sum_squares(g.mu for _, g in self._ledger + entries)
-        total = gaussian_epsilon(mu, self.delta_cap)
-        if total > self.epsilon_cap:
-            total, cap = _apart(total, self.epsilon_cap)
-            return (
-                f"would bring the total to epsilon={total} > {cap} "
-                f"at delta={self.delta_cap:g} (mu={mu:.6g})"
-            )
-        return None
+        return self._over_epsilon(
+            gaussian_epsilon(mu, self.delta_cap), f" (mu={mu:.6g})"
+        )
 
     def _entries(self, guarantee, label, unit, relation):
         # The entries ``guarantee`` adds, their units and their relations:

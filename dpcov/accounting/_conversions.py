@@ -66,11 +66,24 @@ def _sum_half_squares_up(values):
     return total
 
 
+#: Below this a Fraction's float loses digits (2**-960: far above the
+#: smallest normal float, 2**-1022).
+_TINY = Fraction(1, 2**960)
+
+
 def _sqrt_up(exact):
-    # The square root of a non-negative Fraction, rounded up to a float.
-    root = math.sqrt(float(exact))
+    # The square root of a non-negative Fraction, rounded up to a float. A
+    # tiny one is scaled by an even power of two first (exactly), so that
+    # the first guess is within an ulp or two of the root.
+    if exact == 0:
+        return 0.0
+    scale = 0
+    while exact < _TINY:
+        exact, scale = exact * 4**256, scale + 256
+    root = math.ldexp(math.sqrt(float(exact)), -scale)
+    target = exact / 4**scale
     if math.isfinite(root):
-        while Fraction(root) ** 2 < exact:
+        while Fraction(root) ** 2 < target:
             root = math.nextafter(root, math.inf)
     return root
 

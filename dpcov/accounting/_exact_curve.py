@@ -43,7 +43,11 @@ RHO_PRECISION = 1e-4
 
 
 def step_parameters(rho, shares):
-    """The steps at ``rho``: the composed Gaussian's ``mu`` and the epsilons.
+    """The steps at ``rho``, rounded up: the Gaussian steps' ``mu``, the epsilons.
+
+    Rounded up, they bound each step a fit runs at its share of ``rho``
+    (``pure_epsilon()`` and ``exponential_epsilon()`` round down), so their
+    composed curve bounds the fit's.
 
     Parameters
     ----------
@@ -57,39 +61,13 @@ def step_parameters(rho, shares):
     Returns
     -------
     mu : float
-        ``sqrt(sum 2 rho s_i)`` over the Gaussian steps.
+        ``sqrt(2 rho sum s_i)`` over the Gaussian steps.
     pure, bounded_range : tuple of float
         ``sqrt(2 rho s_i)`` and ``sqrt(8 rho s_i)``.
     """
-    mu = math.sqrt(2.0 * rho * math.fsum(shares.get("gaussian", ())))
-    pure = tuple(math.sqrt(2.0 * rho * s) for s in shares.get("pure", ()))
-    ranges = tuple(math.sqrt(8.0 * rho * s) for s in shares.get("bounded_range", ()))
-    return mu, pure, ranges
-
-
-def profile_parts(rho, shares):
-    """The steps at ``rho``, rounded up: a profile that bounds each of them.
-
-    Parameters
-    ----------
-    rho : float
-        The fit's zCDP budget.
-    shares : dict
-        The shares of ``rho`` by kind (see :func:`step_parameters`).
-
-    Returns
-    -------
-    mu : float
-        ``sqrt(2 rho sum s_i)`` over the Gaussian steps, rounded up.
-    pure, bounded_range : tuple of float
-        ``sqrt(2 rho s_i)`` and ``sqrt(8 rho s_i)``, rounded up (a step run
-        at its share's ``pure_epsilon()`` or ``exponential_epsilon()``, both
-        rounded down, is below them).
-    """
     exact = Fraction(rho)
-    mu = _sqrt_up(
-        2 * exact * sum(map(Fraction, shares.get("gaussian", ())), Fraction(0))
-    )
+    gaussian = sum(map(Fraction, shares.get("gaussian", ())), Fraction(0))
+    mu = _sqrt_up(2 * exact * gaussian)
     pure = tuple(_sqrt_up(2 * exact * Fraction(s)) for s in shares.get("pure", ()))
     ranges = tuple(
         _sqrt_up(8 * exact * Fraction(s)) for s in shares.get("bounded_range", ())

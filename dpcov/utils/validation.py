@@ -24,7 +24,7 @@ from ..accounting import (
     zcdp_epsilon,
     zcdp_rho,
 )
-from ..accounting._exact_curve import composed_loss, exact_rho, profile_parts
+from ..accounting._exact_curve import composed_loss, exact_rho, step_parameters
 
 #: delta of a composite's budget when only epsilon is given (the estimators'
 #: default delta): a PrivatePipeline's ``delta=None``.
@@ -133,7 +133,7 @@ def check_privacy_params(epsilon, delta, rho=None, *, gaussian=False, shares=Non
         return GaussianDP(gaussian_mu(float(epsilon), float(delta)))
     if shares is not None and math.isfinite(epsilon):
         rho = exact_rho(float(epsilon), float(delta), shares)
-        return ProfileDP(*profile_parts(rho, shares))
+        return ProfileDP(*step_parameters(rho, shares))
     return ZCDP(zcdp_rho(float(epsilon), float(delta)))
 
 
