@@ -73,9 +73,6 @@ PRIVACY_PARAMETER_CONSTRAINTS = {
 }
 
 
-#: The fitted attributes every private fit records, written by
-#: :func:`record_privacy`: the guarantee, its parts, the noise's sampler and
-#: (epsilon, delta, rho) spent.
 #: Set while a composite computes and runs its steps' budgets in zCDP (see
 #: calibrated_in_zcdp).
 _IN_ZCDP = ContextVar("dpcov_calibrated_in_zcdp", default=False)
@@ -100,6 +97,9 @@ def calibrated_in_zcdp():
         _IN_ZCDP.reset(token)
 
 
+#: The fitted attributes every private fit records, written by
+#: :func:`record_privacy`: the guarantee, its parts, the noise's sampler and
+#: (epsilon, delta, rho) spent.
 PRIVACY_RECORD = (
     "guarantee_",
     "privacy_unit_",
@@ -431,8 +431,8 @@ class PrivateEstimatorMixin(OutputRangeMixin):
         # discrete Gaussian; secure_noise keeps the zCDP calibration), with
         # no cap on the accountant (a cap is a filter in zCDP, and counts
         # the fit there), outside a composite that calibrates its steps in
-        # zCDP (calibrated_in_zcdp).
-        # A Gaussian-DP filter (gaussian_only) counts on the exact curve.
+        # zCDP (calibrated_in_zcdp). A Gaussian-DP filter (gaussian_only)
+        # counts on the exact curve.
         accountant = getattr(self, "accountant", None)
         capped = (
             accountant is not None
@@ -462,14 +462,16 @@ class PrivateEstimatorMixin(OutputRangeMixin):
     def privacy_cost(self):
         """The guarantee a fit spends with the current parameters.
 
-        Computed from the parameters only (no data): it is what ``fit``
-        charges to the ``accountant``, and ``guarantee_`` (the composition
-        of the steps in ``budget_split_``) is at most it, exactly in floating
-        point.
+        Computed from the parameters only (no data; the accountant's cap and
+        ``secure_noise`` decide whether an (epsilon, delta) ask runs on an
+        exact curve, see the user guide's "The Gaussian mechanism's exact
+        curve"): it is what ``fit`` charges to the ``accountant``, and
+        ``guarantee_`` (the composition of the steps in ``budget_split_``)
+        is at most it, exactly in floating point.
 
         Returns
         -------
-        guarantee : dpcov.accounting.PureDP, ZCDP or ApproxDP
+        guarantee : dpcov.accounting.PureDP, ZCDP, GaussianDP, ProfileDP or ApproxDP
             The guarantee of one fit.
 
         Raises
@@ -553,8 +555,9 @@ class PrivateEstimatorMixin(OutputRangeMixin):
             )
 
     def _charged(self, budget):
-        # What a fit run at ``budget`` (from _check_budget) spends: its
-        # Gaussian-DP cost where the budget is that cost's Gaussian steps.
+        # What a fit run at ``budget`` (from _check_budget) spends: its cost
+        # on an exact curve (GaussianDP, ProfileDP) where ``budget`` is the
+        # one that cost runs at.
         cost = getattr(self, "_fit_cost", None)
         exact = isinstance(cost, GaussianDP | ProfileDP)
         if exact and budget == getattr(self, "_fit_budget", None):

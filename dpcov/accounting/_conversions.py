@@ -43,15 +43,9 @@ def _half_square(value, *, up):
     # counted for in zCDP (its Renyi divergence of order alpha is
     # alpha mu**2 / 2, Bun and Steinke (2016), Proposition 1.6); rounded
     # down, the rho of Gaussian steps that make up a mu-GDP fit.
-    half = value * value / 2.0
-    if not math.isfinite(half):
-        # (An overflow: the largest float is below the exact value.)
-        return half if up or math.isinf(value) else sys.float_info.max
-    exact = Fraction(value) ** 2 / 2
-    toward = math.inf if up else 0.0
-    while (Fraction(half) < exact) if up else (Fraction(half) > exact):
-        half = math.nextafter(half, toward)
-    return half
+    if math.isinf(value):
+        return math.inf
+    return _rounded(Fraction(value) ** 2 / 2, up=up)
 
 
 def _sum_half_squares_up(values):
@@ -59,11 +53,23 @@ def _sum_half_squares_up(values):
     values = [float(v) for v in values]
     if any(math.isinf(v) for v in values):
         return math.inf
-    exact = sum((Fraction(v) ** 2 / 2 for v in values), Fraction(0))
-    total = float(exact)
-    while math.isfinite(total) and Fraction(total) < exact:
-        total = math.nextafter(total, math.inf)
-    return total
+    return _rounded(sum((Fraction(v) ** 2 / 2 for v in values), Fraction(0)), up=True)
+
+
+def _rounded(exact, *, up):
+    # A non-negative Fraction as a float on one side of it: the smallest
+    # float at least it (up), or the largest at most it (beyond the largest
+    # float: inf, or the largest float).
+    try:
+        value = float(exact)
+    except OverflowError:
+        value = math.inf
+    if math.isinf(value):
+        return value if up else sys.float_info.max
+    toward = math.inf if up else 0.0
+    while (Fraction(value) < exact) if up else (Fraction(value) > exact):
+        value = math.nextafter(value, toward)
+    return value
 
 
 #: Below this a Fraction's float loses digits (2**-960: far above the
