@@ -18,7 +18,6 @@ from ._composition import (
 from ._conversions import (
     _check_nonnegative,
     _pure_rho,
-    _root_sum_squares,
     gaussian_epsilon,
     zcdp_epsilon,
 )
@@ -58,17 +57,20 @@ class BudgetAccountant:
     conversion from zCDP of Canonne, Kamath and Steinke (2020), see
     :func:`zcdp_epsilon`, spending ``delta`` minus the (epsilon, delta) fits'
     deltas on the conversion; pure fits are also counted by adding their
-    epsilons when that is smaller. A ledger of Gaussian-DP fits only (the
-    fits whose parts are all Gaussian, asked for (epsilon, delta) with no cap
-    on their accountant) is also read on the exact curve of their
-    composition, ``mu = sqrt(sum mu_i**2)`` (Dong, Roth and Su, 2022), as
-    for budgets fixed before the first fit; the smaller total is reported.
+    epsilons when that is smaller. A ledger of Gaussian-DP and profile fits
+    only (fits asked for (epsilon, delta) with no cap on their accountant,
+    whose parts are all Gaussian, or Gaussian and selections on a public
+    plan) is also read on the exact curve of their composition (``mu =
+    sqrt(sum mu_i**2)``, Dong, Roth and Su 2022; profiles while they hold at
+    most ``EXACT_DISCRETE_PARTS`` pure or bounded-range steps), as for
+    budgets fixed before the first fit; the smaller total is reported.
 
     A cap is a privacy filter: it is checked in zCDP (a Renyi filter,
     Feldman and Zrnic, 2021), which holds however each fit's budget was
     chosen from the results of the fits before it. So under a cap, a fit
     asked for (epsilon, delta) is calibrated in zCDP, the terms the cap
-    counts, and not on the exact Gaussian curve.
+    counts, and not on an exact curve; except under a Gaussian-DP filter
+    (``gaussian_only=True``), which counts on the Gaussian curve.
 
     The accountant is shared, not copied: :func:`copy.copy`,
     :func:`copy.deepcopy` and therefore :func:`sklearn.base.clone` of an
@@ -554,7 +556,7 @@ class BudgetAccountant:
                 "Gaussian-DP filter (gaussian_only=True), which only fits of "
                 "Gaussian parts keep"
             )
-        mu = _root_sum_squares(g.mu for _, g in self._ledger + entries)
+        mu = compose_fits(g for _, g in self._ledger + entries).mu
         return self._over_epsilon(
             gaussian_epsilon(mu, self.delta_cap), f" (mu={mu:.6g})"
         )

@@ -587,31 +587,31 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         return is_private(covariance) and covariance._supports_hardened_noise()
 
     def _gaussian_only(self):
-        # The covariance estimator's, with PCA's norm bound and box (which
-        # PCA sets on it): GaussCov or SeparateCov with a public norm bound.
-        covariance = self.covariance
-        if not isinstance(covariance, BasePrivateCovariance):
-            return False
-        with_geometry = clone(covariance).set_params(
-            data_norm=self.data_norm, bounds=self.bounds
-        )
-        return with_geometry._gaussian_only()
+        # The covariance estimator's (GaussCov or SeparateCov with a public
+        # norm bound).
+        inner = self._with_geometry()
+        return inner is not None and inner._gaussian_only()
 
     def _profile_shares(self):
-        # The covariance estimator's (AdaptiveCovariance by default), with
-        # the geometry, neighbours and centring PCA sets on it.
+        # The covariance estimator's (AdaptiveCovariance by default).
+        inner = self._with_geometry()
+        return None if inner is None else inner._profile_shares()
+
+    def _with_geometry(self):
+        # The covariance estimator (AdaptiveCovariance by default) with the
+        # geometry, neighbours and centring PCA sets on it, for the public
+        # questions of privacy_cost; None for "top_k".
         covariance = self.covariance
         if covariance is None:
             covariance = AdaptiveCovariance()
         if not isinstance(covariance, BasePrivateCovariance):
             return None
-        inner = clone(covariance).set_params(
+        return clone(covariance).set_params(
             data_norm=self.data_norm,
             bounds=self.bounds,
             neighbours=self.neighbours,
             assume_centered=self.assume_centered,
         )
-        return inner._profile_shares()
 
     def _covariance_estimator(self, max_components):
         if self.covariance == "top_k":

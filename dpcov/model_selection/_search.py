@@ -92,16 +92,11 @@ def _guarantee_of(estimator):
 def _set_run_budget(estimator, budget):
     # Rescale the private steps' budgets, keeping their proportions, so that
     # they compose to ``budget`` (a PureDP or ZCDP) exactly or just below.
+    leaves = _private_leaves(estimator)
     # The proportions are those of their costs through zCDP, in which the
     # runs are calibrated (each step gets its rho).
     with calibrated_in_zcdp():
-        return _rescale_budgets(estimator, budget)
-
-
-def _rescale_budgets(estimator, budget):
-    # _set_run_budget's work.
-    leaves = _private_leaves(estimator)
-    costs = [leaf.privacy_cost() for _, leaf in leaves]
+        costs = [leaf.privacy_cost() for _, leaf in leaves]
     for _, leaf in leaves:
         check_shareable(
             leaf,

@@ -19,7 +19,6 @@ from ..accounting import (
     GaussianDP,
     ProfileDP,
     PureDP,
-    gaussian_epsilon,
     gaussian_mu,
     zcdp_epsilon,
     zcdp_rho,
@@ -262,7 +261,7 @@ def privacy_spent(budget, delta, *, epsilon=None):
         # The exact curve (at most the epsilon asked: a fit records a mu at
         # most gaussian_mu(epsilon, delta), and gaussian_epsilon returns the
         # smallest epsilon whose bound on the curve is at most delta).
-        spent = gaussian_epsilon(budget.mu, delta)
+        spent = budget.to_approx_dp(delta).epsilon
         if epsilon is not None and 0 < delta < 1 and spent > epsilon:
             if budget.mu <= gaussian_mu(float(epsilon), float(delta)):
                 spent = float(epsilon)
@@ -270,7 +269,7 @@ def privacy_spent(budget, delta, *, epsilon=None):
     if isinstance(budget, ProfileDP):
         # The composed curve (at most the epsilon asked where its delta
         # there is at most delta: the calibration's own test).
-        spent = budget.to_approx_dp(delta).epsilon if delta > 0 else math.inf
+        spent = budget.to_approx_dp(delta).epsilon
         if epsilon is not None and 0 < delta < 1 and spent > epsilon:
             loss = composed_loss(budget.mu, budget.pure, budget.bounded_range)
             if loss.delta(float(epsilon)) <= delta:
