@@ -14,6 +14,7 @@ a number (it is not skipped).
 
 import importlib.util
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.__main__ import main  # noqa: E402
-from benchmarks.harness import all_studies, machine_record, write_results  # noqa: E402
+from benchmarks.harness import (  # noqa: E402
+    all_studies,
+    machine_record,
+    time_calls,
+    write_results,
+)
 from benchmarks.harness.report import command_line  # noqa: E402
 
 STUDIES = all_studies()
@@ -71,3 +77,13 @@ def test_set_reaches_the_studies_that_have_the_key(tmp_path):
     assert "``python -m benchmarks run bounds --quick``" in bounds
     with pytest.raises(SystemExit, match="no study named has"):
         main(["run", "bounds", "--quick", "--set", "nothing=1", *out])
+
+
+def test_settle_rests_before_each_timed_call_and_not_within_it():
+    # Each of 2 calls x 3 rounds starts after 0.05 s of rest: at least 0.3 s
+    # in all, none of it in the times (each call returns at once).
+    calls = {"a": lambda: None, "b": lambda: None}
+    start = time.perf_counter()
+    timed = time_calls(calls, rounds=3, baseline="a", settle=0.05)
+    assert time.perf_counter() - start >= 6 * 0.05
+    assert all(t["best"] < 0.05 for t in timed.values())

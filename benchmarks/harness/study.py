@@ -160,13 +160,15 @@ class TimingStudy(Study):
     ``setup(cell)`` makes the input; ``methods`` maps a name to
     ``f(data, cell)``, the call timed; ``baseline`` names the call the ratios
     divide by; ``repeats`` is the number of rounds. With ``memory=True`` each
-    call's peak allocation is measured once more, untimed.
+    call's peak allocation is measured once more, untimed. ``settle``: the
+    seconds of rest before each timed call (:func:`time_calls`).
     """
 
     setup: Callable = None
     baseline: str = None
     memory: bool = False
     repeats: int = 5
+    settle: float = 0.0
 
     def execute(self, grid, options, repeats, n_jobs=1):
         rows = []
@@ -177,7 +179,9 @@ class TimingStudy(Study):
                 name: partial(method, data, cell)
                 for name, method in self.methods.items()
             }
-            timed = time_calls(calls, rounds=repeats, baseline=self.baseline)
+            timed = time_calls(
+                calls, rounds=repeats, baseline=self.baseline, settle=self.settle
+            )
             row = {k: cell[k] for k in grid}
             for name, t in timed.items():
                 row[f"{name} s"] = t["best"]

@@ -12,11 +12,16 @@ import tracemalloc
 import numpy as np
 
 
-def time_calls(calls, *, rounds=5, baseline=None, rng=0):
+def time_calls(calls, *, rounds=5, baseline=None, rng=0, settle=0.0):
     """Time each of ``calls`` (name -> no-argument callable) over ``rounds``.
 
     Each round runs every call once, in a random order (seeded by ``rng``) so
-    that no call always runs on a warm or a cold cache. Returns, per name,
+    that no call always runs on a warm or a cold cache. With ``settle``, each
+    call starts that many seconds after the last one ended: OpenBLAS's
+    threads spin-wait for about 0.1 s after a multi-threaded call, taking
+    the cores from whatever runs next (measured on 2 cores: a fit on two
+    threads took 0.22 s right after a 200000 x 100 ``X.T @ X``, 0.18 s after
+    0.1 s of rest). Returns, per name,
     ``{"best": s, "median": s}`` and, where ``baseline`` names a call,
     ``"ratio"``: the median over rounds of the per-round ratio to the
     baseline (paired, so the machine's drift cancels).
@@ -26,6 +31,7 @@ def time_calls(calls, *, rounds=5, baseline=None, rng=0):
     times = {name: [] for name in names}
     for _ in range(rounds):
         for i in rng.permutation(len(names)):
+            time.sleep(settle)
             start = time.perf_counter()
             calls[names[i]]()
             times[names[i]].append(time.perf_counter() - start)

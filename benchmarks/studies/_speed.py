@@ -52,7 +52,9 @@ class SpeedStudy(TimingStudy):
         with limit, warnings.catch_warnings():
             warnings.simplefilter("ignore")  # seeded fits, noise-dominated budgets
             calls = self.calls(cell)
-            timed = time_calls(calls, rounds=repeats, baseline=self.baseline)
+            timed = time_calls(
+                calls, rounds=repeats, baseline=self.baseline, settle=self.settle
+            )
             for name, call in calls.items():
                 t = timed[name]
                 row = {k: cell[k] for k in keys}

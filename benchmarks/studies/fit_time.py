@@ -13,7 +13,9 @@ one ``X.T @ X`` plus one row-norm read (``np.einsum("ij,ij->i", X, X)``,
 timed in the same rounds) for each read before the Gram pass, and at least
 one (the rows' norms, which every fit computes to clip them). peak MiB: the
 ``tracemalloc`` peak of one fit, the working memory on top of the input.
-``blas_threads`` caps the BLAS threads of both libraries.
+``blas_threads`` caps the BLAS threads of both libraries. Each call starts
+0.25 s after the last one ended, so that none runs beside the previous call's
+spinning BLAS threads (``time_calls``'s ``settle``).
 """
 
 import time
@@ -124,5 +126,6 @@ STUDY = FitTimeStudy(
     extra=_passes,
     memory=True,
     repeats=15,
+    settle=0.25,
     quick={"n": [2_000], "d": [10], "repeats": 2},
 )
