@@ -256,14 +256,13 @@ class AdaptiveCovariance(BasePrivateCovariance):
     pure-DP-within-zCDP and the fit is rho-zCDP, hence
     (``epsilon``, ``delta``)-DP; with ``delta=0`` every step is pure DP
     (AdaptiveLapCov) and the fit is pure ``epsilon``-DP. With a public norm
-    bound (``data_norm`` or ``bounds``) and asked for (``epsilon``,
-    ``delta``), the fit runs at the largest rho whose Gaussian steps and
-    threshold search stay (``epsilon``, ``delta``)-DP on their composed
-    privacy loss distribution (``guarantee_`` a
-    :class:`~dpcov.accounting.ProfileDP`): 7% less noise at (1, 1e-6) than
-    through zCDP. Guarantees are with
-    respect to replacing one row, given that rows are clipped to
-    ``data_norm_``.
+    bound (``data_norm`` or ``bounds``) or a private radius (neither given),
+    asked for (``epsilon``, ``delta``), the fit runs at the largest rho whose
+    Gaussian steps, radius search and threshold search stay (``epsilon``,
+    ``delta``)-DP on their composed privacy loss distribution (``guarantee_``
+    a :class:`~dpcov.accounting.ProfileDP`): 7% less noise at (1, 1e-6) than
+    through zCDP (2-7% with a private radius). Guarantees are with respect to
+    replacing one row, given that rows are clipped to ``data_norm_``.
 
     Read more in the :ref:`User Guide <covariance>`.
 

@@ -36,7 +36,8 @@ from sklearn.covariance import EmpiricalCovariance, log_likelihood
 from sklearn.utils.validation import check_is_fitted
 
 from .._config import get_config
-from ..accounting import BudgetAccountant, ProfileDP, compose
+from ..accounting import BudgetAccountant, ProfileDP, compose, zcdp_rho
+from ..accounting._exact_curve import exact_rho
 from ..base import ErrorBarsMixin, PrivateEstimatorMixin, warn_if_noise_dominated
 from ..mechanisms import (
     DEFAULT_RADIUS_GRID,
@@ -88,6 +89,7 @@ from ..utils._private_count import (
     release_count,
     split_count,
 )
+from ..utils._private_radius import EM_RADIUS_SHARE, RADIUS_SHARE
 from ..utils._private_ranges import check_bounds_without_rows, ranges_first_pass
 from ..utils._random import spawn_generators
 from ..utils._sklearn_compat import (
@@ -701,40 +703,87 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
         """
         return None
 
+    def _release_kinds(self):
+        # The release's steps as shares of its budget, by kind: Gaussian
+        # noise only (GaussCov, SeparateCov), _release_shares's, or None.
+        if self._gaussian_release:
+            return {"gaussian": [1.0]}
+        return self._release_shares()
+
+    def _private_radius(self):
+        # Whether the fit finds its row-norm bound privately (no bound given).
+        return self.bounds is None and self.data_norm is None
+
     def _profile_shares(self):
         """The fit's steps as shares of its budget, by kind (public values).
 
-        With a public norm bound (no private radius, no private ranges) the
-        plan takes fixed shares: under add/remove the count (Gaussian)
-        ``COUNT_SHARE`` first, then the mean (Gaussian) ``MEAN_SHARE`` of
-        the rest unless ``assume_centered``, and the release the rest, split
-        by :meth:`_release_shares`. ``_check_plan_shares`` checks the plan
-        against them before anything is spent.
+        With a public norm bound or a private radius (not private ranges)
+        the plan takes fixed shares: under add/remove the count (Gaussian)
+        ``COUNT_SHARE`` first; of the rest, the private radius
+        ``EM_RADIUS_SHARE`` (a bounded-range step: the exponential
+        mechanism, or the sparse vector, pure DP at that share, whose range
+        is twice its epsilon: the same share; see ``even_radius``), the mean
+        (Gaussian) ``MEAN_SHARE`` unless ``assume_centered``, and the release
+        what they leave, split by :meth:`_release_kinds`.
+        ``_check_plan_shares`` checks the plan against them before anything
+        is spent. With a private radius, None where the release's Gaussian
+        noise would exceed the zCDP calibration's with the sparse vector's
+        smaller share (``RADIUS_SHARE``): the issue's rule, never more noise.
         """
-        release = self._release_shares()
-        if release is None or not self._public_norm():
+        release = self._release_kinds()
+        if release is None or not (self._public_norm() or self._private_radius()):
             return None
         rest = 1.0
         gaussian = []
         if self.neighbours == "add_remove":
             gaussian.append(COUNT_SHARE)
             rest -= COUNT_SHARE
-        if not self.assume_centered:
-            gaussian.append(rest * MEAN_SHARE)
-            rest -= rest * MEAN_SHARE
+        mean = 0.0 if self.assume_centered else MEAN_SHARE
+        if mean:
+            gaussian.append(rest * mean)
         shares = {"gaussian": gaussian, "pure": [], "bounded_range": []}
+        left = rest * (1.0 - mean)
+        if self._private_radius():
+            shares["bounded_range"].append(rest * EM_RADIUS_SHARE)
+            left = rest * (1.0 - EM_RADIUS_SHARE - mean)
+            if not self._no_more_noise(
+                shares, release, left, rest * (1.0 - RADIUS_SHARE - mean)
+            ):
+                return None
         for kind, parts in release.items():
-            shares[kind] = shares[kind] + [rest * part for part in parts]
+            shares[kind] = shares[kind] + [left * part for part in parts]
         return shares
 
-    def _check_plan_shares(self, split, budget):
+    def _no_more_noise(self, shares, release, left, before):
+        # Whether the release's share ``left`` of the composed curve's rho
+        # is at least its share ``before`` of the zCDP calibration's rho
+        # (each of its steps then has no more noise than there); true for
+        # asks that do not run on the curve (rho, pure DP, or invalid).
+        epsilon, delta = self.epsilon, self.delta
+        if self.rho is not None or not (
+            isinstance(epsilon, Real) and isinstance(delta, Real)
+        ):
+            return True
+        if not (0 < epsilon < math.inf and 0 < delta < 1):
+            return True
+        full = dict(shares)
+        for kind, parts in release.items():
+            full[kind] = full[kind] + [left * part for part in parts]
+        return (
+            exact_rho(epsilon, delta, full) * left >= zcdp_rho(epsilon, delta) * before
+        )
+
+    def _check_plan_shares(self, split, budget, radius=None):
         """Stop a fit whose plan is not the one its calibration assumed.
 
         Before anything is spent: for a fit calibrated on its composed
         privacy loss distribution (``privacy_cost()`` a ProfileDP), the
-        plan's steps (``split``, parts of ``budget``) must take the shares
-        of :meth:`_profile_shares`, kind by kind; otherwise a RuntimeError
-        (a bug: the zCDP calibration holds for any split, this one not).
+        plan's steps (``split``, parts of ``budget``; ``radius``, the
+        private radius's mechanism) must take the shares of
+        :meth:`_profile_shares`, kind by kind, a pure step counting as a
+        bounded-range one at its share (its range is twice its epsilon);
+        otherwise a RuntimeError (a bug: the zCDP calibration holds for any
+        split, this one not).
         """
         if not isinstance(getattr(self, "_fit_cost", None), ProfileDP):
             return
@@ -742,17 +791,21 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
         for name, part in split.items():
             share = part.rho / budget.rho
             if name == "covariance":
-                for kind, parts in self._release_shares().items():
+                for kind, parts in self._release_kinds().items():
                     shares[kind] += [share * p for p in parts]
             elif name in ("count", "mean"):
                 shares["gaussian"].append(share)
+            elif name == "radius" and radius in ("sparse_vector", "exponential"):
+                shares["bounded_range"].append(share)
             else:
-                shares = None  # a step of another kind (a radius, ranges)
+                shares = None  # a step of another kind (ranges)
                 break
         expected = self._profile_shares()
         same = shares is not None and all(
             len(shares[kind]) == len(expected[kind])
-            and np.allclose(shares[kind], expected[kind], rtol=1e-12, atol=0)
+            and np.allclose(
+                sorted(shares[kind]), sorted(expected[kind]), rtol=1e-12, atol=0
+            )
             for kind in shares
         )
         if not same:
@@ -769,7 +822,7 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
         changes the rows before any norm is taken; a given ``data_norm``
         makes one pass.) Public parameters only.
         """
-        return self.bounds is None and self.data_norm is None
+        return self._private_radius()
 
     def _fit_rows(self, X, *, budget, lazy, groups=None):
         """The fit, after the validation: plan, read, release, post-process, record.
@@ -797,7 +850,7 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
             with persons_in_messages(isinstance(X, UnitRows)):
                 plan = self._plan(X.shape, budget)
                 self._check_public(plan.n_samples, plan.n_features)
-            self._check_plan_shares(plan.split, budget)
+            self._check_plan_shares(plan.split, budget, plan.geometry.radius_mechanism)
             if plan.geometry.ranges is None:
                 first = self._first_pass(X, plan, lazy=lazy)
                 self._spend_budget(budget)  # every check above: public values
@@ -846,7 +899,9 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
         """
         count, plan_budget = split_count(budget)
         unbound = self._plan((UNBINDING_COUNT, X.shape[1]), plan_budget)
-        self._check_plan_shares({"count": count, **unbound.split}, budget)
+        self._check_plan_shares(
+            {"count": count, **unbound.split}, budget, unbound.geometry.radius_mechanism
+        )
         self._check_public(None, X.shape[1])
         if unbound.geometry.ranges is None:
             first = self._first_pass(X, unbound, lazy=lazy)
@@ -860,6 +915,9 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
         plan = replace(
             plan, split={"count": count, **plan.split}, released_count=released
         )
+        # (The plan at the released count may take the other radius
+        # mechanism: at the same share, checked again before its release.)
+        self._check_plan_shares(plan.split, budget, plan.geometry.radius_mechanism)
         if plan.geometry.ranges is not None:
             # The ranges' plan (the spread's scores) reads the released count.
             plan, first = self._in_private_ranges(X, plan, counts, lazy, rng)
@@ -914,6 +972,9 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
             data_norm=self.data_norm,
             shares={**shares, "covariance": None},
             radius="unbounded",
+            # A fit on its composed curve: the radius's share whatever its
+            # mechanism (see _profile_shares).
+            even_radius=isinstance(getattr(self, "_fit_cost", None), ProfileDP),
             ranges_first=False,
         )
         return FitPlan(geometry=geometry, split={**geometry.split, **release})

@@ -89,7 +89,12 @@ class GaussianCovariance(BasePrivateCovariance):
     ``delta``) it is one Gaussian mechanism, calibrated on its exact curve
     (Balle and Wang, 2018): ``mu``-GDP (``guarantee_`` a
     :class:`~dpcov.accounting.GaussianDP`) with ``rho = mu**2 / 2``, 7% less
-    noise at (1, 1e-6) than through zCDP. ``R`` is the norm bound of the rows the
+    noise at (1, 1e-6) than through zCDP. With a private radius instead (no
+    bound given), asked for (``epsilon``, ``delta``), the fit runs at the
+    largest rho whose Gaussian steps and radius search stay (``epsilon``,
+    ``delta``)-DP on their composed privacy loss distribution
+    (``guarantee_`` a :class:`~dpcov.accounting.ProfileDP`): 3-7% less noise
+    at (1, 1e-6). ``R`` is the norm bound of the rows the
     mechanism sees (``data_norm_``, plus ``||location_||`` when centring).
     Guarantees are with respect to replacing one row, given that rows are
     clipped to ``data_norm_``.

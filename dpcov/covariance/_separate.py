@@ -144,6 +144,10 @@ class SeparateCovariance(BasePrivateCovariance):
     Gaussian, so asked for (``epsilon``, ``delta``) it is one Gaussian
     mechanism, calibrated on its exact curve (Balle and Wang, 2018):
     ``mu``-GDP (``guarantee_`` a :class:`~dpcov.accounting.GaussianDP`).
+    With a private radius instead (no bound given), asked for (``epsilon``,
+    ``delta``), it runs at the largest rho whose Gaussian steps and radius
+    search stay (``epsilon``, ``delta``)-DP on their composed privacy loss
+    distribution (``guarantee_`` a :class:`~dpcov.accounting.ProfileDP`).
     Guarantees are with respect to replacing one row, given that rows are
     clipped to ``data_norm_``.
 

@@ -428,8 +428,8 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         The guarantee of the fit: the covariance estimator's
         (``GaussianDP`` for GaussianCovariance or SeparateCovariance with a
         public norm bound, ``ProfileDP`` for AdaptiveCovariance, the
-        default, with one, asked for (epsilon, delta); see
-        :ref:`exact_curve`).
+        default, or any of the three with a private radius, asked for
+        (epsilon, delta); see :ref:`exact_curve`).
     privacy_unit_ : {"row", "person"}
         Whom the guarantee protects: a row, or a person (a fit with
         ``groups`` and ``max_rows_per_group``; see :ref:`privacy_units`).
@@ -607,6 +607,9 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
         if not isinstance(covariance, BasePrivateCovariance):
             return None
         return clone(covariance).set_params(
+            epsilon=self.epsilon,
+            delta=self.delta,
+            rho=self.rho,
             data_norm=self.data_norm,
             bounds=self.bounds,
             neighbours=self.neighbours,

@@ -271,6 +271,7 @@ def plan_geometry(
     data_norm=None,
     shares,
     radius=None,
+    even_radius=False,
     ranges_first=True,
     name=None,
     ranges_name="bounds='private'",
@@ -300,6 +301,11 @@ def plan_geometry(
     radius : {None, "unbounded", "inside"}, default=None
         The private radius's policy (see :mod:`dpcov.utils._geometry`);
         None finds none.
+    even_radius : bool, default=False
+        Under the ``"unbounded"`` policy, whether the sparse vector takes
+        the exponential mechanism's share (``EM_RADIUS_SHARE``): a fit
+        calibrated on its composed curve, whose plan must not depend on
+        ``n_samples``.
     ranges_first : bool, default=True
         How the private ranges' share composes with ``shares``
         (:func:`split_geometry_budget`): the covariance estimators' shares
@@ -331,7 +337,7 @@ def plan_geometry(
     bound = norm_bound(bounds, data_norm, n_features)
     mechanism, shares = None, dict(shares)
     if shares and radius == "unbounded" and bound is None:
-        share, mechanism = unbounded_radius_share(budget, n_samples)
+        share, mechanism = unbounded_radius_share(budget, n_samples, even=even_radius)
         shares = {"radius": share, **shares}
     elif shares and radius == "inside":
         mechanism = "exponential"

@@ -101,18 +101,22 @@ def plan_radius_inside(budget, n_samples, bound, *, name):
     return epsilon, grid
 
 
-def unbounded_radius_share(budget, n_samples):
+def unbounded_radius_share(budget, n_samples, *, even=False):
     # The "unbounded" policy's share and mechanism (a choice on public
     # values: n and the budget). Sparse vector, where it applies, was the
     # more accurate in the radius benchmark (``python -m benchmarks run
     # radius``: it clips more of the tail); below its minimum the exponential
     # mechanism works from a few hundred rows, with a larger share so that
-    # the minimum stays low.
-    svt_epsilon = split_budget(
-        budget, {"radius": RADIUS_SHARE, "rest": 1.0 - RADIUS_SHARE}
-    )["radius"].pure_epsilon()
+    # the minimum stays low. With ``even`` both take EM_RADIUS_SHARE: a fit
+    # calibrated on its composed curve, whose bounded-range step at that
+    # share bounds either mechanism (a pure epsilon-DP step has range 2
+    # epsilon: the same share), so that its plan does not depend on n.
+    share = EM_RADIUS_SHARE if even else RADIUS_SHARE
+    svt_epsilon = split_budget(budget, {"radius": share, "rest": 1.0 - share})[
+        "radius"
+    ].pure_epsilon()
     if n_samples >= private_radius_min_samples(svt_epsilon):
-        return RADIUS_SHARE, "sparse_vector"
+        return share, "sparse_vector"
     return EM_RADIUS_SHARE, "exponential"
 
 

@@ -87,21 +87,18 @@ def test_privacy_spent(Estimator, params, budget, data_norm, assume_centered):
         and "epsilon" in params
         and params["delta"] > 0
     )
-    profile = (
-        Estimator is AdaptiveCovariance
-        and data_norm is not None
-        and "epsilon" in params
-        and params["delta"] > 0
-    )
+    # Gaussian steps with a selection (AdaptiveCovariance's threshold
+    # search, the private radius), asked for (epsilon, delta).
+    profile = not exact and "epsilon" in params and params["delta"] > 0
     if exact:
         # Gaussian parts only (no private radius), asked for (epsilon,
         # delta): one Gaussian mechanism at the analytic Gaussian's mu, its
         # steps on the zCDP budget mu**2 / 2 (rounded down).
         budget = GaussianDP(gaussian_mu(params["epsilon"], params["delta"]))
     elif profile:
-        # Gaussian steps and the threshold search (bounded range): at the
-        # largest rho whose composed loss is (epsilon, delta)-DP, recorded
-        # as their profile.
+        # Gaussian steps and the selections (bounded range): at the largest
+        # rho whose composed loss is (epsilon, delta)-DP, recorded as their
+        # profile.
         budget = est.privacy_cost()
     # The steps compose exactly to the configured budget.
     assert type(est.guarantee_) is type(budget)
@@ -140,7 +137,9 @@ def test_privacy_spent(Estimator, params, budget, data_norm, assume_centered):
             assert est.epsilon_spent_ == math.inf
     assert ("radius" in est.budget_split_) == (data_norm is None)
     assert ("mean" in est.budget_split_) == (not assume_centered)
-    shares = {"radius": 1 / 8, "mean": 1 / 8}
+    # On the composed curve the radius takes the exponential mechanism's
+    # share whichever mechanism runs (the plan may not depend on n).
+    shares = {"radius": 3 / 16 if profile else 1 / 8, "mean": 1 / 8}
     for step, share in shares.items():
         if step in est.budget_split_:
             got = est.budget_split_[step]
@@ -159,28 +158,36 @@ def test_private_radius_path(Estimator):
 
 
 def test_private_radius_needs_enough_rows(Estimator):
-    # Below the exponential mechanism's minimum (272 rows at epsilon=1,
-    # delta=1e-6) the fit says what to pass, with public values only.
+    # Below the exponential mechanism's minimum (272 rows at rho =
+    # zcdp_rho(1, 1e-6); 255 at epsilon=1, delta=1e-6 on the composed
+    # curve's larger rho) the fit says what to pass, with public values only.
     X = _data(n=200)
-    with pytest.raises(
-        ValueError,
-        match=r"data_norm=None .* at least 272 samples .* got 200\. Pass "
-        r"bounds=\(lower, upper\) .* or data_norm",
-    ):
-        Estimator(epsilon=1.0).fit(X)
+    for params, n_min in [(dict(rho=zcdp_rho(1.0, 1e-6)), 272), ({}, 255)]:
+        with pytest.raises(
+            ValueError,
+            match=rf"data_norm=None .* at least {n_min} samples .* got 200\. Pass "
+            r"bounds=\(lower, upper\) .* or data_norm",
+        ):
+            Estimator(epsilon=1.0, **params).fit(X)
 
 
 def test_private_radius_mechanism_follows_public_n(Estimator):
-    # Few rows: the exponential mechanism with 3/16 of the budget; enough
-    # for the sparse vector (4411 at epsilon=1, delta=1e-6): 1/8.
+    # Under zCDP: few rows, the exponential mechanism with 3/16 of the
+    # budget; enough for the sparse vector (4411 at rho = zcdp_rho(1,
+    # 1e-6)): 1/8. On the composed curve (epsilon, delta): 3/16 for both,
+    # the plan the calibration assumed whatever n.
     budget = ZCDP(zcdp_rho(1.0, 1e-6))
-    small = Estimator(epsilon=1.0, random_state=0).fit(_data(n=300))
+    small = Estimator(rho=budget.rho, random_state=0).fit(_data(n=300))
     assert small.budget_split_["radius"].rho == pytest.approx(
         3 / 16 * budget.rho, rel=1e-12
     )
-    large = Estimator(epsilon=1.0, random_state=0).fit(_data(n=4411))
+    large = Estimator(rho=budget.rho, random_state=0).fit(_data(n=4411))
     assert large.budget_split_["radius"].rho == pytest.approx(budget.rho / 8, rel=1e-12)
-    for est in (small, large):
+    for n_samples in (300, 4411):
+        est = Estimator(epsilon=1.0, random_state=0).fit(_data(n=n_samples))
+        rho = est._running_budget(est.privacy_cost()).rho
+        assert rho > budget.rho
+        assert est.budget_split_["radius"].rho == pytest.approx(3 / 16 * rho, rel=1e-12)
         assert est.data_norm is None and est.data_norm_ > 0
 
 

@@ -169,21 +169,89 @@ def test_neighbours_are_mu_apart():
 @pytest.mark.parametrize(
     "make",
     [
-        lambda: GaussianCovariance(),  # the private radius
         lambda: GaussianCovariance(bounds="private"),
-        lambda: AdaptiveCovariance(),  # the private radius
-        lambda: PCA(2),  # AdaptiveCovariance inside, the private radius
+        lambda: PCA(2, bounds="private"),
     ],
-    ids=["radius", "private-ranges", "adaptive-radius", "pca-radius"],
+    ids=["private-ranges", "pca-private-ranges"],
 )
 def test_fits_whose_plan_needs_the_rows_keep_the_zcdp_calibration(make):
-    # A private radius (a sparse vector or an exponential mechanism, chosen
-    # by the number of rows) or private ranges (an exponential mechanism per
-    # feature): the fit stays at zcdp_rho(epsilon, delta).
+    # Private ranges (an exponential mechanism per feature: too many
+    # discrete parts for the composed curve): the fit stays at
+    # zcdp_rho(epsilon, delta).
     est = make().set_params(epsilon=1.0, delta=1e-6, random_state=0)
     assert est.privacy_cost() == ZCDP(zcdp_rho(1.0, 1e-6))
     est.fit(_rows(n=20_000))
     assert type(est.guarantee_) is ZCDP
+
+
+def _radius_fit(make, n_samples, **params):
+    # One fit with every draw recorded: the additive releases, the private
+    # radius's call (sparse vector or exponential mechanism, with the
+    # epsilon it runs at) and AdaptiveCovariance's threshold search.
+    from dpcov.covariance import _adaptive
+    from dpcov.utils import _geometry
+
+    est = make().set_params(random_state=0, **params)
+    with (
+        recorded_releases() as releases,
+        recorded_calls(_geometry, "private_radius_from_counts") as vector,
+        recorded_calls(_geometry, "private_radius_exponential") as exponential,
+        recorded_calls(_adaptive, "exponential_mechanism") as searches,
+        recorded_calls(_noise, "add_laplace") as laplace,
+    ):
+        est.fit(_rows(n=n_samples))
+    assert not laplace and len(vector) + len(exponential) == 1
+    pure = [call[1]["epsilon"] for call in vector]
+    ranges = [call[1]["epsilon"] for call in exponential]
+    ranges += [s["epsilon"] / s.get("sensitivity", 1.0) for _, s, _ in searches]
+    private = releases[: len(est.budget_split_) - 1 - len(searches)]
+    return est, private, pure, ranges
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: GaussianCovariance(),
+        lambda: SeparateCovariance(assume_centered=True),
+        lambda: GaussianCovariance(neighbours="add_remove"),
+        lambda: AdaptiveCovariance(),
+        lambda: PCA(2),
+    ],
+    ids=["gauss", "separate-centred", "gauss-add-remove", "adaptive", "pca"],
+)
+@pytest.mark.parametrize("n_samples", [20_000, 600], ids=["vector", "exponential"])
+def test_a_private_radius_with_gaussian_parts_on_the_composed_curve(make, n_samples):
+    # The private radius is a sparse vector (pure epsilon-DP) where there are
+    # enough rows, else an exponential mechanism (epsilon-bounded range);
+    # either takes the same share (3/16), so the plan, calibrated before n
+    # is known, is bounded by one profile: Gaussian steps and one
+    # bounded-range step at that share (a pure epsilon step has range 2
+    # epsilon). From every recorded draw: the Gaussian steps' mu, the
+    # selections' epsilons; their composed loss (Dong, Durfee and Rogers
+    # 2020 for the bounded-range steps, losses rounded up) has delta at
+    # epsilon = 1 in [delta / 2, delta], and each Gaussian step has less
+    # noise than at the zCDP calibration (rho = zcdp_rho(1, 1e-6)).
+    from dpcov.accounting._exact_curve import composed_loss
+
+    est, private, pure, ranges = _radius_fit(make, n_samples, epsilon=1.0, delta=1e-6)
+    assert isinstance(est.guarantee_, ProfileDP)
+    cost = est.privacy_cost()
+    assert (est.guarantee_.mu, est.guarantee_.bounded_range) == (
+        cost.mu,
+        cost.bounded_range,
+    )
+    assert {release.law for release in private} == {"gaussian"}
+    mu = math.sqrt(math.fsum((r.sensitivity / r.scale) ** 2 for r in private))
+    # The recorded profile bounds what ran (to the draws' own rounding).
+    assert mu <= est.guarantee_.mu * (1 + 1e-12)
+    bounds = sorted(est.guarantee_.bounded_range)
+    assert sorted([2 * e for e in pure] + ranges) <= [b * (1 + 1e-12) for b in bounds]
+    delta = composed_loss(mu, tuple(pure), tuple(ranges)).delta(1.0)
+    assert 0.5e-6 <= delta <= 1e-6
+    assert est.epsilon_spent_ <= 1.0
+    _, before, _, _ = _radius_fit(make, n_samples, rho=zcdp_rho(1.0, 1e-6))
+    ratios = [b.scale / a.scale for a, b in zip(private, before, strict=True)]
+    assert 1.0 < min(ratios) and max(ratios) < 1.1
 
 
 def test_rho_and_pure_asks_are_unchanged():

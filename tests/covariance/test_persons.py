@@ -275,12 +275,12 @@ def test_groups_reach_fit_by_metadata_routing_only():
 
 
 def test_a_refusal_for_too_few_persons_states_no_count():
-    # 100 persons of 20 rows: below the private radius's minimum (272 at
-    # epsilon = 1); the message says persons and states neither the number
-    # of persons nor of rows.
+    # 100 persons of 20 rows: below the private radius's minimum (255 at
+    # (1, 1e-6) on the composed curve); the message says persons and states
+    # neither the number of persons nor of rows.
     X = np.random.default_rng(8).normal(size=(2000, 3))
     groups = np.repeat(np.arange(100), 20)
-    with pytest.raises(ValueError, match="at least 272 persons") as error:
+    with pytest.raises(ValueError, match="at least 255 persons") as error:
         GaussianCovariance(max_rows_per_group=5).fit(X, groups=groups)
     assert "100" not in str(error.value) and "2000" not in str(error.value)
     assert "samples" not in str(error.value)

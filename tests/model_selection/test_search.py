@@ -15,7 +15,7 @@ from sklearn.preprocessing import FunctionTransformer, PolynomialFeatures
 from sklearn.preprocessing import StandardScaler as SkStandardScaler
 
 from dpcov.accounting import ZCDP, BudgetAccountant, PureDP, compose
-from dpcov.base import PrivateEstimatorMixin
+from dpcov.base import PrivateEstimatorMixin, calibrated_in_zcdp
 from dpcov.covariance import (
     AdaptiveCovariance,
     GaussianCovariance,
@@ -92,11 +92,13 @@ def test_pipeline_steps_keep_their_proportions():
     rhos = [model["scale"].guarantee_.rho, model["pca"].guarantee_.rho]
     assert sum(rhos) <= search.run_budget_.rho
     assert sum(rhos) == pytest.approx(search.run_budget_.rho, rel=1e-9)
-    # The scaler's configured share of the pipeline's zCDP budget is kept.
-    configured = [
-        StandardScaler(epsilon=0.5, delta=1e-6).privacy_cost().rho,
-        PCA(epsilon=1.0, delta=1e-6).privacy_cost().rho,
-    ]
+    # The scaler's configured share of the pipeline's zCDP budget is kept
+    # (the steps' costs in zCDP, as the search weighs them).
+    with calibrated_in_zcdp():
+        configured = [
+            StandardScaler(epsilon=0.5, delta=1e-6).privacy_cost().rho,
+            PCA(epsilon=1.0, delta=1e-6).privacy_cost().rho,
+        ]
     assert rhos[0] / sum(rhos) == pytest.approx(configured[0] / sum(configured))
 
 
@@ -161,10 +163,11 @@ def test_a_grid_over_step_budgets_searches_shares_and_spends_what_is_asked(delta
         # zCDP: rhos add; a step's rho grows as its epsilon squared.
         rhos = [g.rho for g in spent]
         assert sum(rhos) == pytest.approx(search.run_budget_.rho)
-        configured = [
-            StandardScaler(epsilon=1.0, delta=delta).privacy_cost().rho,
-            PCA(epsilon=weight, delta=delta).privacy_cost().rho,
-        ]
+        with calibrated_in_zcdp():  # (as the search weighs the steps)
+            configured = [
+                StandardScaler(epsilon=1.0, delta=delta).privacy_cost().rho,
+                PCA(epsilon=weight, delta=delta).privacy_cost().rho,
+            ]
         assert rhos[1] / rhos[0] == pytest.approx(configured[1] / configured[0])
 
 
