@@ -51,13 +51,14 @@ from ._conversions import (
     zcdp_rho,
 )
 from ._dp_events import to_dp_event
-from ._guarantees import ZCDP, ApproxDP, GaussianDP, ProfileDP, PureDP
+from ._guarantees import ZCDP, ApproxDP, GaussianDP, ProfileDP, PureDP, SelectionDP
 
 __all__ = [
     "PureDP",
     "ZCDP",
     "GaussianDP",
     "ProfileDP",
+    "SelectionDP",
     "ApproxDP",
     "zcdp_epsilon",
     "zcdp_rho",

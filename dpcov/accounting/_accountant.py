@@ -30,6 +30,7 @@ from ._guarantees import (
     GaussianDP,
     ProfileDP,
     PureDP,
+    notion_of,
 )
 
 #: The most pure and bounded-range parts a ledger's exact total composes
@@ -313,7 +314,7 @@ class BudgetAccountant:
         if not entries:
             return 0.0
         in_zcdp = cls._zcdp_total_epsilon(entries, delta)
-        kinds = {type(g) for _, g in entries}
+        kinds = {notion_of(g) for _, g in entries}
         if not (exact and delta > 0 and kinds <= {GaussianDP, ProfileDP}):
             return in_zcdp
         # (Each fit read under the ledger's unit and relation, as in zCDP.)
@@ -407,7 +408,7 @@ class BudgetAccountant:
             entries = list(self._ledger)
         if not entries:
             return PureDP(0.0, **self._labels())
-        kinds = {type(g) for _, g in entries}
+        kinds = {notion_of(g) for _, g in entries}
         if ApproxDP not in kinds:
             # Each fit read as the ledger reads it (it refused the others).
             return compose(relabel(g, **self._labels()) for _, g in entries)
@@ -516,7 +517,7 @@ class BudgetAccountant:
                 "persons (unit='person'); fit with groups and "
                 "max_rows_per_group, or record it in a row-level accountant"
             )
-        kinds = {type(g) for _, g in entries}
+        kinds = {notion_of(g) for _, g in entries}
         if self.gaussian_only:
             return self._gaussian_refusal(entries, kinds)
         if self.rho_cap is not None:

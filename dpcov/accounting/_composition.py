@@ -9,7 +9,7 @@ from dataclasses import replace
 from fractions import Fraction
 
 from ._conversions import _root_sum_squares
-from ._guarantees import ZCDP, ApproxDP, GaussianDP, ProfileDP, PureDP
+from ._guarantees import ZCDP, ApproxDP, GaussianDP, ProfileDP, PureDP, notion_of
 
 # Floating-point budgets. Every split, conversion and composition in this
 # package is rounded so that what a step runs at, and what is reported, never
@@ -125,7 +125,7 @@ def compose(guarantees):
     guarantees = list(guarantees)
     if not guarantees:
         raise ValueError("compose needs at least one guarantee.")
-    kinds = {type(g) for g in guarantees}
+    kinds = {notion_of(g) for g in guarantees}
     unknown = kinds - {PureDP, ZCDP, GaussianDP, ProfileDP, ApproxDP}
     if unknown:
         raise TypeError(f"cannot compose objects of type {sorted(map(str, unknown))}.")
@@ -139,6 +139,8 @@ def compose(guarantees):
             "its own unit and relation."
         )
     unit, relation = labels.pop()
+    if len(guarantees) == 1:
+        return guarantees[0]  # (a search's SelectionDP keeps its run and law)
     if kinds == {PureDP}:
         return PureDP(
             math.fsum(g.epsilon for g in guarantees), unit=unit, relation=relation

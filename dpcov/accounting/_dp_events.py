@@ -15,7 +15,7 @@ import importlib
 import math
 
 from ._accountant import BudgetAccountant
-from ._guarantees import ZCDP, ApproxDP, GaussianDP, ProfileDP, PureDP
+from ._guarantees import ZCDP, ApproxDP, GaussianDP, ProfileDP, PureDP, SelectionDP
 
 
 def _dp_accounting():
@@ -40,6 +40,8 @@ def to_dp_event(guarantee):
     ``ZCDP(rho)``       ``ZCDpEvent(rho)`` (RDP only)     ``ADD_OR_REMOVE_ONE``
     ``PureDP(eps)``     ``RandomizedResponseDpEvent(p,    ``REPLACE_ONE``
                         2)``, ``p = 2 / (1 + e**eps)``
+    ``SelectionDP``     ``RepeatAndSelectDpEvent(run's    the run's
+                        event, mean, shape)`` (RDP only)
     ==================  ================================  =====================
 
     dp_accounting's Gaussian event has sensitivity 1 in units of its noise
@@ -48,7 +50,11 @@ def to_dp_event(guarantee):
     accountant does not), so noise multiplier ``1 / mu`` reads as
     ``mu``-GDP. Randomized response on two buckets is the worst pure
     ``eps``-DP mechanism (the dominating pair of pure DP, Kairouz, Oh and
-    Viswanath 2015), which dp_accounting reads under ``REPLACE_ONE`` only.
+    Viswanath 2015), which dp_accounting reads under ``REPLACE_ONE`` only. A
+    search's guarantee (the best of a random number of runs, Papernot and
+    Steinke 2022) is its run's event repeated and selected under its law,
+    which dp_accounting's RDP accountant reads (one run for sure: the run's
+    event).
     The relation returned is the one dp_accounting must be given to read the
     event's numbers as the guarantee's; the guarantee holds under its own
     ``relation`` (compose only guarantees that share one). (epsilon,
@@ -56,9 +62,9 @@ def to_dp_event(guarantee):
 
     Parameters
     ----------
-    guarantee : PureDP, ZCDP, GaussianDP or BudgetAccountant
-        A guarantee (a fitted estimator's ``guarantee_``), or an accountant,
-        whose ledger becomes a ``ComposedDpEvent`` of its fits.
+    guarantee : PureDP, ZCDP, GaussianDP, SelectionDP or BudgetAccountant
+        A guarantee (a fitted estimator's or search's ``guarantee_``), or an
+        accountant, whose ledger becomes a ``ComposedDpEvent`` of its fits.
 
     Returns
     -------
@@ -90,14 +96,44 @@ def to_dp_event(guarantee):
     dp_accounting = _dp_accounting()
     if isinstance(guarantee, BudgetAccountant):
         return _ledger_event(guarantee, dp_accounting)
-    relation = dp_accounting.NeighboringRelation
+    spec, relation = dp_event_spec(guarantee)
+    return _event(spec), getattr(dp_accounting.NeighboringRelation, relation)
+
+
+def dp_event_spec(guarantee):
+    """:func:`to_dp_event`'s event as plain data, without dp_accounting.
+
+    Parameters
+    ----------
+    guarantee : PureDP, ZCDP, GaussianDP or SelectionDP
+
+    Returns
+    -------
+    spec : dict
+        ``{"type": <dp_accounting event class>, <its fields>}``, an event
+        field itself such a dict (JSON-safe: the budget ledger stores it).
+    relation : str
+        ``"ADD_OR_REMOVE_ONE"`` or ``"REPLACE_ONE"``, the name of the
+        dp_accounting ``NeighboringRelation`` to read it under.
+
+    Raises
+    ------
+    ValueError
+        For a guarantee dp_accounting has no event for (see
+        :func:`to_dp_event`).
+    """
+    if isinstance(guarantee, SelectionDP):
+        run, relation = dp_event_spec(guarantee.run)
+        if guarantee.mean == 1 and not math.isinf(guarantee.shape):
+            return run, relation  # one run for sure
+        law = {"mean": float(guarantee.mean), "shape": float(guarantee.shape)}
+        return {"type": "RepeatAndSelectDpEvent", "event": run, **law}, relation
     if isinstance(guarantee, GaussianDP):
-        event = _gaussian_event(guarantee.mu, dp_accounting)
-        return event, relation.ADD_OR_REMOVE_ONE
+        return _gaussian_spec(guarantee.mu), "ADD_OR_REMOVE_ONE"
     if isinstance(guarantee, ZCDP):
-        return dp_accounting.ZCDpEvent(guarantee.rho), relation.ADD_OR_REMOVE_ONE
+        return {"type": "ZCDpEvent", "rho": guarantee.rho}, "ADD_OR_REMOVE_ONE"
     if isinstance(guarantee, PureDP):
-        return _pure_event(guarantee.epsilon, dp_accounting), relation.REPLACE_ONE
+        return _pure_spec(guarantee.epsilon), "REPLACE_ONE"
     if isinstance(guarantee, ProfileDP):
         # Its Gaussian part and its discrete parts are read under different
         # relations, and dp_accounting has no bounded-range event.
@@ -112,35 +148,53 @@ def to_dp_event(guarantee):
             "dp_accounting has no event for."
         )
     raise TypeError(
-        "expected a PureDP, ZCDP or GaussianDP guarantee or a BudgetAccountant, "
-        f"got {type(guarantee).__name__}."
+        "expected a PureDP, ZCDP, GaussianDP or SelectionDP guarantee or a "
+        f"BudgetAccountant, got {type(guarantee).__name__}."
     )
 
 
-def _gaussian_event(mu, dp_accounting):
+def _event(spec):
+    # The dp_accounting event a spec describes (its classes live in its
+    # dp_event module; RepeatAndSelectDpEvent is not exported above it).
+    fields = {
+        name: _event(value) if isinstance(value, dict) else value
+        for name, value in spec.items()
+        if name != "type"
+    }
+    module = importlib.import_module("dp_accounting.dp_event")
+    return getattr(module, spec["type"])(**fields)
+
+
+def _gaussian_spec(mu):
     # Noise multiplier 1 / mu, rounded down (the event never reads as more
     # private than mu-GDP): none at mu = 0, no privacy at mu = inf.
     if mu == 0:
-        return dp_accounting.NoOpDpEvent()
+        return {"type": "NoOpDpEvent"}
     if math.isinf(mu):
-        return dp_accounting.NonPrivateDpEvent()
-    multiplier = math.nextafter(1.0 / mu, 0.0)
-    return dp_accounting.GaussianDpEvent(noise_multiplier=multiplier)
+        return {"type": "NonPrivateDpEvent"}
+    return {
+        "type": "GaussianDpEvent",
+        "noise_multiplier": math.nextafter(1.0 / mu, 0.0),
+    }
 
 
-def _pure_event(epsilon, dp_accounting):
+def _pure_spec(epsilon):
     # Randomized response on two buckets, each output 1 / (1 + e^eps) or
     # e^eps / (1 + e^eps): noise parameter p = 2 / (1 + e^eps) (the
     # probability of a uniform answer), rounded down (never read as more
     # private than eps).
     if epsilon == 0:
-        return dp_accounting.NoOpDpEvent()
+        return {"type": "NoOpDpEvent"}
     if math.isinf(epsilon):
-        return dp_accounting.NonPrivateDpEvent()
+        return {"type": "NonPrivateDpEvent"}
     noise = (
         math.nextafter(2.0 / (1.0 + math.exp(epsilon)), 0.0) if epsilon < 700 else 0.0
     )
-    return dp_accounting.RandomizedResponseDpEvent(noise_parameter=noise, num_buckets=2)
+    return {
+        "type": "RandomizedResponseDpEvent",
+        "noise_parameter": noise,
+        "num_buckets": 2,
+    }
 
 
 def _ledger_event(accountant, dp_accounting):

@@ -6,6 +6,7 @@
 import math
 from dataclasses import dataclass, field, fields
 from fractions import Fraction
+from numbers import Real
 
 from ._conversions import (
     _check_nonnegative,
@@ -564,3 +565,70 @@ class ApproxDP(_Labelled):
             growth = math.exp(self.epsilon) if self.epsilon < 700 else math.inf
             delta = min(1.0, (1.0 + growth) * self.delta * (1 + 1e-15))
         return ApproxDP(2.0 * self.epsilon, delta, unit=self.unit)
+
+
+@_labels_documented
+@dataclass(frozen=True, repr=False)
+class SelectionDP(ApproxDP):
+    """(epsilon, delta)-DP of the best of a random number of private runs.
+
+    The guarantee of releasing only the best of ``K`` runs of a ``run``-private
+    mechanism, ``K`` drawn from a truncated negative binomial law of shape
+    ``shape`` (0: logarithmic, 1: geometric) or a Poisson law (``shape =
+    inf``) with mean ``mean`` (Papernot and Steinke, 2022, Theorems 2 and 6):
+    the ``(epsilon, delta)`` their Renyi bound gives, with the run and the law
+    it was computed from, which
+    :func:`~dpcov.accounting.to_dp_event` hands to dp_accounting as a
+    ``RepeatAndSelectDpEvent``. Composes as an :class:`ApproxDP`.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy-loss bound.
+    delta : float
+        Failure probability, in [0, 1].
+    run : PureDP or ZCDP
+        The guarantee of one run (its fit and its score together).
+    mean : float
+        The expected number of runs of the law drawn from, at least 1.
+    shape : float
+        The law's shape: ``eta >= 0`` of the truncated negative binomial, or
+        ``inf`` for the Poisson law.
+    {labels}
+
+    References
+    ----------
+    Papernot, N. and Steinke, T. "Hyperparameter Tuning with Renyi
+    Differential Privacy". ICLR 2022.
+
+    Examples
+    --------
+    >>> from dpcov.accounting import ZCDP
+    >>> from dpcov.mechanisms import selection_guarantee
+    >>> guarantee = selection_guarantee(ZCDP(0.01), mean=10, delta=1e-6)
+    >>> guarantee.run, guarantee.shape
+    (ZCDP(rho=0.01), 0.0)
+    """
+
+    run: object
+    mean: float
+    shape: float
+
+    def __post_init__(self):
+        super().__post_init__()
+        if not isinstance(self.run, PureDP | ZCDP):
+            name = type(self.run).__name__
+            raise TypeError(f"run must be a PureDP or ZCDP guarantee, got {name}.")
+        if not (isinstance(self.mean, Real) and 1 <= self.mean < math.inf):
+            raise ValueError(f"mean must be a finite number >= 1, got {self.mean!r}.")
+        if not (isinstance(self.shape, Real) and self.shape >= 0):
+            raise ValueError(f"shape must be >= 0 (or inf), got {self.shape!r}.")
+
+    def _parameters(self):
+        # The numbers of the guarantee (the run and the law describe it).
+        return (self.epsilon, self.delta)
+
+
+def notion_of(guarantee):
+    """The class a guarantee composes as: ApproxDP for a SelectionDP, else its own."""
+    return ApproxDP if isinstance(guarantee, ApproxDP) else type(guarantee)

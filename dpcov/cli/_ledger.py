@@ -22,7 +22,9 @@ from ..accounting import (
     GaussianDP,
     ProfileDP,
     PureDP,
+    SelectionDP,
 )
+from ..accounting._dp_events import dp_event_spec
 from ..exceptions import BudgetExceeded
 from ._atomic import write_atomically
 from ._errors import CommandError, _one_line
@@ -34,16 +36,22 @@ _GUARANTEES = {
     "GDP": GaussianDP,
     "profile": ProfileDP,
     "approx": ApproxDP,
+    "selection": SelectionDP,
 }
 
 
 def _guarantee_from_json(data):
-    # The parameters (numbers), and the unit and relation where written (a
-    # guarantee at the default ones, or from a file before them, has none).
+    # The parameters (numbers; a search's run, a guarantee), and the unit and
+    # relation where written (a guarantee at the default ones, or from a
+    # file before them, has none).
     cls = _GUARANTEES[data["notion"]]
     fields = dataclasses.fields(cls)
     numbers = {
-        f.name: _numbers(data[f.name])
+        f.name: (
+            _guarantee_from_json(data[f.name])
+            if isinstance(data[f.name], dict)
+            else _numbers(data[f.name])
+        )
         for f in fields
         if not f.kw_only and f.name in data
     }
@@ -266,6 +274,7 @@ def ledger_json(accountant):
                 "guarantee": to_json(guarantee),
                 "unit": unit,
                 "relation": relation,
+                "dp_event": _event_json(guarantee),
             }
             for (label, guarantee), unit, relation in zip(
                 accountant.ledger, accountant.units, accountant.relations, strict=True
@@ -278,6 +287,17 @@ def ledger_json(accountant):
             "rho": to_json(accountant.rho),
         },
     }
+
+
+def _event_json(guarantee):
+    # The fit's dp_accounting event, as data (dpcov.accounting.to_dp_event
+    # builds it), and the relation to read it under; None where dp_accounting
+    # has none (a profile, an (epsilon, delta)-only guarantee).
+    try:
+        spec, relation = dp_event_spec(guarantee)
+    except ValueError:
+        return None
+    return to_json({"event": spec, "neighboring_relation": relation})
 
 
 def _cap_text(accountant):

@@ -17,6 +17,7 @@ _NOTIONS = {
     "GaussianDP": "GDP",
     "ProfileDP": "profile",
     "ApproxDP": "approx",
+    "SelectionDP": "selection",
 }
 
 
@@ -36,9 +37,10 @@ def to_json(value):
     """Convert ``value`` to JSON-safe data.
 
     Guarantees (:mod:`dpcov.accounting` dataclasses) become ``{"notion":
-    "pure" | "zCDP" | "GDP" | "profile" | "approx", <fields>}``, arrays lists,
-    non-finite floats the strings "inf", "-inf" and "nan" (strict JSON has no
-    such numbers), and anything else without a JSON form its ``repr``.
+    "pure" | "zCDP" | "GDP" | "profile" | "approx" | "selection",
+    <fields>}``, arrays lists, non-finite floats the strings "inf", "-inf"
+    and "nan" (strict JSON has no such numbers), and anything else without a
+    JSON form its ``repr``.
 
     Parameters
     ----------

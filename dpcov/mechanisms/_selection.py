@@ -43,7 +43,7 @@ import numpy as np
 from scipy import stats
 from scipy.optimize import brentq, minimize_scalar
 
-from ..accounting import ZCDP, ApproxDP, PureDP, zcdp_epsilon, zcdp_rho
+from ..accounting import ZCDP, PureDP, SelectionDP, zcdp_epsilon, zcdp_rho
 from . import _noise
 
 __all__ = [
@@ -288,9 +288,11 @@ def selection_guarantee(run_budget, *, mean, law="logarithmic", delta=0.0):
 
     Returns
     -------
-    guarantee : PureDP or ApproxDP
-        The selection's guarantee. With one run for sure (``mean=1`` and a
-        truncated negative binomial law) it is ``run_budget`` itself.
+    guarantee : PureDP or SelectionDP
+        The selection's guarantee; a SelectionDP, an (epsilon, delta)
+        guarantee, carries the run and the law it was computed from. With one
+        run for sure (``mean=1`` and a truncated negative binomial law) its
+        epsilon is the run's own.
 
     Raises
     ------
@@ -305,7 +307,8 @@ def selection_guarantee(run_budget, *, mean, law="logarithmic", delta=0.0):
     >>> selection_guarantee(PureDP(0.1), mean=10, law="geometric")
     PureDP(epsilon=0.30000000000000004)
     >>> selection_guarantee(ZCDP(0.01), mean=10, delta=1e-6)
-    ApproxDP(epsilon=1.060..., delta=1e-06)
+    SelectionDP(epsilon=1.060..., delta=1e-06, run=ZCDP(rho=0.01), mean=10.0...,
+    shape=0.0)
     """
     shape, gamma = run_count_law(mean, law)
     if not isinstance(delta, Real) or not 0 <= delta < 1:
@@ -334,7 +337,9 @@ def selection_guarantee(run_budget, *, mean, law="logarithmic", delta=0.0):
         epsilon = math.inf
     else:
         epsilon = _rdp_epsilon(_selection_rdp(rho, shape, gamma, mean), delta)
-    return ApproxDP(min(epsilon, pure), delta)
+    # The law as the bound read it: the exact mean of D(eta, gamma).
+    law_mean = float(mean) if gamma is None else _tnb_mean(gamma, shape)
+    return SelectionDP(min(epsilon, pure), delta, run_budget, law_mean, shape)
 
 
 def selection_run_budget(epsilon, delta, *, mean, law="logarithmic"):

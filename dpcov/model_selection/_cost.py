@@ -22,6 +22,7 @@ from ..accounting import (
     PureDP,
     compose,
 )
+from ..accounting._guarantees import notion_of
 from ..pipeline._cost import walk_costs
 
 __all__ = ["search_cost"]
@@ -144,7 +145,7 @@ def _dominating(guarantees):
     # One guarantee at least as strong a cost as each of ``guarantees``.
     if not guarantees:
         return None
-    kinds = {type(g) for g in guarantees}
+    kinds = {notion_of(g) for g in guarantees}
     if kinds == {PureDP}:
         return PureDP(max(g.epsilon for g in guarantees))
     if kinds == {GaussianDP}:

@@ -399,8 +399,10 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
     score_noise_scale_ : float
         The selected run's score noise: the Laplace scale (pure DP) or the
         Gaussian standard deviation (zCDP).
-    guarantee_ : PureDP or ApproxDP
-        The whole search's guarantee.
+    guarantee_ : PureDP or SelectionDP
+        The whole search's guarantee (a SelectionDP carries the run's
+        guarantee and the law of the number of runs it was computed from:
+        ``dpcov.accounting.to_dp_event`` hands it to dp_accounting).
     privacy_unit_ : {"row", "person"}
         Whom the guarantee protects: a row, or a person (a fit with
         ``groups`` and ``max_rows_per_group``; see :ref:`privacy_units`).
@@ -463,7 +465,8 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
     >>> search.best_params_["data_norm"]
     1.0
     >>> search.guarantee_
-    ApproxDP(epsilon=1.99..., delta=1e-06)
+    SelectionDP(epsilon=1.99..., delta=1e-06, run=ZCDP(rho=0.034...), mean=10.0,
+    shape=0.0)
     """
 
     _parameter_constraints: dict = {
@@ -658,7 +661,7 @@ class PrivateSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
 
         Returns
         -------
-        guarantee : dpcov.accounting.PureDP or ApproxDP
+        guarantee : dpcov.accounting.PureDP or SelectionDP
             The whole search's guarantee.
         """
         _, grid = self._grid()

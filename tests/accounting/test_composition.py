@@ -7,7 +7,9 @@ import pytest
 from dpcov.accounting import (
     ZCDP,
     ApproxDP,
+    BudgetAccountant,
     PureDP,
+    SelectionDP,
     compose,
     split_budget,
     zcdp_epsilon,
@@ -134,3 +136,36 @@ def test_guarantees_validate(bad):
         ZCDP(bad)
     with pytest.raises(ValueError):
         ApproxDP(1.0, bad)
+
+
+def test_a_selection_composes_as_its_epsilon_and_delta():
+    # A search's guarantee carries its run and law; with other guarantees it
+    # composes as the (epsilon, delta) guarantee it is, and alone it is
+    # itself (its run and law kept).
+    search = SelectionDP(1.0, 1e-6, ZCDP(0.01), 10.0, 0.0)
+    assert isinstance(search, ApproxDP)
+    assert compose([search]) is search
+    assert compose([search, ApproxDP(0.5, 1e-6)]) == ApproxDP(1.5, 2e-6)
+    assert compose([search, PureDP(0.5)]) == ApproxDP(1.5, 1e-6)
+    with pytest.raises(ValueError, match="approximate"):
+        compose([search, ZCDP(0.1)])
+    accountant = BudgetAccountant().spend(search).spend(ApproxDP(0.5, 0.0))
+    assert accountant.total() == ApproxDP(1.5, 1e-6)
+    assert search._parameters() == (1.0, 1e-6)
+    assert search.under_replacement() is search
+    assert "run=ZCDP(rho=0.01)" in repr(search)
+
+
+@pytest.mark.parametrize(
+    "run, mean, shape, error",
+    [
+        (ApproxDP(1.0, 1e-6), 10.0, 0.0, TypeError),
+        (ZCDP(0.01), 0.5, 0.0, ValueError),
+        (ZCDP(0.01), math.inf, 0.0, ValueError),
+        (ZCDP(0.01), 10.0, -1.0, ValueError),
+        (ZCDP(0.01), 10.0, math.nan, ValueError),
+    ],
+)
+def test_a_selection_needs_a_renyi_run_and_a_law(run, mean, shape, error):
+    with pytest.raises(error):
+        SelectionDP(1.0, 1e-6, run, mean, shape)

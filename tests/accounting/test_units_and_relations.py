@@ -11,6 +11,7 @@ from dpcov.accounting import (
     ApproxDP,
     BudgetAccountant,
     PureDP,
+    SelectionDP,
     compose,
     split_budget,
 )
@@ -115,7 +116,13 @@ def test_a_fit_s_guarantee_names_its_unit_and_relation():
 
 
 def test_the_ledger_file_keeps_the_labels():
-    for guarantee in (ZCDP(0.5), ApproxDP(1.0, 1e-6, **PERSON), PureDP(2.0, **PERSON)):
+    search = SelectionDP(1.0, 1e-6, ZCDP(0.01), 10.0, math.inf, **PERSON)
+    for guarantee in (
+        ZCDP(0.5),
+        ApproxDP(1.0, 1e-6, **PERSON),
+        PureDP(2.0, **PERSON),
+        search,
+    ):
         assert _guarantee_from_json(to_json(guarantee)) == guarantee
     assert to_json(ZCDP(0.5)) == {"notion": "zCDP", "rho": 0.5}
 

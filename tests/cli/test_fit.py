@@ -13,6 +13,7 @@ import pytest
 
 import dpcov
 from dpcov.accounting import ZCDP, ApproxDP, GaussianDP, PureDP, compose, zcdp_rho
+from dpcov.accounting._dp_events import dp_event_spec
 from dpcov.cli import main
 from dpcov.cli._atomic import write_atomically
 from dpcov.cli._estimators import ESTIMATORS, resolve_estimator
@@ -363,6 +364,12 @@ def test_ledger_records_fits_and_refuses_before_reading(data, tmp_path, capsys):
         {"notion": "pure", "epsilon": 0.4}
     ] * 2
     assert ledger["total"]["guarantee"] == {"notion": "pure", "epsilon": 0.8}
+    # Each fit's dp_accounting event, as data (to_dp_event builds it).
+    spec, relation = dp_event_spec(PureDP(0.4))
+    assert spec["type"] == "RandomizedResponseDpEvent"
+    assert [f["dp_event"] for f in ledger["fits"]] == [
+        {"event": spec, "neighboring_relation": relation}
+    ] * 2
     report = json.loads((tmp_path / "b.json").read_text())
     assert report["ledger"]["n_fits"] == 2 and "accountant" not in report["params"]
     capsys.readouterr()
@@ -423,6 +430,7 @@ def test_ledger_keeps_a_fit_that_failed_after_it_was_recorded(tmp_path, monkeypa
             "guarantee": {"notion": "approx", "epsilon": 1.0, "delta": 1e-6},
             "unit": "row",
             "relation": "replace",
+            "dp_event": None,  # (no dp_accounting event: (epsilon, delta) only)
         }
     ]
     assert sorted(os.listdir(tmp_path)) == ["l.json", "r.npy"]
