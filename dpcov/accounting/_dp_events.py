@@ -42,6 +42,7 @@ def to_dp_event(guarantee):
                         2)``, ``p = 2 / (1 + e**eps)``
     ``SelectionDP``     ``RepeatAndSelectDpEvent(run's    the run's
                         event, mean, shape)`` (RDP only)
+    ``ProfileDP``       its ``to_zcdp()``'s (RDP only)    ``ADD_OR_REMOVE_ONE``
     ==================  ================================  =====================
 
     dp_accounting's Gaussian event has sensitivity 1 in units of its noise
@@ -54,7 +55,10 @@ def to_dp_event(guarantee):
     search's guarantee (the best of a random number of runs, Papernot and
     Steinke 2022) is its run's event repeated and selected under its law,
     which dp_accounting's RDP accountant reads (one run for sure: the run's
-    event).
+    event). A profile (Gaussian steps with pure-DP and bounded-range ones)
+    has no event of its own: its Gaussian part and its randomized responses
+    are read under different relations, and there is no bounded-range event;
+    it is given as its zCDP bound, looser than its composed curve.
     The relation returned is the one dp_accounting must be given to read the
     event's numbers as the guarantee's; the guarantee holds under its own
     ``relation`` (compose only guarantees that share one). (epsilon,
@@ -62,7 +66,7 @@ def to_dp_event(guarantee):
 
     Parameters
     ----------
-    guarantee : PureDP, ZCDP, GaussianDP, SelectionDP or BudgetAccountant
+    guarantee : PureDP, ZCDP, GaussianDP, ProfileDP, SelectionDP or BudgetAccountant
         A guarantee (a fitted estimator's or search's ``guarantee_``), or an
         accountant, whose ledger becomes a ``ComposedDpEvent`` of its fits.
 
@@ -105,7 +109,7 @@ def dp_event_spec(guarantee):
 
     Parameters
     ----------
-    guarantee : PureDP, ZCDP, GaussianDP or SelectionDP
+    guarantee : PureDP, ZCDP, GaussianDP, ProfileDP or SelectionDP
 
     Returns
     -------
@@ -136,20 +140,17 @@ def dp_event_spec(guarantee):
         return _pure_spec(guarantee.epsilon), "REPLACE_ONE"
     if isinstance(guarantee, ProfileDP):
         # Its Gaussian part and its discrete parts are read under different
-        # relations, and dp_accounting has no bounded-range event.
-        raise ValueError(
-            f"{guarantee!r} composes Gaussian, pure-DP and bounded-range "
-            "steps, which no one dp_accounting accountant reads together: "
-            "use to_dp_event(guarantee.to_zcdp()) for its RDP accountant."
-        )
+        # relations, and dp_accounting has no bounded-range event: its zCDP
+        # bound (each part's, added), for the RDP accountant.
+        return dp_event_spec(guarantee.to_zcdp())
     if isinstance(guarantee, ApproxDP):
         raise ValueError(
             f"{guarantee!r} is an (epsilon, delta)-only guarantee, which "
             "dp_accounting has no event for."
         )
     raise TypeError(
-        "expected a PureDP, ZCDP, GaussianDP or SelectionDP guarantee or a "
-        f"BudgetAccountant, got {type(guarantee).__name__}."
+        "expected a PureDP, ZCDP, GaussianDP, ProfileDP or SelectionDP guarantee "
+        f"or a BudgetAccountant, got {type(guarantee).__name__}."
     )
 
 

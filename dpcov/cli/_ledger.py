@@ -292,7 +292,7 @@ def ledger_json(accountant):
 def _event_json(guarantee):
     # The fit's dp_accounting event, as data (dpcov.accounting.to_dp_event
     # builds it), and the relation to read it under; None where dp_accounting
-    # has none (a profile, an (epsilon, delta)-only guarantee).
+    # has none (an (epsilon, delta)-only guarantee).
     try:
         spec, relation = dp_event_spec(guarantee)
     except ValueError:

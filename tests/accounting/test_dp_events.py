@@ -10,6 +10,7 @@ from dpcov.accounting import (
     ApproxDP,
     BudgetAccountant,
     GaussianDP,
+    ProfileDP,
     PureDP,
     SelectionDP,
     _dp_events,
@@ -163,3 +164,21 @@ def test_a_ledger_with_a_search_is_one_event():
     assert isinstance(first, RepeatAndSelectDpEvent)
     assert first.event == dp_accounting.ZCDpEvent(search.run_budget_.rho)
     assert isinstance(second, dp_accounting.GaussianDpEvent)
+
+
+def test_a_profile_reads_as_its_zcdp_bound():
+    # AdaptiveCovariance at its defaults (a private radius, a threshold
+    # search and Gaussian steps) records a ProfileDP: dp_accounting has no
+    # bounded-range event and reads Gaussian and randomized-response events
+    # under different relations, so the event is its zCDP bound, for the RDP
+    # accountant; looser than the composed curve, never below it.
+    dp_accounting = pytest.importorskip("dp_accounting")
+    from dpcov.covariance import AdaptiveCovariance
+
+    X = np.random.default_rng(0).uniform(-1.0, 1.0, size=(20_000, 4))
+    est = AdaptiveCovariance(epsilon=1.0, delta=1e-6, random_state=0).fit(X)
+    assert isinstance(est.guarantee_, ProfileDP)
+    event, relation = to_dp_event(est.guarantee_)
+    assert event == dp_accounting.ZCDpEvent(est.guarantee_.to_zcdp().rho)
+    rdp = dp_accounting.rdp.RdpAccountant(neighboring_relation=relation)
+    assert rdp.compose(event).get_epsilon(1e-6) >= est.epsilon_spent_
