@@ -726,9 +726,10 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
         (Gaussian) ``MEAN_SHARE`` unless ``assume_centered``, and the release
         what they leave, split by :meth:`_release_kinds`.
         ``_check_plan_shares`` checks the plan against them before anything
-        is spent. With a private radius, None where the release's Gaussian
-        noise would exceed the zCDP calibration's with the sparse vector's
-        smaller share (``RADIUS_SHARE``): the issue's rule, never more noise.
+        is spent. With a private radius, None (the zCDP calibration) where
+        the release's Gaussian noise would exceed that calibration's, in
+        which the sparse vector takes its smaller share (``RADIUS_SHARE``):
+        never more noise than through zCDP.
         """
         release = self._release_kinds()
         if release is None or not (self._public_norm() or self._private_radius()):
