@@ -108,6 +108,19 @@ def test_zcdp_and_the_edges():
         to_dp_event(gaussian_mu(1.0, 1e-6))
 
 
+def _search(**params):
+    # A search over data_norm at (1, 1e-6): zCDP runs.
+    return PrivateSearchCV(
+        SeparateCovariance(data_norm=1.0),
+        {"data_norm": [0.1, 1.0]},
+        epsilon=1.0,
+        delta=1e-6,
+        score_norm=1.0,
+        random_state=0,
+        **params,
+    )
+
+
 @pytest.mark.parametrize("law", ["logarithmic", "geometric", "poisson", 2.0])
 def test_a_search_reads_back_as_repeat_and_select(law):
     # A search's guarantee is the best of a random number of zCDP runs:
@@ -119,17 +132,7 @@ def test_a_search_reads_back_as_repeat_and_select(law):
     dp_accounting = pytest.importorskip("dp_accounting")
     from dp_accounting.dp_event import RepeatAndSelectDpEvent
 
-    search = PrivateSearchCV(
-        SeparateCovariance(data_norm=1.0),
-        {"data_norm": [0.1, 1.0]},
-        epsilon=1.0,
-        delta=1e-6,
-        n_iter=5,
-        law=law,
-        score_norm=1.0,
-        random_state=0,
-    )
-    guarantee = search.privacy_cost()
+    guarantee = _search(n_iter=5, law=law).privacy_cost()
     assert isinstance(guarantee, SelectionDP) and guarantee.run.rho > 0
     event, relation = to_dp_event(guarantee)
     assert isinstance(event, RepeatAndSelectDpEvent)
@@ -148,15 +151,7 @@ def test_a_ledger_with_a_search_is_one_event():
     from dp_accounting.dp_event import RepeatAndSelectDpEvent
 
     accountant = BudgetAccountant()
-    search = PrivateSearchCV(
-        SeparateCovariance(data_norm=1.0),
-        {"data_norm": [0.1, 1.0]},
-        epsilon=1.0,
-        delta=1e-6,
-        score_norm=1.0,
-        accountant=accountant,
-        random_state=0,
-    ).fit(_rows())
+    search = _search(accountant=accountant).fit(_rows())
     GaussianCovariance(epsilon=1.0, data_norm=1.0, accountant=accountant).fit(_rows())
     event, relation = to_dp_event(accountant)
     assert relation == dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
