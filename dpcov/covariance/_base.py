@@ -774,7 +774,7 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
             exact_rho(epsilon, delta, full) * left >= zcdp_rho(epsilon, delta) * before
         )
 
-    def _check_plan_shares(self, split, budget, radius=None):
+    def _check_plan_shares(self, split, budget, radius=None, *, released=False):
         """Stop a fit whose plan is not the one its calibration assumed.
 
         Before anything is spent: for a fit calibrated on its composed
@@ -784,7 +784,8 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
         :meth:`_profile_shares`, kind by kind, a pure step counting as a
         bounded-range one at its share (its range is twice its epsilon);
         otherwise a RuntimeError (a bug: the zCDP calibration holds for any
-        split, this one not).
+        split, this one not). ``released``: checked again after the count
+        (add/remove), before anything else is released.
         """
         if not isinstance(getattr(self, "_fit_cost", None), ProfileDP):
             return
@@ -810,10 +811,11 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
             for kind in shares
         )
         if not same:
+            done = "only the count was released" if released else "nothing was spent"
             raise RuntimeError(
                 f"{type(self).__name__}: the plan's budget shares differ from "
-                "those its (epsilon, delta) calibration assumed; nothing was "
-                "spent. Please report this as a dpcov bug."
+                f"those its (epsilon, delta) calibration assumed; {done}. "
+                "Please report this as a dpcov bug."
             )
 
     def _reads_raw_norms_again(self):
@@ -918,7 +920,9 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
         )
         # (The plan at the released count may take the other radius
         # mechanism: at the same share, checked again before its release.)
-        self._check_plan_shares(plan.split, budget, plan.geometry.radius_mechanism)
+        self._check_plan_shares(
+            plan.split, budget, plan.geometry.radius_mechanism, released=True
+        )
         if plan.geometry.ranges is not None:
             # The ranges' plan (the spread's scores) reads the released count.
             plan, first = self._in_private_ranges(X, plan, counts, lazy, rng)

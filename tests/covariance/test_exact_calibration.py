@@ -374,3 +374,47 @@ def test_a_threshold_search_with_gaussian_parts_on_the_composed_curve(make, epsi
     _, before, _ = fit(rho=zcdp_rho(epsilon, 1e-6))
     ratios = [b.scale / a.scale for a, b in zip(private, before, strict=True)]
     assert 1.0 < min(ratios) and max(ratios) < 1.1
+
+
+def test_a_plan_off_its_calibration_stops_before_its_release(monkeypatch):
+    # The guard of the composed-curve calibration: a plan whose shares are
+    # not those the calibration assumed (a bug, simulated here) stops the
+    # fit before anything is released; under add/remove, where the plan at
+    # the released count is checked again, after the count only.
+    from dpcov.utils import _geometry
+    from dpcov.utils._private_count import UNBINDING_COUNT
+    from dpcov.utils._private_radius import RADIUS_SHARE
+
+    original = GaussianCovariance._profile_shares
+
+    def shifted(self):
+        shares = original(self)
+        return None if shares is None else {**shares, "gaussian": [0.1, 0.7125]}
+
+    with monkeypatch.context() as patch:
+        patch.setattr(GaussianCovariance, "_profile_shares", shifted)
+        accountant = BudgetAccountant()
+        est = GaussianCovariance(epsilon=1.0, accountant=accountant, random_state=0)
+        with (
+            recorded_releases() as releases,
+            pytest.raises(RuntimeError, match="nothing was spent"),
+        ):
+            est.fit(_rows(n=20_000))
+        assert not releases and len(accountant) == 0
+
+    unbounded = _geometry.unbounded_radius_share
+
+    def uneven(budget, n_samples, *, even=False):
+        # The sparse vector's zCDP share at a count the first check does not see.
+        if n_samples < UNBINDING_COUNT:
+            return RADIUS_SHARE, "sparse_vector"
+        return unbounded(budget, n_samples, even=even)
+
+    monkeypatch.setattr(_geometry, "unbounded_radius_share", uneven)
+    est = GaussianCovariance(epsilon=1.0, neighbours="add_remove", random_state=0)
+    with (
+        recorded_releases() as releases,
+        pytest.raises(RuntimeError, match="only the count was released"),
+    ):
+        est.fit(_rows(n=20_000))
+    assert len(releases) == 1  # the count
