@@ -13,7 +13,10 @@ Where a setting lives matters for a security switch:
 * :func:`set_config` sets the process-wide value, seen by every thread
   (joblib's threading backend included);
 * :func:`config_context` overrides it in the current thread only, for the
-  duration of a block: other threads and processes do not see it;
+  duration of a block: other threads and processes do not see it, except
+  through a dpcov estimator cloned in the block (:func:`sklearn.base.clone`,
+  which a search calls in the caller's thread), which keeps
+  ``secure_noise=True`` for its own fits wherever they run;
 * a new *process* (joblib's default "loky" backend, multiprocessing) starts
   from the environment variable ``DPCOV_SECURE_NOISE`` (``1`` or ``true``),
   read when dpcov is imported. :func:`set_config` also sets the variable, so

@@ -34,7 +34,7 @@ from .exceptions import NoHardenedSampler, NoiseDominatedWarning, SeededNoiseWar
 from .mechanisms._noise import sampler_name
 from .utils._error_bars import check_alpha
 from .utils._random import check_random_state
-from .utils._sklearn_compat import Interval, Options
+from .utils._sklearn_compat import SECURE_AT_CLONE, Interval, Options
 from .utils._warnings import warn
 from .utils.validation import (
     check_approx_privacy_params,
@@ -401,6 +401,22 @@ class PrivateEstimatorMixin(OutputRangeMixin):
             values only.
         """
 
+    def __sklearn_clone__(self):
+        # scikit-learn's clone, which a search calls in the caller's thread:
+        # a clone made under secure_noise=True (config_context's is the
+        # caller thread's own) keeps it for its fits, wherever they run
+        # (a worker thread or process of the search). It only turns the
+        # switch on.
+        clone = super().__sklearn_clone__()
+        if get_config()["secure_noise"]:
+            setattr(clone, SECURE_AT_CLONE, True)
+        return clone
+
+    def _secure_noise(self):
+        # Whether this estimator's fits draw hardened noise: the
+        # configuration's, or a clone's made under it.
+        return get_config()["secure_noise"] or getattr(self, SECURE_AT_CLONE, False)
+
     def _gaussian_only(self):
         """Whether every part of a fit with these parameters is a Gaussian mechanism.
 
@@ -439,7 +455,7 @@ class PrivateEstimatorMixin(OutputRangeMixin):
             and (accountant.epsilon_cap is not None or accountant.rho_cap is not None)
             and not accountant.gaussian_only
         )
-        return not (get_config()["secure_noise"] or capped or _IN_ZCDP.get())
+        return not (self._secure_noise() or capped or _IN_ZCDP.get())
 
     def _on_exact_curve(self):
         # Whether an (epsilon, delta) ask runs at the analytic Gaussian's mu.
@@ -495,7 +511,7 @@ class PrivateEstimatorMixin(OutputRangeMixin):
         # Before the data are read: validate the privacy parameters and refuse
         # a fit that would exceed the accountant's cap.
         cost = self.privacy_cost()
-        if get_config()["secure_noise"] and not self._supports_hardened_noise():
+        if self._secure_noise() and not self._supports_hardened_noise():
             raise NoHardenedSampler(
                 f"{type(self).__name__} with these parameters has no hardened "
                 "sampler: secure_noise=True needs an exact discrete sampler for "

@@ -11,6 +11,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.base import clone
 
 import dpcov
 from dpcov.accounting import ZCDP, BudgetAccountant, PureDP
@@ -101,6 +102,42 @@ def test_config_default_and_context():
         dpcov.config_context(secure_noise="yes"),
     ):
         pass
+
+
+@pytest.mark.parametrize("backend", ["threading", "loky"])
+def test_a_clone_made_under_the_switch_keeps_it_in_a_search_worker(backend):
+    # config_context is the caller thread's: a search's workers (threads or
+    # processes) do not see it, but they fit the clones the search made in
+    # the caller's thread, which keep the switch on. Without that the
+    # workers drew numpy's noise on the exact Gaussian curve (GaussianDP)
+    # while search_cost, planned in the block, counted hardened zCDP fits.
+    joblib = pytest.importorskip("joblib")
+    from sklearn.model_selection import cross_validate
+
+    X = _data(n=2000)
+    est = GaussianCovariance(data_norm=4.0, epsilon=1.0, random_state=None)
+    with dpcov.config_context(secure_noise=True):
+        planned = est.privacy_cost()
+        with joblib.parallel_config(backend=backend):
+            fitted = cross_validate(est, X, cv=2, n_jobs=2, return_estimator=True)
+    assert type(planned) is ZCDP
+    for fit in fitted["estimator"]:
+        assert fit.noise_sampler_ == "discrete"
+        assert fit.guarantee_ == planned
+
+
+def test_the_clone_only_turns_the_switch_on():
+    est = GaussianCovariance(data_norm=4.0, epsilon=1.0)
+    outside = clone(est)
+    with dpcov.config_context(secure_noise=True):
+        inside = clone(est)
+        assert type(outside.privacy_cost()) is ZCDP  # (the block's own)
+    assert type(outside.privacy_cost()) is not ZCDP  # the exact curve
+    assert type(inside.privacy_cost()) is ZCDP
+    assert inside.fit(_data(n=2000)).noise_sampler_ == "discrete"
+    # A clone of it outside the block follows the configuration there.
+    assert clone(inside).fit(_data(n=2000)).noise_sampler_ == "numpy"
+    assert "secure" not in str(inside.get_params())
 
 
 def test_set_config_reaches_every_thread_and_context_stays_local():

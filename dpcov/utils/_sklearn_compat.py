@@ -8,7 +8,7 @@ If scikit-learn moves one of these, this file is the one place to change.
 
 import functools
 import timeit
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 from sklearn.base import _fit_context as _sklearn_fit_context
 from sklearn.decomposition._base import _BasePCA
@@ -23,6 +23,8 @@ from sklearn.utils._param_validation import (
     validate_parameter_constraints,
 )
 from sklearn.utils.validation import _num_features, _num_samples
+
+from .._config import config_context
 
 try:
     # scikit-learn 1.5 and later (1.6 to 1.9 included).
@@ -97,7 +99,8 @@ def _fit_context(*, prefer_skip_nested_validation):
         def fit(estimator, *args, **kwargs):
             state = dict(vars(estimator))
             try:
-                return validated_fit(estimator, *args, **kwargs)
+                with _hardened_if_cloned_so(estimator):
+                    return validated_fit(estimator, *args, **kwargs)
             except BaseException:
                 vars(estimator).clear()
                 vars(estimator).update(state)
@@ -106,6 +109,20 @@ def _fit_context(*, prefer_skip_nested_validation):
         return fit
 
     return decorator
+
+
+#: Set by ``PrivateEstimatorMixin.__sklearn_clone__`` on a clone made under
+#: ``secure_noise=True``: its fits run under it, in any thread or process.
+SECURE_AT_CLONE = "_secure_noise_at_clone"
+
+
+def _hardened_if_cloned_so(estimator):
+    # secure_noise on for the fit of an estimator cloned under it (a
+    # search's worker does not see the caller's config_context), else the
+    # configuration as it is.
+    if getattr(estimator, SECURE_AT_CLONE, False):
+        return config_context(secure_noise=True)
+    return nullcontext()
 
 
 def check_params_always(estimator):
