@@ -76,7 +76,9 @@ def _fit_context(*, prefer_skip_nested_validation):
     from validation, the attributes of an earlier fit overwritten before a
     later step failed) are rolled back, so no half-fitted estimator is left
     behind. The accountant is not rolled back: a fit that raised after
-    recording its budget (a private "no result" answer) has spent it.
+    recording its budget (a private "no result" answer) has spent it. An
+    estimator cloned under ``secure_noise=True`` (``SECURE_AT_CLONE``) fits
+    under it.
 
     Parameters
     ----------
