@@ -118,7 +118,7 @@ def test_a_clone_made_under_the_switch_keeps_it_in_a_search_worker(backend):
     est = GaussianCovariance(data_norm=4.0, epsilon=1.0, random_state=None)
     with dpcov.config_context(secure_noise=True):
         planned = est.privacy_cost()
-        with joblib.parallel_config(backend=backend):
+        with joblib.parallel_backend(backend):  # (parallel_config: joblib >= 1.3)
             fitted = cross_validate(est, X, cv=2, n_jobs=2, return_estimator=True)
     assert type(planned) is ZCDP
     for fit in fitted["estimator"]:
