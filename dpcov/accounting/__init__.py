@@ -10,7 +10,9 @@ replaced, or one added or removed), which every guarantee names (its
 * :math:`\\mu`-Gaussian DP (:class:`GaussianDP`), the guarantee of Gaussian
   mechanisms with its exact :math:`(\\varepsilon, \\delta)` curve, and its
   composition with pure-DP and bounded-range steps (:class:`ProfileDP`), and
-* approximate :math:`(\\varepsilon, \\delta)`-DP (:class:`ApproxDP`).
+* approximate :math:`(\\varepsilon, \\delta)`-DP (:class:`ApproxDP`; a
+  search's, the best of a random number of runs, is a :class:`SelectionDP`,
+  which also carries the run and the law it was computed from).
 
 Pure :math:`\\varepsilon`-DP implies :math:`\\varepsilon^2/2`-zCDP [BS16]_, and
 :math:`\\rho`-zCDP implies :math:`(\\varepsilon, \\delta)`-DP for every
