@@ -14,9 +14,9 @@ Where a setting lives matters for a security switch:
   (joblib's threading backend included);
 * :func:`config_context` overrides it in the current thread only, for the
   duration of a block: other threads and processes do not see it, except
-  through a dpcov estimator cloned in the block (:func:`sklearn.base.clone`,
-  which a search calls in the caller's thread), which keeps
-  ``secure_noise=True`` for its own fits wherever they run;
+  through a dpcov estimator cloned in the block (:func:`sklearn.base.clone`),
+  or cloned from one so made, which keeps ``secure_noise=True`` for its own
+  fits wherever they run (every fit of a scikit-learn search in the block);
 * a new *process* (joblib's default "loky" backend, multiprocessing) starts
   from the environment variable ``DPCOV_SECURE_NOISE`` (``1`` or ``true``),
   read when dpcov is imported. :func:`set_config` also sets the variable, so

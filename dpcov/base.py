@@ -402,13 +402,14 @@ class PrivateEstimatorMixin(OutputRangeMixin):
         """
 
     def __sklearn_clone__(self):
-        # scikit-learn's clone, which a search calls in the caller's thread:
-        # a clone made under secure_noise=True (config_context's is the
-        # caller thread's own) keeps it for its fits, wherever they run
-        # (a worker thread or process of the search). It only turns the
-        # switch on.
+        # scikit-learn's clone: a clone made under secure_noise=True
+        # (config_context's is the calling thread's own), or of an estimator
+        # so made, keeps it for its fits, wherever they run. A search clones
+        # its estimator once in the caller's thread, then each task's from
+        # that clone, in whichever thread joblib dispatches from: every fit
+        # of the search is hardened. It only turns the switch on.
         clone = super().__sklearn_clone__()
-        if get_config()["secure_noise"]:
+        if self._secure_noise():
             setattr(clone, SECURE_AT_CLONE, True)
         return clone
 

@@ -37,7 +37,7 @@ from dpcov.mechanisms._radius import (
     radius_counts,
 )
 from dpcov.mechanisms._sparse_vector import above_threshold_scales
-from dpcov.model_selection import PrivateSearchCV
+from dpcov.model_selection import PrivateSearchCV, search_cost
 from dpcov.model_selection import _search as search_module
 from dpcov.preprocessing import StandardScaler
 
@@ -105,25 +105,47 @@ def test_config_default_and_context():
 
 
 @pytest.mark.parametrize("backend", ["threading", "loky"])
-def test_a_clone_made_under_the_switch_keeps_it_in_a_search_worker(backend):
+def test_a_search_under_the_switch_hardens_every_fit(backend):
     # config_context is the caller thread's: a search's workers (threads or
-    # processes) do not see it, but they fit the clones the search made in
-    # the caller's thread, which keep the switch on. Without that the
-    # workers drew numpy's noise on the exact Gaussian curve (GaussianDP)
-    # while search_cost, planned in the block, counted hardened zCDP fits.
+    # processes) do not see it, and joblib dispatches all but the first
+    # 2 * n_jobs tasks from a thread of its own. The search clones its
+    # estimator once in the caller's thread, then each task's from that
+    # clone, which keeps the switch on. Without that the workers drew
+    # numpy's noise on the exact Gaussian curve (GaussianDP) while
+    # search_cost, planned in the block, counted hardened zCDP fits. Nine
+    # fits on two workers, so most are dispatched from joblib's thread; with
+    # the threading backend the shared accountant sees every fit.
     joblib = pytest.importorskip("joblib")
-    from sklearn.model_selection import cross_validate
+    from sklearn.model_selection import GridSearchCV
 
-    X = _data(n=2000)
-    est = GaussianCovariance(data_norm=4.0, epsilon=1.0, random_state=None)
+    X = _data(n=3000)
+    accountant = BudgetAccountant() if backend == "threading" else None
+    est = GaussianCovariance(data_norm=4.0, epsilon=1.0, accountant=accountant)
+    grid = {"epsilon": [0.5, 1.0, 2.0]}
     with dpcov.config_context(secure_noise=True):
-        planned = est.privacy_cost()
+        planned = search_cost(GridSearchCV(est, grid, cv=3, n_jobs=2))
         with joblib.parallel_backend(backend):  # (parallel_config: joblib >= 1.3)
-            fitted = cross_validate(est, X, cv=2, n_jobs=2, return_estimator=True)
-    assert type(planned) is ZCDP
-    for fit in fitted["estimator"]:
-        assert fit.noise_sampler_ == "discrete"
-        assert fit.guarantee_ == planned
+            search = GridSearchCV(est, grid, cv=3, n_jobs=2).fit(X)
+    assert search.best_estimator_.noise_sampler_ == "discrete"
+    if accountant is not None:
+        assert len(accountant) == 10  # nine split fits and the refit
+        assert {type(g) for _, g in accountant.ledger} == {ZCDP}
+        # The same split fits as planned (in the order they finished), and
+        # the refit, last, at most the planned one (the costliest candidate:
+        # the best is not known before the search).
+        spent = [g.rho for _, g in accountant.ledger]
+        plan = [g.rho for _, g in planned.ledger]
+        assert sorted(spent[:-1]) == sorted(plan[:-1])
+        assert spent[-1] <= plan[-1]
+
+
+def test_a_clone_of_a_hardened_clone_stays_hardened():
+    # (What a search's later tasks are, dispatched outside the block.)
+    with dpcov.config_context(secure_noise=True):
+        first = clone(GaussianCovariance(data_norm=4.0, epsilon=1.0))
+    second = clone(first)
+    assert type(second.privacy_cost()) is ZCDP
+    assert second.fit(_data(n=2000)).noise_sampler_ == "discrete"
 
 
 def test_the_clone_only_turns_the_switch_on():
@@ -135,8 +157,8 @@ def test_the_clone_only_turns_the_switch_on():
     assert type(outside.privacy_cost()) is not ZCDP  # the exact curve
     assert type(inside.privacy_cost()) is ZCDP
     assert inside.fit(_data(n=2000)).noise_sampler_ == "discrete"
-    # A clone of it outside the block follows the configuration there.
-    assert clone(inside).fit(_data(n=2000)).noise_sampler_ == "numpy"
+    # A clone of the original outside the block follows the configuration.
+    assert clone(est).fit(_data(n=2000)).noise_sampler_ == "numpy"
     assert "secure" not in str(inside.get_params())
 
 

@@ -74,15 +74,25 @@ def _shape(law):
     return float(law)
 
 
+#: The relative error :func:`_tnb_mean` rounds up by: a few roundings of
+#: its formula (1 - gamma is exact from gamma = 1/2 on), with room.
+_MEAN_ROUNDING = 16 * 2.0**-53
+
+
 def _tnb_mean(gamma, shape):
     # Mean of the truncated negative binomial D(shape, gamma) (Papernot and
-    # Steinke, 2022, Definition 1): (1/gamma - 1) / log(1/gamma) for shape 0,
-    # shape (1 - gamma) / (gamma (1 - gamma**shape)) otherwise.
+    # Steinke, 2022, Definition 1): ((1 - gamma) / gamma) / log(1/gamma) for
+    # shape 0 (not 1/gamma - 1, which cancels near gamma = 1), shape (1 -
+    # gamma) / (gamma (1 - gamma**shape)) otherwise; rounded up, so that the
+    # selection's bound, and its event, never read a smaller mean than the
+    # law drawn from has (the bound grows with the mean).
     if gamma >= 1.0:
         return 1.0
     if shape == 0:
-        return (1.0 / gamma - 1.0) / -math.log(gamma)
-    return shape * (1.0 - gamma) / (gamma * -math.expm1(shape * math.log(gamma)))
+        mean = (1.0 - gamma) / gamma / -math.log(gamma)
+    else:
+        mean = shape * (1.0 - gamma) / (gamma * -math.expm1(shape * math.log(gamma)))
+    return max(mean, 1.0) * (1.0 + _MEAN_ROUNDING)
 
 
 def run_count_law(mean, law="logarithmic"):
