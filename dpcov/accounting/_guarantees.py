@@ -590,7 +590,8 @@ class SelectionDP(ApproxDP):
     run : PureDP or ZCDP
         The guarantee of one run (its fit and its score together).
     mean : float
-        The expected number of runs of the law drawn from, at least 1.
+        The expected number of runs of the law drawn from (or a bound above
+        it), at least 1.
     shape : float
         The law's shape: ``eta >= 0`` of the truncated negative binomial, or
         ``inf`` for the Poisson law.

@@ -347,7 +347,7 @@ def selection_guarantee(run_budget, *, mean, law="logarithmic", delta=0.0):
         epsilon = math.inf
     else:
         epsilon = _rdp_epsilon(_selection_rdp(rho, shape, gamma, mean), delta)
-    # The law as the bound read it: the exact mean of D(eta, gamma).
+    # The law as the bound read it: the mean of D(eta, gamma), rounded up.
     law_mean = float(mean) if gamma is None else _tnb_mean(gamma, shape)
     return SelectionDP(min(epsilon, pure), delta, run_budget, law_mean, shape)
 
