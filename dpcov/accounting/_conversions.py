@@ -43,17 +43,16 @@ def _half_square(value, *, up):
     # counted for in zCDP (its Renyi divergence of order alpha is
     # alpha mu**2 / 2, Bun and Steinke (2016), Proposition 1.6); rounded
     # down, the rho of Gaussian steps that make up a mu-GDP fit.
-    if math.isinf(value):
-        return math.inf
-    return _rounded(Fraction(value) ** 2 / 2, up=up)
+    return _sum_half_squares([value], up=up)
 
 
-def _sum_half_squares_up(values):
-    # sum(v**2 / 2) over the values, exactly, rounded up to a float.
+def _sum_half_squares(values, *, up):
+    # sum(v**2 / 2) over the values, exactly, rounded up or down to a float
+    # (inf if one is).
     values = [float(v) for v in values]
     if any(math.isinf(v) for v in values):
         return math.inf
-    return _rounded(sum((Fraction(v) ** 2 / 2 for v in values), Fraction(0)), up=True)
+    return _rounded(sum((Fraction(v) ** 2 / 2 for v in values), Fraction(0)), up=up)
 
 
 def _rounded(exact, *, up):

@@ -13,11 +13,12 @@ from ._conversions import (
     _gaussian_mu_of_rho,
     _half_square,
     _pure_rho,
-    _sum_half_squares_up,
+    _sum_half_squares,
     gaussian_epsilon,
+    gaussian_mu,
     zcdp_epsilon,
 )
-from ._exact_curve import profile_epsilon
+from ._exact_curve import composed_loss, profile_epsilon
 
 #: Whom a guarantee protects: one row, or one person with all its rows.
 UNITS = ("row", "person")
@@ -432,6 +433,12 @@ class GaussianDP(_Labelled):
         """
         return ApproxDP(gaussian_epsilon(self.mu, delta), delta, **self._labels())
 
+    def _holds_at(self, epsilon, delta):
+        # Whether it is (epsilon, delta)-DP by the calibration's own test: mu
+        # at most the analytic Gaussian's (to_approx_dp's epsilon, a root,
+        # may read an ulp above the epsilon a fit was calibrated at).
+        return self.mu <= gaussian_mu(float(epsilon), float(delta))
+
 
 @_labels_documented
 @dataclass(frozen=True, repr=False)
@@ -503,7 +510,7 @@ class ProfileDP(_Labelled):
             *self.pure,
             *(e / 2.0 for e in self.bounded_range),  # (e/2)**2/2 = e**2/8
         ]
-        return ZCDP(_sum_half_squares_up(parts), **self._labels())
+        return ZCDP(_sum_half_squares(parts, up=True), **self._labels())
 
     def to_approx_dp(self, delta):
         """Return the (epsilon, delta) guarantee on the composed curve.
@@ -525,6 +532,12 @@ class ProfileDP(_Labelled):
             zcdp_epsilon(self.to_zcdp().rho, delta),
         )
         return ApproxDP(epsilon, delta, **self._labels())
+
+    def _holds_at(self, epsilon, delta):
+        # Whether it is (epsilon, delta)-DP by the calibration's own test:
+        # the composed curve's delta at epsilon at most delta.
+        loss = composed_loss(self.mu, self.pure, self.bounded_range)
+        return loss.delta(float(epsilon)) <= delta
 
 
 @_labels_documented

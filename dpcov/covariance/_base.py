@@ -747,19 +747,19 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
         if self._private_radius():
             shares["bounded_range"].append(rest * EM_RADIUS_SHARE)
             left = rest * (1.0 - EM_RADIUS_SHARE - mean)
-            if not self._no_more_noise(
-                shares, release, left, rest * (1.0 - RADIUS_SHARE - mean)
-            ):
-                return None
         for kind, parts in release.items():
             shares[kind] = shares[kind] + [left * part for part in parts]
+        before = rest * (1.0 - RADIUS_SHARE - mean)
+        if self._private_radius() and not self._no_more_noise(shares, left, before):
+            return None
         return shares
 
-    def _no_more_noise(self, shares, release, left, before):
+    def _no_more_noise(self, shares, left, before):
         # Whether the release's share ``left`` of the composed curve's rho
-        # is at least its share ``before`` of the zCDP calibration's rho
-        # (each of its steps then has no more noise than there); true for
-        # asks that do not run on the curve (rho, pure DP, or invalid).
+        # (its steps at ``shares``) is at least its share ``before`` of the
+        # zCDP calibration's rho (each of its steps then has no more noise
+        # than there); true for asks that do not run on the curve (rho,
+        # pure DP, or invalid).
         epsilon, delta = self.epsilon, self.delta
         if self.rho is not None or not (
             isinstance(epsilon, Real) and isinstance(delta, Real)
@@ -767,22 +767,20 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
             return True
         if not (0 < epsilon < math.inf and 0 < delta < 1):
             return True
-        full = dict(shares)
-        for kind, parts in release.items():
-            full[kind] = full[kind] + [left * part for part in parts]
         return (
-            exact_rho(epsilon, delta, full) * left >= zcdp_rho(epsilon, delta) * before
+            exact_rho(epsilon, delta, shares) * left
+            >= zcdp_rho(epsilon, delta) * before
         )
 
-    def _check_plan_shares(self, split, budget, radius=None, *, released=False):
+    def _check_plan_shares(self, split, budget, *, released=False):
         """Stop a fit whose plan is not the one its calibration assumed.
 
         Before anything is spent: for a fit calibrated on its composed
         privacy loss distribution (``privacy_cost()`` a ProfileDP), the
-        plan's steps (``split``, parts of ``budget``; ``radius``, the
-        private radius's mechanism) must take the shares of
-        :meth:`_profile_shares`, kind by kind, a pure step counting as a
-        bounded-range one at its share (its range is twice its epsilon);
+        plan's steps (``split``, parts of ``budget``) must take the shares
+        of :meth:`_profile_shares`, kind by kind, the private radius a
+        bounded-range step at its share whichever its mechanism (the sparse
+        vector, pure DP, has range twice its epsilon: the same share);
         otherwise a RuntimeError (a bug: the zCDP calibration holds for any
         split, this one not). ``released``: checked again after the count
         (add/remove), before anything else is released.
@@ -797,7 +795,7 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
                     shares[kind] += [share * p for p in parts]
             elif name in ("count", "mean"):
                 shares["gaussian"].append(share)
-            elif name == "radius" and radius in ("sparse_vector", "exponential"):
+            elif name == "radius":
                 shares["bounded_range"].append(share)
             else:
                 shares = None  # a step of another kind (ranges)
@@ -853,7 +851,7 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
             with persons_in_messages(isinstance(X, UnitRows)):
                 plan = self._plan(X.shape, budget)
                 self._check_public(plan.n_samples, plan.n_features)
-            self._check_plan_shares(plan.split, budget, plan.geometry.radius_mechanism)
+            self._check_plan_shares(plan.split, budget)
             if plan.geometry.ranges is None:
                 first = self._first_pass(X, plan, lazy=lazy)
                 self._spend_budget(budget)  # every check above: public values
@@ -902,9 +900,7 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
         """
         count, plan_budget = split_count(budget)
         unbound = self._plan((UNBINDING_COUNT, X.shape[1]), plan_budget)
-        self._check_plan_shares(
-            {"count": count, **unbound.split}, budget, unbound.geometry.radius_mechanism
-        )
+        self._check_plan_shares({"count": count, **unbound.split}, budget)
         self._check_public(None, X.shape[1])
         if unbound.geometry.ranges is None:
             first = self._first_pass(X, unbound, lazy=lazy)
@@ -920,9 +916,7 @@ class BasePrivateCovariance(ErrorBarsMixin, PrivateEstimatorMixin, EmpiricalCova
         )
         # (The plan at the released count may take the other radius
         # mechanism: at the same share, checked again before its release.)
-        self._check_plan_shares(
-            plan.split, budget, plan.geometry.radius_mechanism, released=True
-        )
+        self._check_plan_shares(plan.split, budget, released=True)
         if plan.geometry.ranges is not None:
             # The ranges' plan (the spread's scores) reads the released count.
             plan, first = self._in_private_ranges(X, plan, counts, lazy, rng)

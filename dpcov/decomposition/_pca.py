@@ -606,15 +606,7 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
             covariance = AdaptiveCovariance()
         if not isinstance(covariance, BasePrivateCovariance):
             return None
-        return clone(covariance).set_params(
-            epsilon=self.epsilon,
-            delta=self.delta,
-            rho=self.rho,
-            data_norm=self.data_norm,
-            bounds=self.bounds,
-            neighbours=self.neighbours,
-            assume_centered=self.assume_centered,
-        )
+        return self._configured(clone(covariance))
 
     def _covariance_estimator(self, max_components):
         if self.covariance == "top_k":
@@ -641,6 +633,11 @@ class PCA(PrivateEstimatorMixin, _BasePCA):
                     "PCA sets the budget and geometry of its covariance "
                     "estimator: pass these parameters to PCA instead."
                 )
+        return self._configured(estimator)
+
+    def _configured(self, estimator):
+        # The covariance estimator with PCA's budget, geometry, unit,
+        # neighbours, centring and seed.
         return estimator.set_params(
             epsilon=self.epsilon,
             delta=self.delta,

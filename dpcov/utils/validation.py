@@ -23,7 +23,7 @@ from ..accounting import (
     zcdp_epsilon,
     zcdp_rho,
 )
-from ..accounting._exact_curve import composed_loss, exact_rho, step_parameters
+from ..accounting._exact_curve import exact_rho, step_parameters
 
 #: delta of a composite's budget when only epsilon is given (the estimators'
 #: default delta): a PrivatePipeline's ``delta=None``.
@@ -257,22 +257,13 @@ def privacy_spent(budget, delta, *, epsilon=None):
         # Its own (epsilon, delta); a delta > 0 bounds no rho.
         rho = PureDP(budget.epsilon).to_zcdp().rho if budget.delta == 0 else math.inf
         return budget.epsilon, budget.delta, rho
-    if isinstance(budget, GaussianDP):
-        # The exact curve (at most the epsilon asked: a fit records a mu at
-        # most gaussian_mu(epsilon, delta), and gaussian_epsilon returns the
-        # smallest epsilon whose bound on the curve is at most delta).
+    if isinstance(budget, GaussianDP | ProfileDP):
+        # The exact or composed curve; at most the epsilon asked where the
+        # guarantee holds there by the calibration's own test (the curve's
+        # epsilon at delta is a root, which may read an ulp above it).
         spent = budget.to_approx_dp(delta).epsilon
         if epsilon is not None and 0 < delta < 1 and spent > epsilon:
-            if budget.mu <= gaussian_mu(float(epsilon), float(delta)):
-                spent = float(epsilon)
-        return spent, float(delta), budget.to_zcdp().rho
-    if isinstance(budget, ProfileDP):
-        # The composed curve (at most the epsilon asked where its delta
-        # there is at most delta: the calibration's own test).
-        spent = budget.to_approx_dp(delta).epsilon
-        if epsilon is not None and 0 < delta < 1 and spent > epsilon:
-            loss = composed_loss(budget.mu, budget.pure, budget.bounded_range)
-            if loss.delta(float(epsilon)) <= delta:
+            if budget._holds_at(epsilon, delta):
                 spent = float(epsilon)
         return spent, float(delta), budget.to_zcdp().rho
     spent = zcdp_epsilon(budget.rho, delta)
